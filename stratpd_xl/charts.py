@@ -1,0 +1,360 @@
+"""Matplotlib pictures of StratPD results: a curve, category bars, and the impact ranking.
+
+Only presentation lives here; the numbers come from the engine's result DataFrames.
+Figures are built with :class:`matplotlib.figure.Figure` and an Agg canvas, never through
+``pyplot``, so making a chart neither needs a display nor touches global plotting state
+(the Excel add-in and the CLI call this from worker threads and headless servers).
+"""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = [
+    "curve_figure",
+    "curve_title",
+    "figure_png",
+    "impact_figure",
+    "impact_title",
+    "share_fractions",
+    "is_categorical",
+]
+
+_CURVE = "#1f5f9f"
+_BAND = "#8fb4d9"
+_DENSITY = "#9a9a9a"
+_CATEGORICAL = "#d9822b"
+# Above this many points the markers hide the line, so only the line is drawn.
+_MAX_MARKERS = 30
+# Up to this many distinct x values each one gets its own stick in the density strip;
+# more than that and a histogram reads better.
+_MAX_STICKS = 40
+
+
+def is_categorical(result: pd.DataFrame) -> bool:
+    """Tell a CatStratPD result (one row per category) from a StratPD curve.
+
+    Parameters
+    ----------
+    result : DataFrame
+        A result of ``stratpd`` or ``catstratpd``.
+
+    Returns
+    -------
+    bool
+        True for a categorical result.
+    """
+    kind = result.attrs.get("kind")
+    if kind in ("categorical", "numeric"):
+        return kind == "categorical"
+    return "category" in result.columns and "x" not in result.columns
+
+
+def _n_label(attrs: Mapping[str, Any]) -> str:
+    n = attrs.get("n_used", attrs.get("n_rows"))
+    if n is None:
+        return ""
+    try:
+        return f", n={int(n):,}"
+    except (TypeError, ValueError):
+        return f", n={n}"
+
+
+def curve_title(result: pd.DataFrame) -> str:
+    """The one-line title of a curve, shared by the picture and the native Excel chart.
+
+    Parameters
+    ----------
+    result : DataFrame
+        A result of ``stratpd`` or ``catstratpd`` with its ``attrs``.
+
+    Returns
+    -------
+    str
+        e.g. ``"partial dependence of price on carat (StratPD, n=53,940)"``.
+    """
+    attrs = result.attrs
+    categorical = is_categorical(result)
+    method = attrs.get("method") or ("CatStratPD" if categorical else "StratPD")
+    target = attrs.get("target", "target")
+    feature = attrs.get("feature", "feature")
+    return f"partial dependence of {target} on {feature} ({method}{_n_label(attrs)})"
+
+
+def impact_title(ranking: pd.DataFrame) -> str:
+    """The title of the impact ranking chart.
+
+    Parameters
+    ----------
+    ranking : DataFrame
+        A result of ``impact`` with its ``attrs``.
+
+    Returns
+    -------
+    str
+        e.g. ``"impact of each feature on price (n=53,940)"``.
+    """
+    target = ranking.attrs.get("target", "target")
+    n = ranking.attrs.get("n_rows")
+    n_part = f" (n={int(n):,})" if isinstance(n, int | np.integer) else ""
+    return f"impact of each feature on {target}{n_part}"
+
+
+def _new_figure(width_in: float, height_in: float) -> Figure:
+    fig = Figure(figsize=(width_in, height_in), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _wrapped(title: str, width_in: float) -> str:
+    # ~11 characters per inch at the title's font size keeps long names inside the picture.
+    return "\n".join(textwrap.wrap(title, max(30, int(width_in * 11))))
+
+
+def _column(result: pd.DataFrame, name: str) -> np.ndarray | None:
+    if name not in result.columns:
+        return None
+    return pd.to_numeric(result[name], errors="coerce").to_numpy(dtype=float)
+
+
+def curve_figure(result: pd.DataFrame, *, width_in: float = 6.4, height_in: float = 4.0) -> Figure:
+    """Draw a StratPD curve or CatStratPD bars the way an analyst would paste it into a slide.
+
+    Numeric features get the curve (with markers when there are few points), the bootstrap
+    band when the result has ``pd_low``/``pd_high``, and a strip underneath showing where the
+    data lies (the number of slopes averaged at each x).  Categorical features get one bar per
+    category, in the order given, with error bars from the band when present.
+
+    Parameters
+    ----------
+    result : DataFrame
+        A result of ``stratpd`` (columns ``x``, ``pd``, ``slope``, ``n_slopes``) or
+        ``catstratpd`` (columns ``category``, ``pd``, ``count``), optionally with ``pd_low``
+        and ``pd_high``; ``attrs`` supply the target, feature, method and n for the labels.
+    width_in, height_in : float
+        Size of the figure in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A figure with an Agg canvas attached; render it with :func:`figure_png`.
+    """
+    fig = _new_figure(width_in, height_in)
+    if is_categorical(result):
+        _draw_categorical(fig, result)
+    else:
+        _draw_numeric(fig, result)
+    fig.suptitle(_wrapped(curve_title(result), width_in), fontsize=11)
+    return fig
+
+
+def _y_label(result: pd.DataFrame) -> str:
+    return f"partial dependence of {result.attrs.get('target', 'target')}"
+
+
+def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
+    ax, ax_density = fig.subplots(
+        2, 1, sharex=True, gridspec_kw={"height_ratios": [5, 1], "hspace": 0.02}
+    )
+    x = result["x"].to_numpy() if "x" in result.columns else np.arange(len(result))
+    y = _column(result, "pd")
+    y = np.full(len(result), np.nan) if y is None else y
+    low, high = _column(result, "pd_low"), _column(result, "pd_high")
+    feature = str(result.attrs.get("feature", "x"))
+
+    ax.axhline(0.0, color="#bbbbbb", linewidth=0.8, zorder=1)
+    has_band = low is not None and high is not None
+    if has_band:
+        ax.fill_between(
+            x, low, high, color=_BAND, alpha=0.45, linewidth=0, zorder=2,
+            label="95% bootstrap band",
+        )
+    ax.plot(
+        x, y, color=_CURVE, linewidth=2.0, zorder=3, label="partial dependence",
+        marker="o" if len(result) <= _MAX_MARKERS else None, markersize=4,
+    )
+    if has_band:
+        ax.legend(loc="best", fontsize=8, frameon=False)
+    if len(result) == 0:
+        ax.text(0.5, 0.5, "no points to draw", transform=ax.transAxes, ha="center", color="0.4")
+    ax.set_ylabel(_y_label(result))
+    ax.grid(True, color="#eeeeee", linewidth=0.8)
+    ax.tick_params(labelbottom=False)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+    weights = _column(result, "n_slopes")
+    weights = np.ones(len(result)) if weights is None else np.nan_to_num(weights, nan=0.0)
+    n_distinct = pd.Series(x).nunique()
+    if n_distinct == 0:
+        pass
+    elif n_distinct <= _MAX_STICKS:
+        ax_density.vlines(x, 0, weights, color=_DENSITY, linewidth=3)
+    else:
+        ax_density.hist(x, bins=_MAX_STICKS, weights=weights, color=_DENSITY)
+    ax_density.set_ylim(bottom=0)
+    ax_density.set_yticks([])
+    ax_density.set_ylabel("data", fontsize=8, rotation=0, ha="right", va="center")
+    ax_density.set_xlabel(feature)
+    for side in ("top", "right", "left"):
+        ax_density.spines[side].set_visible(False)
+    if np.issubdtype(np.asarray(x).dtype, np.datetime64) or isinstance(
+        result["x"].dtype if "x" in result.columns else None, pd.DatetimeTZDtype
+    ):
+        # Dates need room; matplotlib's concise formatter keeps the labels short.
+        from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+        locator = AutoDateLocator()
+        ax_density.xaxis.set_major_locator(locator)
+        ax_density.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+
+
+def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
+    ax = fig.subplots()
+    labels = [str(c) for c in result["category"]] if "category" in result.columns else []
+    y = _column(result, "pd")
+    y = np.full(len(result), np.nan) if y is None else y
+    low, high = _column(result, "pd_low"), _column(result, "pd_high")
+    positions = np.arange(len(result))
+
+    yerr = None
+    if low is not None and high is not None:
+        # Error bars are distances from the bar top; a band that does not contain the
+        # estimate (possible with few trials) is clipped rather than drawn upside down.
+        yerr = np.vstack([np.clip(y - low, 0, None), np.clip(high - y, 0, None)])
+        yerr = np.nan_to_num(yerr, nan=0.0)
+    ax.bar(
+        positions, y, color=_CATEGORICAL, width=0.7, zorder=2, yerr=yerr,
+        error_kw={"ecolor": "#444444", "capsize": 3, "linewidth": 1},
+        label="partial dependence",
+    )
+    ax.axhline(0.0, color="#888888", linewidth=0.8, zorder=3)
+    ax.set_xticks(positions)
+    longest = max((len(s) for s in labels), default=0)
+    if len(labels) > 20:
+        ax.set_xticklabels(labels, rotation=90, fontsize=7)
+    elif len(labels) > 6 or longest > 10:
+        ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8)
+    else:
+        ax.set_xticklabels(labels)
+    if len(result) == 0:
+        ax.text(0.5, 0.5, "no categories to draw", transform=ax.transAxes, ha="center")
+    ax.set_xlabel(str(result.attrs.get("feature", "category")))
+    ax.set_ylabel(_y_label(result))
+    ax.grid(True, axis="y", color="#eeeeee", linewidth=0.8, zorder=0)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def share_fractions(ranking: pd.DataFrame) -> np.ndarray:
+    """The ``share`` column of an impact ranking as fractions of 1.
+
+    Parameters
+    ----------
+    ranking : DataFrame
+        A result of ``impact``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shares as floats in [0, 1]; computed from ``impact`` when ``share`` is absent.
+    """
+    if "share" in ranking.columns:
+        share = pd.to_numeric(ranking["share"], errors="coerce").to_numpy(dtype=float)
+    else:
+        impact = pd.to_numeric(ranking["impact"], errors="coerce").to_numpy(dtype=float)
+        total = np.nansum(impact)
+        share = impact / total if total > 0 else np.full(len(impact), np.nan)
+    return share
+
+
+def impact_figure(ranking: pd.DataFrame) -> Figure:
+    """Horizontal bars of each feature's impact, largest on top, labelled with its share.
+
+    Parameters
+    ----------
+    ranking : DataFrame
+        A result of ``impact``: columns ``feature``, ``kind``, ``impact``, ``share``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A figure whose height grows with the number of features.
+    """
+    n = len(ranking)
+    width_in = 6.4
+    fig = _new_figure(width_in, max(2.4, 1.3 + 0.32 * n))
+    ax = fig.subplots()
+    # The engine sorts already; sorting again (stably) keeps "largest on top" true for a
+    # ranking an analyst filtered or edited.  The y axis is inverted so row 0 is on top.
+    impact_all = pd.to_numeric(ranking["impact"], errors="coerce").fillna(-np.inf).to_numpy()
+    order = np.argsort(-impact_all, kind="stable")
+    ranked = ranking.iloc[order]
+    impact = pd.to_numeric(ranked["impact"], errors="coerce").to_numpy(dtype=float)
+    share = share_fractions(ranking)[order]
+    kinds = ranked["kind"].astype(str).to_numpy() if "kind" in ranked.columns else ["numeric"] * n
+    colors = [_CATEGORICAL if k == "categorical" else _CURVE for k in kinds]
+    positions = np.arange(n)
+    ax.barh(positions, np.nan_to_num(impact, nan=0.0), color=colors, height=0.65)
+    ax.set_yticks(positions)
+    ax.set_yticklabels([str(f) for f in ranked["feature"]])
+    ax.invert_yaxis()
+    finite = impact[np.isfinite(impact)]
+    right = float(finite.max()) if finite.size else 1.0
+    right = right if right > 0 else 1.0
+    for pos, value, frac in zip(positions, impact, share, strict=True):
+        if np.isfinite(frac):
+            # "0%" next to a visible bar reads as an error; say "<1%" instead.
+            label = "<1%" if 0 < frac < 0.005 else f"{frac:.0%}"
+            ax.text(np.nan_to_num(value, nan=0.0) + right * 0.01, pos, label,
+                    va="center", ha="left", fontsize=8, color="#333333")
+    # Leave room on the right for the percentage labels.
+    ax.set_xlim(0, right * 1.12)
+    ax.set_xlabel(f"impact on {ranking.attrs.get('target', 'target')}")
+    if {"numeric", "categorical"} <= set(kinds):
+        from matplotlib.patches import Patch
+
+        ax.legend(
+            handles=[Patch(color=_CURVE, label="numeric"),
+                     Patch(color=_CATEGORICAL, label="categorical")],
+            loc="lower right", fontsize=8, frameon=False,
+        )
+    if n == 0:
+        ax.text(0.5, 0.5, "no features to rank", transform=ax.transAxes, ha="center")
+    ax.grid(True, axis="x", color="#eeeeee", linewidth=0.8)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    fig.suptitle(_wrapped(impact_title(ranking), width_in), fontsize=11)
+    return fig
+
+
+def figure_png(fig: Figure, *, dpi: int = 110) -> bytes:
+    """Render a figure to PNG bytes without pyplot.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        Any figure, e.g. from :func:`curve_figure` or :func:`impact_figure`.
+    dpi : int
+        Resolution; 110 gives a 704 x 440 pixel picture for the default curve size.
+
+    Returns
+    -------
+    bytes
+        The PNG file's contents.
+    """
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")
+    return buffer.getvalue()
