@@ -1,0 +1,147 @@
+"""Build the Excel add-in from scratch on Linux and check what Excel will rely on.
+
+Checked: the ribbon XML is well-formed and uses the Office 2010 schema; every ``onAction`` names a
+``Sub <name>(control As IRibbonControl)`` that exists in the add-in's VBA (read with oletools);
+the VBA's xlwings version equals the pinned xlwings; the VBA project is the template's byte for
+byte; two builds are byte-identical and the committed add-in equals a fresh build.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import tomllib
+import warnings
+import xml.etree.ElementTree as ET
+import zipfile
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+with warnings.catch_warnings():
+    # oletools 0.60 uses pyparsing names that newer pyparsing deprecates; not our concern here.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from oletools.olevba import VBA_Parser
+
+ROOT = Path(__file__).resolve().parents[1]
+ADDIN_DIR = ROOT / "addin"
+
+
+def _load_builder():
+    spec = importlib.util.spec_from_file_location("build_addin", ADDIN_DIR / "build_addin.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+builder = _load_builder()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    return builder.build(tmp_path_factory.mktemp("addin") / "stratpd_xl.xlam")
+
+
+@pytest.fixture(scope="module")
+def vba_modules(built) -> dict[str, str]:
+    with zipfile.ZipFile(built) as z:
+        data = z.read("xl/vbaProject.bin")
+    parser = VBA_Parser("vbaProject.bin", data=data)
+    try:
+        modules = {
+            Path(vba_filename).stem: code
+            for _, _, vba_filename, code in parser.extract_macros()
+        }
+    finally:
+        parser.close()
+    assert modules, "oletools found no VBA modules in the add-in"
+    return modules
+
+
+def _pinned_xlwings() -> str:
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    pins = [d.split("==", 1)[1].strip() for d in deps if re.match(r"xlwings\s*==", d)]
+    assert len(pins) == 1, f"pyproject must pin xlwings with ==, found {deps}"
+    return pins[0]
+
+
+def test_ribbon_xml_is_well_formed_office_2010_ribbon(built):
+    with zipfile.ZipFile(built) as z:
+        names = z.namelist()
+        root = ET.fromstring(z.read("customUI/customUI14.xml"))
+        rels = ET.fromstring(z.read("_rels/.rels"))
+    assert "customUI/customUI.xml" not in names, "the template's ribbon must be replaced"
+    assert root.tag == f"{{{builder.RIBBON_NAMESPACE}}}customUI"
+    tabs = root.findall(f".//{{{builder.RIBBON_NAMESPACE}}}tab")
+    assert [t.get("label") for t in tabs] == ["StratPD"]
+    labels = [b.get("label") for b in root.iter(f"{{{builder.RIBBON_NAMESPACE}}}button")]
+    assert "Analyse selection" in labels
+    targets = {r.get("Target"): r.get("Type") for r in rels}
+    assert targets["customUI/customUI14.xml"] == builder.RIBBON_REL_TYPE
+
+
+def test_every_on_action_is_a_ribbon_callback_in_the_vba(built, vba_modules):
+    with zipfile.ZipFile(built) as z:
+        root = ET.fromstring(z.read("customUI/customUI14.xml"))
+    actions = [el.get("onAction") for el in root.iter() if el.get("onAction")]
+    assert actions, "the ribbon has no button with an onAction"
+    for action in actions:
+        module, _, proc = action.rpartition(".")
+        assert module in vba_modules, f"{action}: no VBA module {module!r} in {sorted(vba_modules)}"
+        signature = (
+            rf"^\s*(Public\s+)?Sub\s+{re.escape(proc)}"
+            r"\s*\(\s*control\s+As\s+IRibbonControl\s*\)"
+        )
+        assert re.search(signature, vba_modules[module], re.I | re.M), (
+            f"{action}: no 'Sub {proc}(control As IRibbonControl)' in module {module}"
+        )
+
+
+def test_ribbon_button_runs_stratpd_xl_main(vba_modules):
+    # RunMain imports the module named like the add-in file and calls its main().
+    code = vba_modules["RibbonMyAddin"]
+    assert re.search(r"RunPython\s+\"import \"\s*&\s*mymodule\s*&\s*\";\"\s*&\s*mymodule", code)
+    assert "ThisWorkbook.Name" in code
+    assert builder.DEFAULT_OUTPUT.stem == "stratpd_xl"
+    spec = importlib.util.find_spec("stratpd_xl")
+    assert spec is not None and "def main(" in Path(spec.origin).read_text()
+
+
+def test_vba_xlwings_version_equals_the_pinned_xlwings(vba_modules):
+    match = re.search(
+        r'XLWINGS_VERSION\s+As\s+String\s*=\s*"([^"]+)"', vba_modules["xlwings"], re.I
+    )
+    assert match, "the add-in's xlwings module holds no XLWINGS_VERSION constant"
+    assert match.group(1) == _pinned_xlwings() == version("xlwings")
+
+
+def test_vba_project_is_the_templates_byte_for_byte(built):
+    with zipfile.ZipFile(builder.template_path()) as t, zipfile.ZipFile(built) as b:
+        assert b.read("xl/vbaProject.bin") == t.read("xl/vbaProject.bin")
+        template_parts = set(t.namelist()) - {"customUI/customUI.xml", "_rels/.rels"}
+        for name in template_parts:
+            assert b.read(name) == t.read(name), name
+        assert set(b.namelist()) == template_parts | {"customUI/customUI14.xml", "_rels/.rels"}
+
+
+def test_build_is_reproducible_and_the_committed_addin_is_current(built, tmp_path):
+    second = builder.build(tmp_path / "again.xlam")
+    assert second.read_bytes() == built.read_bytes()
+    committed = builder.DEFAULT_OUTPUT
+    assert committed.is_file(), "addin/stratpd_xl.xlam is not committed"
+    assert committed.read_bytes() == built.read_bytes(), "run: python addin/build_addin.py"
+    assert builder.main(["--check"]) == 0
+
+
+def test_check_flags_a_stale_addin(tmp_path):
+    stale = tmp_path / "stratpd_xl.xlam"
+    stale.write_bytes(b"not the add-in")
+    assert builder.main(["--check", "--output", str(stale)]) == 1
+
+
+def test_build_refuses_a_ribbon_in_the_2007_schema(tmp_path):
+    old = tmp_path / "customUI.xml"
+    old.write_text('<customUI xmlns="http://schemas.microsoft.com/office/2006/01/customui"/>')
+    with pytest.raises(ValueError, match="namespace"):
+        builder.build_bytes(ribbon=old)
