@@ -1,0 +1,79 @@
+"""Group rows into strata (tree leaves) of similar values in all columns except x_j.
+
+Honest (cross-fitted) stratification is the default: the rows are split at random into two
+halves; a tree grown on half A places the rows of half B into leaves and vice versa.  Every
+row is thus stratified by a tree that never saw its target value.  Growing the tree and
+estimating slopes on the *same* rows selects leaves in which y happens to vary little, which
+shrinks the estimated effects (stratx: education slope -1.39 for a true -1.5, see
+``benchmarks/accuracy.py``); cross-fitting removes that selection bias and still uses
+every row once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._tree import apply_tree, fit_tree
+
+
+def canonical_labels(keys: np.ndarray) -> np.ndarray:
+    """Relabel arbitrary leaf keys 0..k-1 in order of first appearance.
+
+    Node numbering differs between the numba and numpy trees; this makes labels, and so
+    every later summation order, identical for the same partition.
+    """
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return rank[inverse.reshape(-1)]
+
+
+def stratify(
+    xb: np.ndarray,
+    y: np.ndarray,
+    min_samples_leaf: int,
+    rng: np.random.Generator,
+    *,
+    honest: bool = True,
+    groups: np.ndarray | None = None,
+) -> np.ndarray:
+    """Leaf label (0..n_leaves-1) of every row.
+
+    Parameters
+    ----------
+    xb : uint8 array (n, p)
+        Binned stratifying columns.
+    y : float array (n,)
+        Target.
+    min_samples_leaf : int
+        Smallest leaf the tree may make.
+    rng : numpy Generator
+        Source of the honest split.
+    honest : bool
+        Cross-fit two trees on random halves (default) or grow one tree on all rows.
+    groups : int array (n,), optional
+        Rows sharing a group (bootstrap copies of one original row) land in the same half,
+        so no row's copy helps to choose the splits that stratify it.
+    """
+    n = y.shape[0]
+    all_rows = np.arange(n, dtype=np.int64)
+    if not honest or n < 4 * min_samples_leaf:
+        tree = fit_tree(xb, y, all_rows, min_samples_leaf)
+        return canonical_labels(apply_tree(xb, all_rows, tree))
+    if groups is None:
+        in_a = np.zeros(n, bool)
+        in_a[rng.permutation(n)[: n // 2]] = True
+    else:
+        uniq, inverse = np.unique(groups, return_inverse=True)
+        group_in_a = np.zeros(uniq.size, bool)
+        group_in_a[rng.permutation(uniq.size)[: uniq.size // 2]] = True
+        in_a = group_in_a[inverse.reshape(-1)]
+    rows_a = np.flatnonzero(in_a)
+    rows_b = np.flatnonzero(~in_a)
+    keys = np.empty(n, np.int64)
+    tree_a = fit_tree(xb, y, rows_a, min_samples_leaf)
+    tree_b = fit_tree(xb, y, rows_b, min_samples_leaf)
+    # Leaf keys: node index times 2 plus which tree placed the row.
+    keys[rows_b] = 2 * apply_tree(xb, rows_b, tree_a)
+    keys[rows_a] = 2 * apply_tree(xb, rows_a, tree_b) + 1
+    return canonical_labels(keys)

@@ -1,0 +1,165 @@
+"""From a DataFrame to the arrays the engine works on.
+
+Column kinds: float/int/datetime columns are numeric; bool, text (object/string) and
+pandas ``category`` columns are categorical, so nobody has to encode anything.  Binning of
+the stratifying columns depends only on each column's own values and the target, never on
+column order or names, so renaming or reordering columns changes no result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StratPDInputError
+from ._binning import bin_codes_by_target, bin_numeric
+
+NUMERIC = "numeric"
+CATEGORICAL = "categorical"
+
+
+def column_kind(series: pd.Series) -> str:
+    """``"numeric"`` or ``"categorical"`` for a column, by its dtype."""
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
+        return CATEGORICAL
+    if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype):
+        return NUMERIC
+    return CATEGORICAL
+
+
+def _as_float(series: pd.Series) -> np.ndarray:
+    """Numeric/datetime/bool column as float64 with NaN for missing (datetimes in days)."""
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        s = series
+        if getattr(s.dt, "tz", None) is not None:
+            s = s.dt.tz_convert("UTC").dt.tz_localize(None)
+        ns = s.astype("datetime64[ns]").to_numpy().astype("int64").astype(np.float64)
+        ns[s.isna().to_numpy()] = np.nan
+        return ns / 86_400e9
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.astype("float64").to_numpy(dtype=np.float64, na_value=np.nan)
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _category_codes(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes (-1 missing) and the categories in display order."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        cat = series.cat.remove_unused_categories()
+        return cat.cat.codes.to_numpy(np.int64), pd.Index(cat.cat.categories)
+    if pd.api.types.is_bool_dtype(series.dtype):
+        s = series.astype("boolean")
+        cats = pd.Index([v for v in (False, True) if (s == v).any()], dtype=object)
+        codes = np.full(len(s), -1, np.int64)
+        for i, v in enumerate(cats):
+            codes[(s == v).fillna(False).to_numpy(bool)] = i
+        return codes, cats
+    values = series.astype(object).where(series.notna(), None)
+    present = pd.unique(values[values.notna()])
+    # Sort numbers numerically and text alphabetically; mixed columns by their text.
+    try:
+        ordered = sorted(present)
+    except TypeError:
+        ordered = sorted(present, key=str)
+    cats = pd.Index(ordered, dtype=object)
+    codes = cats.get_indexer(values)
+    return codes.astype(np.int64), cats
+
+
+@dataclass
+class Table:
+    """Target plus every other column, encoded once for any number of features."""
+
+    target: str
+    n_rows: int  # rows given
+    y: np.ndarray  # rows with a target value only
+    n_missing_target: int
+    columns: list[str]
+    kinds: dict[str, str]
+    frame: pd.DataFrame  # the rows with a target value, original columns
+    _bins: dict[str, np.ndarray] = field(default_factory=dict)
+    _fingerprints: dict[str, bytes] = field(default_factory=dict)
+
+    def bins(self, name: str) -> np.ndarray:
+        """uint8 bins of a column for stratification (cached)."""
+        if name not in self._bins:
+            s = self.frame[name]
+            if self.kinds[name] == NUMERIC:
+                # A fixed seed: bin edges are a property of the column, not of the call.
+                b = bin_numeric(_as_float(s), np.random.default_rng(0))
+            else:
+                codes, cats = _category_codes(s)
+                b = bin_codes_by_target(codes, len(cats), self.y)
+            self._bins[name] = b
+            self._fingerprints[name] = hashlib.blake2b(b.tobytes(), digest_size=16).digest()
+        return self._bins[name]
+
+    def strata_matrix(self, feature: str, rows: np.ndarray) -> np.ndarray:
+        """Binned columns other than ``feature`` for ``rows``, in a canonical column order."""
+        others = [c for c in self.columns if c != feature]
+        for c in others:
+            self.bins(c)
+        # Order by content so that renaming/reordering columns gives the same tree.
+        others.sort(key=lambda c: self._fingerprints[c])
+        if not others:
+            return np.zeros((rows.size, 0), np.uint8)
+        return np.ascontiguousarray(np.column_stack([self._bins[c][rows] for c in others]))
+
+
+def build_table(data: pd.DataFrame, target: str) -> Table:
+    """Validate ``data``/``target`` and keep the rows that have a target value."""
+    if not isinstance(data, pd.DataFrame):
+        try:
+            data = pd.DataFrame(data)
+        except Exception as exc:  # noqa: BLE001 - anything unusable gets one sentence
+            raise StratPDInputError(
+                "data must be a table (a pandas DataFrame with one column per variable)"
+            ) from exc
+    columns = [str(c) for c in data.columns]
+    if len(set(columns)) != len(columns):
+        dup = sorted({c for c in columns if columns.count(c) > 1})
+        raise StratPDInputError(
+            f"column names must be unique; rename the repeated column(s): {', '.join(dup)}"
+        )
+    data = data.set_axis(columns, axis=1)
+    require_column(columns, target, "target")
+    y_raw = data[target]
+    if column_kind(y_raw) != NUMERIC or pd.api.types.is_datetime64_any_dtype(y_raw.dtype):
+        raise StratPDInputError(
+            f'target column "{target}" must hold numbers; choose a numeric column as target'
+        )
+    y_all = _as_float(y_raw)
+    has_y = ~np.isnan(y_all)
+    frame = data.loc[has_y].reset_index(drop=True)
+    others = [c for c in columns if c != target]
+    return Table(
+        target=target,
+        n_rows=len(data),
+        y=y_all[has_y],
+        n_missing_target=int((~has_y).sum()),
+        columns=others,
+        kinds={c: column_kind(frame[c]) for c in others},
+        frame=frame,
+    )
+
+
+def require_column(columns: list[str], name: str, role: str) -> None:
+    """Raise a one-sentence error when ``name`` is not one of ``columns``."""
+    if name not in columns:
+        listed = ", ".join(columns[:20]) + (", ..." if len(columns) > 20 else "")
+        raise StratPDInputError(f'{role} column "{name}" not found; columns are: {listed}')
+
+
+__all__ = [
+    "CATEGORICAL",
+    "NUMERIC",
+    "Table",
+    "build_table",
+    "column_kind",
+    "require_column",
+    "_as_float",
+    "_category_codes",
+]

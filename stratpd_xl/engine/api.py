@@ -1,0 +1,454 @@
+"""Public engine API: StratPD, CatStratPD, and a model-free impact ranking.
+
+Results are plain DataFrames with documented columns and ``attrs`` describing how they were
+made; plotting and spreadsheets live elsewhere (``stratpd_xl.charts``, ``stratpd_xl.sheet``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StratPDInputError
+from ._categorical import category_effects
+from ._numeric import curve_on_grid, integrate, slope_field
+from ._stratify import stratify
+from ._table import (
+    CATEGORICAL,
+    NUMERIC,
+    Table,
+    _as_float,
+    _category_codes,
+    build_table,
+    require_column,
+)
+
+Progress = Callable[[int, int, str], None]
+
+
+def _check_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise StratPDInputError(f"{name} must be a whole number, not {value!r}")
+    if value < minimum:
+        raise StratPDInputError(f"{name} must be at least {minimum}, not {value}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class _Params:
+    min_samples_leaf: int = 10
+    min_slopes_per_x: int = 5
+    n_trials: int = 1
+    random_state: int | None = None
+    honest: bool = True
+
+    @classmethod
+    def make(cls, **kw: Any) -> _Params:
+        unknown = set(kw) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"unexpected parameter(s): {', '.join(sorted(unknown))}")
+        p = cls(**kw)
+        _check_int("min_samples_leaf", p.min_samples_leaf, 1)
+        _check_int("min_slopes_per_x", p.min_slopes_per_x, 1)
+        _check_int("n_trials", p.n_trials, 1)
+        if p.random_state is not None:
+            _check_int("random_state", p.random_state, 0)
+        return cls(
+            int(p.min_samples_leaf),
+            int(p.min_slopes_per_x),
+            int(p.n_trials),
+            None if p.random_state is None else int(p.random_state),
+            bool(p.honest),
+        )
+
+    def as_dict(self, kind: str) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        if kind == CATEGORICAL:
+            d.pop("min_slopes_per_x")
+        return d
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The rows usable for one feature (target and feature both present)."""
+
+    index: np.ndarray  # positions in table.frame
+    y: np.ndarray
+    n_dropped_missing: int
+
+
+def _rows_for(table: Table, feature: str, present: np.ndarray, p: _Params) -> _Rows:
+    index = np.flatnonzero(present)
+    n = index.size
+    if n < 2 * p.min_samples_leaf:
+        raise StratPDInputError(
+            f'only {n} rows have values in both "{table.target}" and "{feature}"; StratPD '
+            f"needs at least 2 x min_samples_leaf ({2 * p.min_samples_leaf}): add rows or "
+            "lower min_samples_leaf"
+        )
+    return _Rows(index, table.y[index], table.n_missing_target + int((~present).sum()))
+
+
+def _attrs(
+    table: Table, feature: str, kind: str, rows: _Rows, n_ignored: int, n_leaves: int,
+    p: _Params, **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "method": "StratPD" if kind == NUMERIC else "CatStratPD",
+        "target": table.target,
+        "feature": feature,
+        "kind": kind,
+        "n_rows": table.n_rows,
+        "n_used": int(rows.y.size - n_ignored),
+        "n_dropped_missing": rows.n_dropped_missing,
+        "n_ignored": int(n_ignored),
+        "n_leaves": int(n_leaves),
+        "params": p.as_dict(kind),
+        **extra,
+    }
+
+
+def _band(trials: np.ndarray, fallback: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and 2.5/97.5 % across trials (rows of ``trials``), ignoring failed trials."""
+    ok = ~np.all(np.isnan(trials), axis=1)
+    if not ok.any():
+        return fallback, fallback.copy(), fallback.copy()
+    t = trials[ok]
+    with np.errstate(all="ignore"), _quiet_nan_warnings():
+        mean = np.nanmean(t, axis=0)
+        low, high = np.nanpercentile(t, [2.5, 97.5], axis=0)
+    missing = np.isnan(mean)
+    mean[missing] = fallback[missing]
+    low[missing] = fallback[missing]
+    high[missing] = fallback[missing]
+    return mean, low, high
+
+
+class _quiet_nan_warnings:
+    def __enter__(self) -> None:
+        import warnings
+
+        self._ctx = warnings.catch_warnings()
+        self._ctx.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc: object) -> None:
+        self._ctx.__exit__(*exc)
+
+
+def _numeric_x_out(x: np.ndarray, series: pd.Series) -> Any:
+    """Curve x values back in the feature's own type (dates stay dates, ints stay ints)."""
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        return pd.to_datetime(np.round(x * 86_400e9).astype("int64"), unit="ns")
+    if pd.api.types.is_integer_dtype(series.dtype) and np.all(np.mod(x, 1) == 0):
+        return x.astype(np.int64)
+    return x
+
+
+def _stratpd_table(table: Table, feature: str, p: _Params) -> tuple[pd.DataFrame, np.ndarray]:
+    """StratPD curve plus the per-row pd used by the impact ranking."""
+    x_all = _as_float(table.frame[feature])
+    present = ~np.isnan(x_all)
+    rows = _rows_for(table, feature, present, p)
+    x = x_all[rows.index]
+    xb = table.strata_matrix(feature, rows.index)
+    rng = np.random.default_rng(p.random_state)
+    leaf = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest)
+    field_ = slope_field(x, rows.y, leaf)
+    curve = integrate(field_, p.min_slopes_per_x)
+    if curve is None:
+        raise StratPDInputError(
+            f'no value of "{feature}" is backed by {p.min_slopes_per_x} leaf slopes (x varies '
+            "too little inside the strata); lower min_slopes_per_x or min_samples_leaf, or "
+            "add rows"
+        )
+    out = {
+        "x": _numeric_x_out(curve.x, table.frame[feature]),
+        "pd": curve.pd,
+        "slope": curve.slope,
+        "n_slopes": curve.count.astype(np.int64),
+    }
+    pd_values = curve.pd
+    if p.n_trials > 1:
+        trials = np.empty((p.n_trials, curve.x.size))
+        n = rows.y.size
+        for t in range(p.n_trials):
+            pick = rng.integers(0, n, n)
+            leaf_b = stratify(
+                xb[pick], rows.y[pick], p.min_samples_leaf, rng, honest=p.honest, groups=pick
+            )
+            trials[t] = curve_on_grid(
+                slope_field(x[pick], rows.y[pick], leaf_b), p.min_slopes_per_x, curve.x
+            )
+        mean, low, high = _band(trials, curve.pd)
+        pd_values = mean
+        out.update(pd=mean, pd_low=low, pd_high=high)
+    result = pd.DataFrame(out)
+    result.attrs = _attrs(
+        table, feature, NUMERIC, rows, field_.n_ignored, field_.n_leaves, p,
+        n_unique_x=int(field_.ux.size),
+    )
+    # Rows inside the curve's range, at the curve's height, for the impact ranking.
+    inside = (x >= curve.x[0]) & (x <= curve.x[-1])
+    return result, np.interp(x[inside], curve.x, pd_values)
+
+
+def _catstratpd_table(table: Table, feature: str, p: _Params) -> tuple[pd.DataFrame, np.ndarray]:
+    """CatStratPD table plus the per-row pd used by the impact ranking."""
+    codes_all, cats = _category_codes(table.frame[feature])
+    rows = _rows_for(table, feature, codes_all >= 0, p)
+    codes = codes_all[rows.index]
+    xb = table.strata_matrix(feature, rows.index)
+    rng = np.random.default_rng(p.random_state)
+    leaf = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest)
+    eff = category_effects(codes, len(cats), rows.y, leaf)
+    known = np.flatnonzero(~np.isnan(eff.effect))
+    if known.size < 2:
+        raise StratPDInputError(
+            f'the categories of "{feature}" never meet inside a stratum, so no effect can be '
+            "estimated; raise min_samples_leaf or add rows"
+        )
+    out = {
+        "category": pd.Index(cats[known], dtype=object),
+        "pd": eff.effect[known],
+        "count": eff.count[known],
+    }
+    values = eff.effect
+    if p.n_trials > 1:
+        trials = np.full((p.n_trials, len(cats)), np.nan)
+        n = rows.y.size
+        for t in range(p.n_trials):
+            pick = rng.integers(0, n, n)
+            leaf_b = stratify(
+                xb[pick], rows.y[pick], p.min_samples_leaf, rng, honest=p.honest, groups=pick
+            )
+            e = category_effects(codes[pick], len(cats), rows.y[pick], leaf_b).effect
+            # Same baseline as the full-data estimate, so the trials are comparable.
+            trials[t] = e - e[eff.baseline]
+        mean, low, high = _band(trials[:, known], eff.effect[known])
+        out.update(pd=mean, pd_low=low, pd_high=high)
+        values = np.full(len(cats), np.nan)
+        values[known] = mean
+    result = pd.DataFrame(out)
+    unknown = [str(c) for c in cats[np.isnan(eff.effect)]]
+    result.attrs = _attrs(
+        table, feature, CATEGORICAL, rows, eff.n_ignored, eff.n_leaves, p,
+        baseline=cats[eff.baseline], categories_without_estimate=unknown,
+    )
+    row_pd = values[codes]
+    return result, row_pd[~np.isnan(row_pd)]
+
+
+_IMPLS = {NUMERIC: _stratpd_table, CATEGORICAL: _catstratpd_table}
+
+
+def _run(
+    table: Table, feature: str, kind: str | None, p: _Params
+) -> tuple[pd.DataFrame, np.ndarray]:
+    require_column([table.target, *table.columns], feature, "feature")
+    if feature == table.target:
+        raise StratPDInputError(
+            f'"{feature}" is the target; choose another column as feature'
+        )
+    kind = kind or table.kinds[feature]
+    if kind not in _IMPLS:
+        raise StratPDInputError(f'kind must be "numeric" or "categorical", not {kind!r}')
+    if kind == NUMERIC and table.kinds[feature] == CATEGORICAL:
+        raise StratPDInputError(
+            f'column "{feature}" holds text or categories; use catstratpd (or kind="categorical")'
+        )
+    return _IMPLS[kind](table, feature, p)
+
+
+def stratpd(
+    data: pd.DataFrame,
+    target: str,
+    feature: str,
+    *,
+    min_samples_leaf: int = 10,
+    min_slopes_per_x: int = 5,
+    n_trials: int = 1,
+    random_state: int | None = None,
+    honest: bool = True,
+) -> pd.DataFrame:
+    """Partial dependence of ``target`` on a numeric ``feature``, from the data alone.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The target and the other columns; text, bool and category columns are fine.
+    target, feature : str
+        Column names.  ``feature`` must be numeric (int, float or datetime).
+    min_samples_leaf : int, default 10
+        Smallest stratum.  Smaller strata hold the other columns more constant but are
+        noisier.
+    min_slopes_per_x : int, default 5
+        x values backed by fewer leaf slopes are dropped from the curve.
+    n_trials : int, default 1
+        With more than 1, bootstrap the rows ``n_trials`` times: ``pd`` is the mean of the
+        trials and ``pd_low``/``pd_high`` their 2.5 % and 97.5 % points.
+    random_state : int, optional
+        Seed for the honest split and the bootstrap; the same seed gives the same result.
+    honest : bool, default True
+        Stratify every row with a tree grown on the other half of the rows (cross-fitting).
+        ``False`` grows one tree on all rows, as the paper does; that shrinks effects.
+
+    Returns
+    -------
+    DataFrame
+        One row per curve point, ``x`` ascending: ``x`` (feature value), ``pd`` (partial
+        dependence, 0 at the first row), ``slope`` (mean leaf slope on [x, next x); NaN on the
+        closing row), ``n_slopes`` (leaf slopes averaged at x), plus ``pd_low`` and
+        ``pd_high`` when ``n_trials > 1``.  ``attrs`` holds ``method``, ``target``,
+        ``feature``, ``kind``, ``n_rows`` (rows given), ``n_used`` (rows that gave a slope),
+        ``n_dropped_missing`` (rows without target or feature value), ``n_ignored`` (rows in
+        strata where the feature did not vary), ``n_leaves``, ``n_unique_x`` and ``params``.
+
+    Raises
+    ------
+    StratPDInputError
+        Unknown column, text feature, too few rows, or no x value with enough slopes.
+    """
+    p = _Params.make(
+        min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
+        n_trials=n_trials, random_state=random_state, honest=honest,
+    )
+    table = build_table(data, target)
+    return _run(table, feature, NUMERIC, p)[0]
+
+
+def catstratpd(
+    data: pd.DataFrame,
+    target: str,
+    feature: str,
+    *,
+    min_samples_leaf: int = 10,
+    n_trials: int = 1,
+    random_state: int | None = None,
+    honest: bool = True,
+) -> pd.DataFrame:
+    """Effect of each category of ``feature`` on ``target``, all else equal.
+
+    Parameters are as for :func:`stratpd`; any column can be treated as categorical.
+
+    Returns
+    -------
+    DataFrame
+        One row per category that could be estimated, in the column's order (pandas
+        category order, False/True, or sorted): ``category``, ``pd`` (effect relative to the
+        first category, whose ``pd`` is 0; the difference between two rows estimates the
+        effect of switching between them), ``count`` (rows that informed it), plus
+        ``pd_low``/``pd_high`` when ``n_trials > 1``.  ``attrs`` as for :func:`stratpd`,
+        plus ``baseline`` and ``categories_without_estimate`` (categories that never share
+        a stratum with the others).
+    """
+    p = _Params.make(
+        min_samples_leaf=min_samples_leaf, n_trials=n_trials,
+        random_state=random_state, honest=honest,
+    )
+    table = build_table(data, target)
+    return _run(table, feature, CATEGORICAL, p)[0]
+
+
+def partial_dependence(
+    data: pd.DataFrame, target: str, feature: str, *, kind: str | None = None, **kw: Any
+) -> pd.DataFrame:
+    """:func:`stratpd` or :func:`catstratpd`, chosen from the feature column's type.
+
+    Numbers and dates are numeric; bool, text and pandas category columns are categorical.
+    ``kind="categorical"`` forces CatStratPD on a numeric code column.
+    """
+    p = _Params.make(**kw)
+    table = build_table(data, target)
+    return _run(table, feature, kind, p)[0]
+
+
+@dataclass
+class Analysis:
+    """The impact ranking and the curve of every feature that could be estimated."""
+
+    impact: pd.DataFrame
+    curves: dict[str, pd.DataFrame] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)  # feature -> reason
+
+
+def analyse(
+    data: pd.DataFrame,
+    target: str,
+    features: Iterable[str] | None = None,
+    *,
+    progress: Progress | None = None,
+    **kw: Any,
+) -> Analysis:
+    """Curves for many features and the model-free impact ranking, in one pass.
+
+    ``impact`` of a feature is the mean absolute deviation of its partial dependence from
+    its average over the rows, ``mean_i |pd(x_i) - mean_k pd(x_k)|``, in target units: how far,
+    on average, this feature alone moves the target.  Every row counts once, so x values
+    where many rows sit weigh more; centring makes it independent of where the curve
+    starts (and of which category is the baseline).  Features that cannot be estimated are
+    listed in ``skipped`` with the reason instead of stopping the analysis.
+
+    Parameters
+    ----------
+    progress : callable(done, total, feature), optional
+        Called before each feature, and once more at the end with ``done == total``.
+    **kw
+        Passed on to :func:`stratpd` / :func:`catstratpd`.
+    """
+    p = _Params.make(**kw)
+    table = build_table(data, target)
+    names = list(table.columns) if features is None else [str(f) for f in features]
+    for f in names:
+        require_column([table.target, *table.columns], f, "feature")
+    names = [f for f in names if f != target]
+    rows: list[dict[str, Any]] = []
+    curves: dict[str, pd.DataFrame] = {}
+    skipped: dict[str, str] = {}
+    for i, f in enumerate(names):
+        if progress is not None:
+            progress(i, len(names), f)
+        try:
+            curve, row_pd = _run(table, f, None, p)
+        except StratPDInputError as exc:
+            skipped[f] = str(exc)
+            continue
+        curves[f] = curve
+        value = float(np.mean(np.abs(row_pd - row_pd.mean()))) if row_pd.size else 0.0
+        rows.append({"feature": f, "kind": table.kinds[f], "impact": value})
+    if progress is not None:
+        progress(len(names), len(names), "")
+    ranking = pd.DataFrame(rows, columns=["feature", "kind", "impact"])
+    total = ranking["impact"].sum()
+    ranking["share"] = ranking["impact"] / total if total > 0 else 0.0
+    ranking = ranking.sort_values("impact", ascending=False, kind="stable").reset_index(drop=True)
+    ranking.attrs = {
+        "target": target,
+        "n_rows": table.n_rows,
+        "params": p.as_dict(NUMERIC),
+        "skipped": dict(skipped),
+    }
+    return Analysis(ranking, curves, skipped)
+
+
+def impact(
+    data: pd.DataFrame, target: str, features: Iterable[str] | None = None, **kw: Any
+) -> pd.DataFrame:
+    """Model-free ranking of features by how much each alone moves the target.
+
+    Returns
+    -------
+    DataFrame
+        One row per feature, largest impact first: ``feature``, ``kind`` (``"numeric"`` or
+        ``"categorical"``), ``impact`` (see :func:`analyse`; target units), ``share``
+        (impact / sum of impacts).  ``attrs`` holds ``target``, ``n_rows``, ``params`` and
+        ``skipped`` (features without a curve, with the reason).
+    """
+    return analyse(data, target, features, **kw).impact
