@@ -1,0 +1,7 @@
+"""Excel front end on the open-source (BSD-3) part of xlwings.
+
+* ``udfs``: the cell formulas ``=STRATPD(...)`` and ``=STRATIMPACT(...)`` (Windows Excel);
+* ``ribbon``: ``main()`` behind the add-in's "Analyse selection" button (Windows and macOS);
+* ``pictures``: where the chart picture of a formula goes and what it is called;
+* ``config``: the add-in's config file, written by the installers in ``installer/``.
+"""
