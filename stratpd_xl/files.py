@@ -68,11 +68,15 @@ def read_table(
     if not path.exists():
         raise StratPDInputError(f'file "{path}" not found; check the name and folder')
     if path.is_dir():
-        raise StratPDInputError(f'"{path}" is a folder; give the path of a .csv, .xlsx or .ods file')
+        raise StratPDInputError(
+            f'"{path}" is a folder; give the path of a .csv, .xlsx or .ods file'
+        )
     suffix = path.suffix.lower()
     if suffix in TEXT_SUFFIXES:
         if sheet is not None:
-            raise StratPDInputError(f'"{path.name}" is a text file with no sheets; leave out --sheet')
+            raise StratPDInputError(
+                f'"{path.name}" is a text file with no sheets; leave out --sheet'
+            )
         return _read_text(path, decimal=decimal, encoding=encoding)
     if suffix == ".xls":
         raise StratPDInputError(
@@ -186,7 +190,7 @@ def sniff_text(text: str) -> dict[str, Any]:
 
 
 def _sniff_decimal(rows: list[list[str]], delimiter: str) -> str | None:
-    """"," when values can only be decimal-comma numbers and none only decimal-point ones."""
+    """Comma when values can only be decimal-comma numbers and none decimal-point ones."""
     comma_only = dot_only = 0
     for row in rows:
         for cell in row:

@@ -90,7 +90,9 @@ _MAX_LISTED_COLUMNS = 15
 # --------------------------------------------------------------------------- cells -> frame
 
 
-def frame_from_cells(values: Sequence[Sequence[Any]], *, decimal: str | None = None) -> pd.DataFrame:
+def frame_from_cells(
+    values: Sequence[Sequence[Any]], *, decimal: str | None = None
+) -> pd.DataFrame:
     """Turn a block of cell values (first row = column names) into a typed DataFrame.
 
     Parameters
@@ -124,9 +126,7 @@ def frame_from_cells(values: Sequence[Sequence[Any]], *, decimal: str | None = N
     # Blank rows carry no data; leading ones usually mean the selection started above the table.
     rows = [row for row in rows if not all(_is_blank(v) for v in row)]
     if not rows:
-        raise StratPDInputError(
-            "the selection is empty; select the table including its header row"
-        )
+        raise StratPDInputError("the selection is empty; select the table including its header row")
     width = max(len(row) for row in rows)
     rows = [list(row) + [None] * (width - len(row)) for row in rows]
     header, body = rows[0], rows[1:]
@@ -306,7 +306,7 @@ def _clean_number_text(text: str) -> tuple[str, float]:
 
 
 def _column_decimal(texts: Any) -> str:
-    """"," when some text can only be a decimal-comma number and none only a decimal-point one."""
+    """Comma when some text can only be a decimal-comma number and none a decimal-point one."""
     comma_only = dot_only = False
     for text in texts:
         s, _ = _clean_number_text(text)
@@ -333,7 +333,7 @@ def _parse_number(text: str, decimal: str) -> float | None:
 
 
 def _slash_date_order(texts: Any) -> str:
-    """"dmy" or "mdy" for a/b/yyyy dates: whichever the column's values allow (US order if both)."""
+    """Day-first ("dmy") or month-first ("mdy") for a/b/yyyy dates; US order when both fit."""
     for text in texts:
         m = _SLASH_DATE.fullmatch(text)
         if m:
