@@ -26,13 +26,15 @@ def bin_numeric(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     if v.size == 0:
         return out
     sample = v if v.size <= _QUANTILE_SAMPLE else rng.choice(v, _QUANTILE_SAMPLE, replace=False)
-    distinct = np.unique(sample)
-    if distinct.size <= MAX_VALUE_BINS:
+    s = np.sort(sample)  # one sort serves both the distinct values and the quantiles
+    new_value = np.r_[True, s[1:] != s[:-1]]
+    if np.count_nonzero(new_value) <= MAX_VALUE_BINS:
         # Few distinct values: one bin per value (exact whenever the sample is the column).
-        edges = distinct
+        edges = s[new_value]
     else:
         # Upper edges of quantile bins; np.unique drops edges repeated by heavy ties.
-        edges = np.unique(np.quantile(sample, np.linspace(0, 1, MAX_VALUE_BINS + 1)[1:-1]))
+        at = np.linspace(0, 1, MAX_VALUE_BINS + 1)[1:-1] * (s.size - 1)
+        edges = np.unique(s[at.astype(np.int64)])
     out[ok] = 1 + np.minimum(np.searchsorted(edges, v, side="left"), MAX_VALUE_BINS - 1)
     return out
 
@@ -43,6 +45,10 @@ def bin_codes_by_target(codes: np.ndarray, n_levels: int, y: np.ndarray) -> np.n
     counts = np.bincount(codes[ok], minlength=n_levels)
     sums = np.bincount(codes[ok], weights=y[ok], minlength=n_levels)
     means = np.where(counts > 0, sums / np.maximum(counts, 1), np.inf)
+    # Compare means in standard units rounded to 9 digits: equal means stay tied (and keep
+    # the levels' own order) whatever the target's offset or scale.
+    spread = float(np.std(y[ok])) if ok.any() else 1.0
+    means = np.round((means - float(np.mean(y[ok])) if ok.any() else means) / (spread or 1.0), 9)
     # Stable order: ties keep the levels' own order, so results do not depend on chance.
     rank = np.empty(n_levels, np.int64)
     rank[np.argsort(means, kind="stable")] = np.arange(n_levels)

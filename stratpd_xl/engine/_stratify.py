@@ -57,6 +57,9 @@ def stratify(
     """
     n = y.shape[0]
     all_rows = np.arange(n, dtype=np.int64)
+    # The partition must not depend on the target's units or offset: standardise first.
+    spread = float(np.std(y))
+    y = (y - np.mean(y)) / (spread if spread > 0 else 1.0)
     if not honest or n < 4 * min_samples_leaf:
         tree = fit_tree(xb, y, all_rows, min_samples_leaf)
         return canonical_labels(apply_tree(xb, all_rows, tree))

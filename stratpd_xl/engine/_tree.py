@@ -13,9 +13,13 @@ Split rule (identical in both backends, so they give the same partition):
 
 * a node with fewer than ``2 * min_samples_leaf`` rows, or whose target is constant, is a leaf;
 * otherwise the split ``bin <= t`` maximises the reduction of squared error
-  ``SL^2/nL + SR^2/nR - S^2/n`` over all features and thresholds leaving at least
-  ``min_samples_leaf`` rows on each side; ties go to the first feature, then the lowest
-  threshold; no positive reduction means a leaf.
+  ``n * dL^2 / (nL * nR)`` (``dL`` = sum of y on the left minus ``nL`` times the node mean)
+  over all features and thresholds leaving at least ``min_samples_leaf`` rows on each side;
+* candidates within a relative ``TIE`` of the best count as ties and the first one wins
+  (first feature, then lowest threshold).  Without that tolerance, rounding differences
+  from adding a constant to y, or scaling it, could flip exact ties between equally good
+  splits of discrete columns and change the strata;
+* a best reduction that is negligible against the node's squared error means a leaf.
 
 Sums are accumulated in ascending row order in both backends so the gains, and hence the
 chosen splits, agree to the last bit.
@@ -30,6 +34,7 @@ import numpy as np
 from ._backend import get_backend, njit
 
 N_BINS = 256  # bin 0 holds missing values, bins 1..255 the quantiles
+TIE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
     buf = np.empty(n_fit, np.int64)
     cnt = np.zeros(N_BINS, np.int64)
     sm = np.zeros(N_BINS, np.float64)
+    gains = np.empty((p, N_BINS), np.float64)
     stack_node = np.empty(max_nodes, np.int64)
     stack_lo = np.empty(max_nodes, np.int64)
     stack_hi = np.empty(max_nodes, np.int64)
@@ -89,9 +95,8 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
             s_y2 += v * v
         if _is_pure_nb(s_y, s_y2, m):
             continue
+        mean = s_y / m
         best_gain = 0.0
-        best_f = -1
-        best_t = -1
         for f in range(p):
             cnt[:] = 0
             sm[:] = 0.0
@@ -106,11 +111,7 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
                     bmin = b
                 if b > bmax:
                     bmax = b
-            if bmin == bmax:
-                continue
-            total = 0.0
-            for b in range(bmin, bmax + 1):
-                total += sm[b]
+            gains[f, :] = -1.0
             cl = 0
             sl = 0.0
             for t in range(bmin, bmax):
@@ -121,14 +122,25 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
                 cr = m - cl
                 if cr < min_samples_leaf:
                     break
-                sr = total - sl
-                gain = sl * sl / cl + sr * sr / cr - total * total / m
+                dl = sl - cl * mean
+                gain = m * dl * dl / (cl * cr)
+                gains[f, t] = gain
                 if gain > best_gain:
                     best_gain = gain
+        if not best_gain > 1e-12 * (s_y2 - s_y * mean):
+            continue
+        # First candidate (feature, then threshold) that ties with the best.
+        best_f = -1
+        best_t = -1
+        bar = best_gain * (1.0 - TIE)
+        for f in range(p):
+            for t in range(N_BINS):
+                if gains[f, t] >= bar:
                     best_f = f
                     best_t = t
-        if best_f < 0:
-            continue
+                    break
+            if best_f >= 0:
+                break
         # Stable partition keeps ascending row order inside both children.
         nl = 0
         nr = 0
@@ -173,6 +185,29 @@ def _apply_numba(xb, rows, feature, threshold, left, right):  # pragma: no cover
     return out
 
 
+def _level_gains(
+    bins: np.ndarray,
+    node: np.ndarray,
+    y: np.ndarray,
+    m: np.ndarray,
+    mean: np.ndarray,
+    min_samples_leaf: int,
+) -> np.ndarray:
+    """Gain of every (node, threshold) for one feature; -1 where a side would be too small."""
+    nn = m.size
+    key = node * N_BINS + bins.astype(np.int64)
+    cnt = np.bincount(key, minlength=nn * N_BINS).reshape(nn, N_BINS)
+    sm = np.bincount(key, weights=y, minlength=nn * N_BINS).reshape(nn, N_BINS)
+    cl = np.cumsum(cnt, axis=1)
+    sl = np.cumsum(sm, axis=1)
+    cr = m[:, None] - cl
+    dl = sl - cl * mean[:, None]
+    valid = (cl >= min_samples_leaf) & (cr >= min_samples_leaf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = m[:, None] * dl * dl / (cl * cr)
+    return np.where(valid, gain, -1.0)
+
+
 def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_leaf: int) -> Tree:
     """Level-wise version of ``_grow_numba``: all nodes of one depth at once with bincount."""
     p = xb.shape[1]
@@ -195,32 +230,25 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         s_y2 = np.bincount(ln, weights=yr * yr, minlength=nn)
         sse = s_y2 - s_y * s_y / np.maximum(m, 1)
         splittable = (m >= 2 * min_samples_leaf) & ~(sse <= 1e-12 * s_y2 + 1e-300)
-        best_gain = np.zeros(nn)
-        best_f = np.full(nn, -1, np.int64)
-        best_t = np.full(nn, -1, np.int64)
         keep = splittable[ln]
         r_rows, ln = r_rows[keep], ln[keep]
         yk = y[r_rows]
+        mean = s_y / np.maximum(m, 1)
+
+        best_gain = np.zeros(nn)
         for f in range(p):
-            key = ln * N_BINS + xb[r_rows, f].astype(np.int64)
-            cnt = np.bincount(key, minlength=nn * N_BINS).reshape(nn, N_BINS)
-            sm = np.bincount(key, weights=yk, minlength=nn * N_BINS).reshape(nn, N_BINS)
-            cl = np.cumsum(cnt, axis=1)
-            sl = np.cumsum(sm, axis=1)
-            total = sl[:, -1:]
-            mm = cl[:, -1:]
-            cr = mm - cl
-            sr = total - sl
-            valid = (cl >= min_samples_leaf) & (cr >= min_samples_leaf)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                gain = sl * sl / cl + sr * sr / cr - total * total / mm
-            gain = np.where(valid, gain, -np.inf)
-            t = np.argmax(gain, axis=1)
-            g = gain[np.arange(nn), t]
-            better = g > best_gain
-            best_gain[better] = g[better]
-            best_f[better] = f
-            best_t[better] = t[better]
+            gain = _level_gains(xb[r_rows, f], ln, yk, m, mean, min_samples_leaf)
+            best_gain = np.maximum(best_gain, gain.max(axis=1))
+        ok = best_gain > 1e-12 * (s_y2 - s_y * mean)
+        bar = best_gain * (1.0 - TIE)
+        best_f = np.full(nn, -1, np.int64)
+        best_t = np.full(nn, -1, np.int64)
+        for f in range(p):  # second pass: first tying candidate, as in the numba kernel
+            hit = _level_gains(xb[r_rows, f], ln, yk, m, mean, min_samples_leaf) >= bar[:, None]
+            first = np.argmax(hit, axis=1)
+            take = ok & (best_f < 0) & hit[np.arange(nn), first]
+            best_f[take] = f
+            best_t[take] = first[take]
         split = np.flatnonzero(best_f >= 0)
         if split.size == 0:
             break
