@@ -1,0 +1,657 @@
+"""Excel workbooks of StratPD results: one curve, the impact ranking, or a full report.
+
+Each sheet has a small header block saying what was computed, the table (an Excel table with
+user-facing headers), a native Excel chart (so the analyst can restyle it) and the matplotlib
+picture (so it looks the same everywhere, LibreOffice included).  Written with xlsxwriter.
+
+Cells never hold NaN: missing values are blank.  Text is always written as text, so a category
+called ``=cmd`` or ``0012`` stays what it was.  Datetimes are Excel dates with a date format.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import math
+import numbers
+import os
+import re
+import zipfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xlsxwriter
+from xlsxwriter.workbook import Workbook
+from xlsxwriter.worksheet import Worksheet
+
+from .charts import (
+    curve_figure,
+    curve_title,
+    figure_png,
+    impact_figure,
+    impact_title,
+    is_categorical,
+)
+from .errors import StratPDInputError
+from .tables import BAND_HIGH, BAND_LOW, PD, curve_table, impact_table
+
+__all__ = [
+    "curve_table",
+    "impact_table",
+    "unique_sheet_names",
+    "write_curve_workbook",
+    "write_impact_workbook",
+    "write_report",
+]
+
+Progress = Callable[[int, int, str], None]
+PathLike = str | os.PathLike[str]
+
+SUMMARY = "Summary"
+_CURVE_COLOR = "#1F5F9F"
+_BAND_COLOR = "#8FB4D9"
+_CATEGORICAL_COLOR = "#D9822B"
+# Native chart size in pixels; close to the picture's size (704 x 440 px at 110 dpi, which
+# Excel shows at 96/110 of that) so the two line up one under the other.
+_CHART_W, _CHART_H = 614, 384
+# LibreOffice ignores xlsx's default row height unless it is marked custom, and pictures
+# anchored to cells then come out squashed; an explicit 15.75 pt (21 px) row avoids that.
+_ROW_PT = 15.75
+_ROW_PX = 21
+_INVALID_SHEET_CHARS = re.compile(r"[\[\]:*?/\\]")
+_MAX_SHEET = 31
+
+
+def unique_sheet_names(names: Iterable[str], *, taken: Iterable[str] = ()) -> list[str]:
+    """Turn arbitrary names into valid, unique Excel sheet names.
+
+    Excel sheet names are at most 31 characters, may not contain ``[ ] : * ? / \\``, may not
+    start or end with an apostrophe, may not be blank or ``History``, and are compared
+    case-insensitively.  Clashes get a ``" (2)"``, ``" (3)"`` ... suffix.
+
+    Parameters
+    ----------
+    names : iterable of str
+        Wanted names, e.g. feature names.
+    taken : iterable of str
+        Names already used in the workbook (e.g. ``"Summary"``).
+
+    Returns
+    -------
+    list of str
+        One valid name per input, in order.
+    """
+    used = {t.casefold() for t in taken}
+    out: list[str] = []
+    for raw in names:
+        base = _INVALID_SHEET_CHARS.sub("_", str(raw)).strip().strip("'").strip()
+        base = base[:_MAX_SHEET].strip() or "feature"
+        if base.casefold() == "history":
+            base = "History_"
+        name, k = base, 1
+        while name.casefold() in used:
+            k += 1
+            suffix = f" ({k})"
+            name = base[: _MAX_SHEET - len(suffix)].rstrip() + suffix
+        used.add(name.casefold())
+        out.append(name)
+    return out
+
+
+# ----------------------------------------------------------------------------- cells
+
+
+@dataclass
+class _Formats:
+    """The workbook's cell formats, created once per workbook."""
+
+    book: Workbook
+    cache: dict[tuple, Any] = field(default_factory=dict)
+
+    def get(self, **props: Any) -> Any:
+        key = tuple(sorted(props.items()))
+        if key not in self.cache:
+            self.cache[key] = self.book.add_format(props)
+        return self.cache[key]
+
+    @property
+    def title(self) -> Any:
+        return self.get(bold=True, font_size=14)
+
+    @property
+    def label(self) -> Any:
+        return self.get(font_color="#555555")
+
+    @property
+    def link(self) -> Any:
+        return self.get(font_color="blue", underline=1)
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None or value is pd.NaT:
+        return True
+    if isinstance(value, float | np.floating):
+        return not math.isfinite(float(value))
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _as_datetime(value: Any) -> dt.datetime | None:
+    if isinstance(value, np.datetime64):
+        value = pd.Timestamp(value)
+    if isinstance(value, pd.Timestamp):
+        # Excel has no time zones; show the wall-clock time the data had.
+        if value.tzinfo is not None:
+            value = value.tz_localize(None)
+        return value.to_pydatetime()
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None)
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
+    return None
+
+
+def _date_format(values: pd.Series) -> str:
+    stamps = pd.to_datetime(values, errors="coerce").dropna()
+    if len(stamps) and (stamps != stamps.dt.normalize()).any():
+        return "yyyy-mm-dd hh:mm:ss"
+    return "yyyy-mm-dd"
+
+
+def _number_format(values: pd.Series) -> str:
+    """About four significant digits on the largest value, with thousands separators."""
+    numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    finite = np.abs(numeric[np.isfinite(numeric)])
+    if finite.size == 0 or finite.max() == 0:
+        return "General"
+    if np.all(finite == np.round(finite)) and finite.max() < 1e15:
+        return "#,##0"
+    decimals = int(np.clip(3 - math.floor(math.log10(finite.max())), 0, 6))
+    return "#,##0" + ("." + "0" * decimals if decimals else "")
+
+
+def _write_value(ws: Worksheet, row: int, col: int, value: Any, fmt: Any = None,
+                 date_fmt: Any = None) -> None:
+    """Write one value with the writer matching its type; missing values become blanks."""
+    if _is_missing(value):
+        ws.write_blank(row, col, None, fmt)
+        return
+    if isinstance(value, bool | np.bool_):
+        ws.write_boolean(row, col, bool(value), fmt)
+        return
+    stamp = _as_datetime(value)
+    if stamp is not None:
+        if stamp.year < 1900:  # before Excel's epoch: keep it readable as text
+            ws.write_string(row, col, stamp.isoformat(sep=" "), fmt)
+        else:
+            ws.write_datetime(row, col, stamp, date_fmt)
+        return
+    if isinstance(value, numbers.Real):
+        ws.write_number(row, col, float(value), fmt)
+        return
+    if isinstance(value, dt.timedelta | pd.Timedelta | np.timedelta64):
+        ws.write_number(row, col, pd.Timedelta(value) / pd.Timedelta(days=1), fmt)
+        return
+    # Excel cells hold at most 32,767 characters.
+    ws.write_string(row, col, str(value)[:32767], fmt)
+
+
+def _column_width(header: str, values: pd.Series, is_date: bool) -> float:
+    if is_date:
+        longest = 19 if _date_format(values).endswith("ss") else 10
+    else:
+        sample = values.head(200)
+        longest = max((len(f"{v:,.4g}" if isinstance(v, float) else str(v))
+                       for v in sample if not _is_missing(v)), default=4)
+    return float(min(max(len(str(header)), longest) + 2, 40))
+
+
+def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, left: int,
+                 *, links: Sequence[str | None] | None = None,
+                 percent_columns: Sequence[str] = ()) -> tuple[int, int]:
+    """Write ``table`` as an Excel table at (top, left); return its last row and column.
+
+    ``links`` optionally gives an internal link target for each row's first cell.
+    """
+    columns = [str(c) for c in table.columns]
+    n = len(table)
+    last_row = top + max(n, 1)  # an Excel table needs at least one data row
+    last_col = left + len(columns) - 1
+    ws.add_table(top, left, last_row, last_col, {
+        # Bold headers because LibreOffice does not draw Excel's table styles.
+        "columns": [{"header": c, "header_format": fmts.get(bold=True, bottom=1)}
+                    for c in columns],
+        "style": "Table Style Light 9",
+        "autofilter": False,
+    })
+    for j, name in enumerate(columns):
+        series = table.iloc[:, j]
+        is_date = pd.api.types.is_datetime64_any_dtype(series) or (
+            series.dtype == object and any(_as_datetime(v) for v in series.head(50)))
+        if name in percent_columns:
+            fmt = fmts.get(num_format="0.0%")
+        elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            fmt = fmts.get(num_format=_number_format(series))
+        else:
+            fmt = None
+        date_fmt = fmts.get(num_format=_date_format(series), align="left") if is_date else None
+        ws.set_column(left + j, left + j, _column_width(name, series, is_date))
+        values = series.tolist() if not is_date else list(series)
+        for i, value in enumerate(values):
+            if j == 0 and links is not None and links[i] is not None and not _is_missing(value):
+                ws.write_url(top + 1 + i, left, links[i], fmts.link, string=str(value))
+            else:
+                _write_value(ws, top + 1 + i, left + j, value, fmt, date_fmt)
+    return last_row, last_col
+
+
+def _write_info(ws: Worksheet, fmts: _Formats, top: int,
+                items: Sequence[tuple[str, Any]]) -> int:
+    """Write label/value pairs in columns A:B from row ``top``; return the next free row."""
+    for i, (label, value) in enumerate(items):
+        ws.write_string(top + i, 0, label, fmts.label)
+        _write_value(ws, top + i, 1, value, fmts.get(align="left"))
+    return top + len(items)
+
+
+def _param_items(params: Any) -> list[tuple[str, Any]]:
+    if not isinstance(params, Mapping):
+        return []
+    items = []
+    for key, value in params.items():
+        if value is None:
+            value = "(not set)"
+        elif not isinstance(value, numbers.Real | str):
+            value = str(value)
+        items.append((str(key), value))
+    return items
+
+
+def _curve_info(result: pd.DataFrame) -> list[tuple[str, Any]]:
+    attrs = result.attrs
+    labels = [
+        ("target", "target"),
+        ("feature", "feature"),
+        ("method", "method"),
+        ("rows in data", "n_rows"),
+        ("rows used", "n_used"),
+        ("rows dropped (missing value)", "n_dropped_missing"),
+        ("rows ignored", "n_ignored"),
+        ("leaves", "n_leaves"),
+    ]
+    items = [(label, attrs[key]) for label, key in labels if key in attrs]
+    return items + _param_items(attrs.get("params"))
+
+
+def _rows_for(pixels: int) -> int:
+    return math.ceil(pixels / _ROW_PX) + 1
+
+
+# ----------------------------------------------------------------------------- sheets
+
+
+def _ref(sheet: str, row0: int, col: int, row1: int) -> list:
+    return [sheet, row0, col, row1, col]
+
+
+def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, sheet: str,
+                 top: int, left: int) -> Any:
+    """A native chart reading the curve table at (top, left) of ``sheet``."""
+    n = len(table)
+    first, last = top + 1, top + max(n, 1)
+    headers = list(table.columns)
+    col = {h: left + j for j, h in enumerate(headers)}
+    target = str(result.attrs.get("target", "target"))
+    feature = headers[0]
+    if is_categorical(result):
+        chart = book.add_chart({"type": "column"})
+        series: dict[str, Any] = {
+            "name": PD,
+            "categories": _ref(sheet, first, col[feature], last),
+            "values": _ref(sheet, first, col[PD], last),
+            "fill": {"color": _CATEGORICAL_COLOR},
+            "gap": 60,
+        }
+        if BAND_LOW in col and BAND_HIGH in col:
+            pd_ = pd.to_numeric(table[PD], errors="coerce").to_numpy(dtype=float)
+            low = pd.to_numeric(table[BAND_LOW], errors="coerce").to_numpy(dtype=float)
+            high = pd.to_numeric(table[BAND_HIGH], errors="coerce").to_numpy(dtype=float)
+            plus = np.nan_to_num(np.clip(high - pd_, 0, None), nan=0.0)
+            minus = np.nan_to_num(np.clip(pd_ - low, 0, None), nan=0.0)
+            series["y_error_bars"] = {
+                "type": "custom",
+                "plus_values": [float(v) for v in plus],
+                "minus_values": [float(v) for v in minus],
+                "end_style": 1,
+            }
+        chart.add_series(series)
+        chart.set_legend({"none": True})
+        chart.set_x_axis({"name": feature, "num_font": {"rotation": -45} if n > 6 else {}})
+    else:
+        few = n <= 30
+        chart = book.add_chart(
+            {"type": "scatter", "subtype": "straight_with_markers" if few else "straight"})
+        x_ref = _ref(sheet, first, col[feature], last)
+        main: dict[str, Any] = {
+            "name": PD,
+            "categories": x_ref,
+            "values": _ref(sheet, first, col[PD], last),
+            "line": {"color": _CURVE_COLOR, "width": 2.25},
+        }
+        main["marker"] = ({"type": "circle", "size": 4,
+                           "fill": {"color": _CURVE_COLOR}, "border": {"color": _CURVE_COLOR}}
+                          if few else {"type": "none"})
+        has_band = BAND_LOW in col and BAND_HIGH in col
+        if has_band:
+            # A filled band needs a stacked-area trick that scatter charts cannot do; two
+            # dashed lines carry the same information and survive LibreOffice's import.
+            for name in (BAND_LOW, BAND_HIGH):
+                chart.add_series({
+                    "name": name,
+                    "categories": x_ref,
+                    "values": _ref(sheet, first, col[name], last),
+                    "line": {"color": _BAND_COLOR, "width": 1.25, "dash_type": "dash"},
+                    "marker": {"type": "none"},
+                })
+        chart.add_series(main)
+        x_axis: dict[str, Any] = {"name": feature, "major_gridlines": {"visible": False}}
+        if pd.api.types.is_datetime64_any_dtype(table[feature]):
+            x_axis["num_format"] = _date_format(table[feature])
+            x_axis["num_font"] = {"rotation": -45}
+        chart.set_x_axis(x_axis)
+        chart.set_legend({"position": "bottom"} if has_band else {"none": True})
+    chart.set_title({"name": curve_title(result), "name_font": {"size": 11, "bold": True}})
+    chart.set_y_axis({"name": f"partial dependence of {target}",
+                      "major_gridlines": {"visible": True, "line": {"color": "#E5E5E5"}}})
+    chart.set_size({"width": _CHART_W, "height": _CHART_H})
+    return chart
+
+
+def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFrame,
+                       top: int = 0) -> None:
+    """Header block, table, native chart and picture of one curve, from row ``top``."""
+    fmts = wb.formats
+    _page_setup(ws)
+    table = curve_table(result)
+    ws.write_string(top, 0, curve_title(result), fmts.title)
+    row = _write_info(ws, fmts, top + 2, _curve_info(result))
+    table_top = row + 1
+    _, last_col = _write_table(ws, fmts, table, table_top, 0)
+    ws.set_column(0, 0, max(28.0, _column_width(table.columns[0], table.iloc[:, 0], False)))
+
+    chart_col = last_col + 2
+    chart = _curve_chart(wb.book, result, table, sheet, table_top, 0)
+    wb.insert_chart(ws, top + 2, chart_col, chart, (_CHART_W, _CHART_H), curve_title(result))
+    png = figure_png(curve_figure(result))
+    ws.insert_image(top + 2 + _rows_for(_CHART_H), chart_col, f"{sheet}.png",
+                    {"image_data": io.BytesIO(png), "object_position": 3,
+                     "description": curve_title(result)})
+
+
+def _page_setup(ws: Worksheet) -> None:
+    ws.set_default_row(_ROW_PT)
+    # One page wide, landscape: the table, the chart and the picture print side by side and
+    # a long table continues on further pages instead of being shrunk to nothing.
+    ws.set_landscape()
+    ws.set_paper(9)  # A4
+    ws.fit_to_pages(1, 0)
+    ws.hide_gridlines(1)  # gridlines on screen, not on paper
+
+
+def _impact_chart_height(n_features: int) -> int:
+    return max(_CHART_H, 90 + 26 * n_features)
+
+
+def _impact_chart(book: Workbook, ranking: pd.DataFrame, table: pd.DataFrame, sheet: str,
+                  top: int) -> Any:
+    n = len(table)
+    first, last = top + 1, top + max(n, 1)
+    chart = book.add_chart({"type": "bar"})
+    labels = [{"value": ("<1%" if 0 < s < 0.005 else f"{s:.0%}")} if math.isfinite(s)
+              else {"delete": True} for s in table["share"].to_numpy(dtype=float)]
+    points = [{"fill": {"color": _CATEGORICAL_COLOR if k == "categorical" else _CURVE_COLOR}}
+              for k in table["kind"]]
+    chart.add_series({
+        "name": "impact",
+        "categories": _ref(sheet, first, 0, last),
+        "values": _ref(sheet, first, 2, last),
+        "points": points,
+        "data_labels": {"value": True, "custom": labels, "position": "outside_end"},
+        "gap": 50,
+    })
+    # Bar charts draw the first category at the bottom; reversing puts the largest on top.
+    # "crossing: max" keeps the value axis at the bottom once the categories are reversed.
+    chart.set_y_axis({"reverse": True, "crossing": "max"})
+    chart.set_x_axis({"name": f"impact on {ranking.attrs.get('target', 'target')}",
+                      "major_gridlines": {"visible": True, "line": {"color": "#E5E5E5"}}})
+    chart.set_legend({"none": True})
+    chart.set_title({"name": impact_title(ranking), "name_font": {"size": 11, "bold": True}})
+    chart.set_size({"width": _CHART_W, "height": _impact_chart_height(n)})
+    return chart
+
+
+def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFrame, *,
+                        title: str, links: Sequence[str | None] | None = None) -> None:
+    fmts = wb.formats
+    _page_setup(ws)
+    table = impact_table(ranking)
+    ws.write_string(0, 0, title, fmts.title)
+    items: list[tuple[str, Any]] = [("target", ranking.attrs.get("target", ""))]
+    if "n_rows" in ranking.attrs:
+        items.append(("rows in data", ranking.attrs["n_rows"]))
+    items += _param_items(ranking.attrs.get("params"))
+    row = _write_info(ws, fmts, 2, items)
+    if links is not None:
+        ws.write_string(row, 0, "Click a feature to open its curve.", fmts.label)
+        row += 1
+    table_top = row + 1
+    _, last_col = _write_table(ws, fmts, table, table_top, 0, links=links,
+                               percent_columns=["share"])
+    ws.set_column(0, 0, max(28.0, _column_width("feature", table["feature"], False)))
+    chart = _impact_chart(wb.book, ranking, table, sheet, table_top)
+    chart_col = last_col + 2
+    chart_h = _impact_chart_height(len(table))
+    wb.insert_chart(ws, 2, chart_col, chart, (_CHART_W, chart_h), impact_title(ranking))
+    fig = impact_figure(ranking)
+    ws.insert_image(2 + _rows_for(chart_h), chart_col, f"{sheet}.png",
+                    {"image_data": io.BytesIO(figure_png(fig)), "object_position": 3,
+                     "description": impact_title(ranking)})
+
+
+# ----------------------------------------------------------------------------- workbooks
+
+
+class _Book:
+    """An xlsxwriter workbook written in memory, then fixed up and saved in one go.
+
+    Saving in one go means a failure never leaves half a workbook behind, and a file that
+    cannot be written (e.g. open in Excel) is reported in one sentence.
+    """
+
+    def __init__(self, path: PathLike | io.BytesIO) -> None:
+        self.path = path
+        self.buffer = io.BytesIO()
+        self.book = xlsxwriter.Workbook(self.buffer, {"in_memory": True})
+        self.book.set_properties({"comments": "Written by stratpd-xl"})
+        self.formats = _Formats(self.book)
+        # Native chart size in pixels per worksheet number (1-based, as in sheetN.xml).
+        self.chart_px: dict[int, tuple[int, int]] = {}
+
+    def add_sheet(self, name: str) -> Worksheet:
+        return self.book.add_worksheet(name)
+
+    def insert_chart(self, ws: Worksheet, row: int, col: int, chart: Any,
+                     size: tuple[int, int], description: str) -> None:
+        ws.insert_chart(row, col, chart, {"object_position": 3, "description": description})
+        self.chart_px[ws.index + 1] = size
+
+    def close(self) -> None:
+        self.book.close()
+        data = _one_cell_anchors(self.buffer.getvalue(), self.chart_px)
+        if isinstance(self.path, io.BytesIO):
+            self.path.write(data)
+            return
+        try:
+            with open(os.fspath(self.path), "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            raise StratPDInputError(
+                f"cannot write {os.fspath(self.path)}: close it if it is open in Excel or "
+                f"another program, or choose another file name ({exc.strerror})"
+            ) from exc
+
+
+_EMU_PER_PX = 9525
+_ANCHOR = re.compile(r'<xdr:twoCellAnchor(?: editAs="\w+")?>(.*?)</xdr:twoCellAnchor>', re.S)
+_TO = re.compile(r"<xdr:to>.*?</xdr:to>", re.S)
+_EXT = re.compile(r'<a:ext cx="(\d+)" cy="(\d+)"/>')
+
+
+def _one_cell_anchors(xlsx: bytes, chart_px: Mapping[int, tuple[int, int]]) -> bytes:
+    """Anchor pictures and charts by their size in EMU instead of by a bottom-right cell.
+
+    xlsxwriter anchors drawings to a top-left and a bottom-right cell, computed from Calibri's
+    column widths.  LibreOffice without a Calibri-compatible font converts column widths
+    differently and stretches every picture sideways.  A one-cell anchor (top-left cell plus
+    size) is valid OOXML that Excel and LibreOffice both place at the intended size.
+    """
+    src = zipfile.ZipFile(io.BytesIO(xlsx))
+    drawing_sheet: dict[str, int] = {}
+    for name in src.namelist():
+        m = re.fullmatch(r"xl/worksheets/_rels/sheet(\d+)\.xml\.rels", name)
+        if m:
+            for target in re.findall(r'Target="\.\./drawings/(drawing\d+\.xml)"',
+                                     src.read(name).decode("utf-8")):
+                drawing_sheet[f"xl/drawings/{target}"] = int(m.group(1))
+
+    def fix(sheet: int | None) -> Callable[[re.Match[str]], str]:
+        def one(match: re.Match[str]) -> str:
+            body = match.group(1)
+            ext = _EXT.search(body)
+            cx, cy = (int(ext.group(1)), int(ext.group(2))) if ext else (0, 0)
+            if (cx == 0 or cy == 0) and sheet in chart_px:
+                w, h = chart_px[sheet]
+                cx, cy = w * _EMU_PER_PX, h * _EMU_PER_PX
+            if cx == 0 or cy == 0:
+                return match.group(0)  # unknown size: leave it as xlsxwriter wrote it
+            body = _TO.sub(f'<xdr:ext cx="{cx}" cy="{cy}"/>', body, count=1)
+            return f"<xdr:oneCellAnchor>{body}</xdr:oneCellAnchor>"
+
+        return one
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename in drawing_sheet or item.filename.startswith("xl/drawings/drawing"):
+                text = data.decode("utf-8")
+                data = _ANCHOR.sub(fix(drawing_sheet.get(item.filename)), text).encode("utf-8")
+            dst.writestr(item, data)
+    return out.getvalue()
+
+
+def write_curve_workbook(result: pd.DataFrame, path: PathLike | io.BytesIO) -> None:
+    """Write one curve to an .xlsx workbook: header block, table, native chart and picture.
+
+    Parameters
+    ----------
+    result : DataFrame
+        A result of ``stratpd`` or ``catstratpd`` with its ``attrs``.
+    path : str, path-like or BytesIO
+        Where to write; an existing file is replaced (callers decide about overwriting).
+
+    Raises
+    ------
+    StratPDInputError
+        When the file cannot be written (e.g. it is open in Excel).
+    """
+    wb = _Book(path)
+    sheet = unique_sheet_names([str(result.attrs.get("feature") or "curve")])[0]
+    ws = wb.add_sheet(sheet)
+    _write_curve_sheet(wb, ws, sheet, result)
+    wb.close()
+
+
+def write_impact_workbook(ranking: pd.DataFrame, path: PathLike | io.BytesIO) -> None:
+    """Write the impact ranking to an .xlsx workbook: table, native bar chart and picture.
+
+    Parameters
+    ----------
+    ranking : DataFrame
+        A result of ``impact`` with its ``attrs``.
+    path : str, path-like or BytesIO
+        Where to write; an existing file is replaced.
+
+    Raises
+    ------
+    StratPDInputError
+        When the file cannot be written.
+    """
+    wb = _Book(path)
+    ws = wb.add_sheet("Impact")
+    _write_impact_sheet(wb, ws, "Impact", ranking, title=impact_title(ranking))
+    wb.close()
+
+
+def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
+                 progress: Progress | None = None) -> None:
+    """Write a full report: a "Summary" sheet with the ranking and one sheet per feature.
+
+    The summary has the impact ranking (table, native bar chart, picture); each feature name
+    in it links to the feature's sheet, which holds its curve table, native chart and picture
+    and a link back.  Sheets follow the ranking's order; curves of features missing from the
+    ranking come last.
+
+    Parameters
+    ----------
+    analysis : Analysis
+        A result of ``analyse``: ``.impact`` (DataFrame) and ``.curves`` (dict of name to
+        curve DataFrame).
+    path : str, path-like or BytesIO
+        Where to write; an existing file is replaced.
+    progress : callable, optional
+        ``progress(done, total, name)`` is called before each sheet is written (``done``
+        sheets are finished, ``name`` is the sheet's subject: "Summary" or a feature) and
+        once more with ``done == total`` and ``name == ""`` when the file is saved.
+
+    Raises
+    ------
+    StratPDInputError
+        When the file cannot be written.
+    """
+    ranking: pd.DataFrame = analysis.impact
+    curves: Mapping[str, pd.DataFrame] = analysis.curves
+    ranked = [str(f) for f in ranking["feature"]] if "feature" in ranking.columns else []
+    order = [f for f in ranked if f in curves] + [f for f in curves if f not in set(ranked)]
+    names = dict(zip(order, unique_sheet_names(order, taken=[SUMMARY]), strict=True))
+    total = 1 + len(order)
+
+    wb = _Book(path)
+    summary = wb.add_sheet(SUMMARY)
+    sheets = {feature: wb.add_sheet(names[feature]) for feature in order}
+
+    if progress is not None:
+        progress(0, total, SUMMARY)
+    links = [f"internal:{_quoted(names[f])}!A1" if f in names else None for f in ranked]
+    target = ranking.attrs.get("target", "target")
+    _write_impact_sheet(wb, summary, SUMMARY, ranking,
+                        title=f"What drives {target}: StratPD report", links=links)
+    for done, feature in enumerate(order, start=1):
+        if progress is not None:
+            progress(done, total, feature)
+        ws = sheets[feature]
+        ws.write_url(0, 0, f"internal:{_quoted(SUMMARY)}!A1", wb.formats.link,
+                     string="<< back to Summary")
+        _write_curve_sheet(wb, ws, names[feature], curves[feature], top=1)
+    wb.close()
+    if progress is not None:
+        progress(total, total, "")
+
+
+def _quoted(sheet: str) -> str:
+    return "'" + sheet.replace("'", "''") + "'"

@@ -1,0 +1,102 @@
+"""Result tables with the column headers an analyst sees (in a sheet, a CSV or the report).
+
+The engine's results use short machine names (``x``, ``pd``, ``n_slopes`` ...); these helpers
+rename and order them for people.  No statistics are computed here.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .charts import is_categorical, share_fractions
+
+__all__ = [
+    "BAND_HIGH",
+    "BAND_LOW",
+    "PD",
+    "ROWS",
+    "SLOPES",
+    "curve_table",
+    "impact_table",
+]
+
+PD = "partial dependence"
+BAND_LOW = "low (2.5%)"
+BAND_HIGH = "high (97.5%)"
+SLOPES = "slopes averaged"
+ROWS = "rows"
+
+
+def _feature_header(result: pd.DataFrame, default: str, others: list[str]) -> str:
+    name = str(result.attrs.get("feature") or default)
+    # A feature literally called "rows" or "partial dependence" would give two columns with
+    # one header, which Excel tables reject and readers of the CSV would misread.
+    if name.strip().casefold() in {o.casefold() for o in others}:
+        name = f"{name} (feature)"
+    return name
+
+
+def curve_table(result: pd.DataFrame) -> pd.DataFrame:
+    """A curve result with user-facing headers, ready to write into cells or a CSV.
+
+    Parameters
+    ----------
+    result : DataFrame
+        A result of ``stratpd`` or ``catstratpd``.
+
+    Returns
+    -------
+    DataFrame
+        Numeric: columns ``<feature>``, ``"partial dependence"``, ``"low (2.5%)"`` and
+        ``"high (97.5%)"`` when the result has a bootstrap band, and ``"slopes averaged"``.
+        Categorical: ``<feature>``, ``"partial dependence"``, ``"rows"`` and the band columns.
+        Values are unchanged (datetimes stay datetimes, missing values stay NaN); ``attrs``
+        are copied from ``result``.
+    """
+    has_band = "pd_low" in result.columns and "pd_high" in result.columns
+    if is_categorical(result):
+        fixed = [PD, ROWS, BAND_LOW, BAND_HIGH]
+        columns = {"category": _feature_header(result, "category", fixed), "pd": PD}
+        if "count" in result.columns:
+            columns["count"] = ROWS
+    else:
+        fixed = [PD, BAND_LOW, BAND_HIGH, SLOPES]
+        columns = {"x": _feature_header(result, "x", fixed), "pd": PD}
+    if has_band:
+        columns["pd_low"] = BAND_LOW
+        columns["pd_high"] = BAND_HIGH
+    if not is_categorical(result) and "n_slopes" in result.columns:
+        columns["n_slopes"] = SLOPES
+    missing = [c for c in columns if c not in result.columns]
+    if missing:
+        raise ValueError(f"result has no column {missing[0]!r}; is it a StratPD result?")
+    table = result[list(columns)].rename(columns=columns).reset_index(drop=True)
+    table.attrs = dict(result.attrs)
+    return table
+
+
+def impact_table(ranking: pd.DataFrame) -> pd.DataFrame:
+    """An impact ranking with user-facing headers.
+
+    Parameters
+    ----------
+    ranking : DataFrame
+        A result of ``impact``: columns ``feature``, ``kind``, ``impact``, ``share``.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``"feature"``, ``"kind"``, ``"impact"`` and ``"share"`` (a fraction of 1,
+        shown as a percentage in workbooks), in the order given; ``attrs`` are copied.
+    """
+    table = pd.DataFrame(
+        {
+            "feature": ranking["feature"].astype(str).to_numpy(),
+            "kind": (ranking["kind"].astype(str).to_numpy() if "kind" in ranking.columns
+                     else ["numeric"] * len(ranking)),
+            "impact": pd.to_numeric(ranking["impact"], errors="coerce").to_numpy(dtype=float),
+            "share": share_fractions(ranking),
+        }
+    )
+    table.attrs = dict(ranking.attrs)
+    return table
