@@ -77,7 +77,8 @@ class Table:
     n_rows: int  # rows given
     y: np.ndarray  # rows with a target value only
     n_missing_target: int
-    columns: list[str]
+    columns: list[str]  # every column but the target
+    all_columns: list[str]  # as given, for messages
     kinds: dict[str, str]
     frame: pd.DataFrame  # the rows with a target value, original columns
     _bins: dict[str, np.ndarray] = field(default_factory=dict)
@@ -141,6 +142,7 @@ def build_table(data: pd.DataFrame, target: str) -> Table:
         y=y_all[has_y],
         n_missing_target=int((~has_y).sum()),
         columns=others,
+        all_columns=columns,
         kinds={c: column_kind(frame[c]) for c in others},
         frame=frame,
     )

@@ -252,7 +252,7 @@ _IMPLS = {NUMERIC: _stratpd_table, CATEGORICAL: _catstratpd_table}
 def _run(
     table: Table, feature: str, kind: str | None, p: _Params
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    require_column([table.target, *table.columns], feature, "feature")
+    require_column(table.all_columns, feature, "feature")
     if feature == table.target:
         raise StratPDInputError(
             f'"{feature}" is the target; choose another column as feature'
@@ -407,7 +407,7 @@ def analyse(
     table = build_table(data, target)
     names = list(table.columns) if features is None else [str(f) for f in features]
     for f in names:
-        require_column([table.target, *table.columns], f, "feature")
+        require_column(table.all_columns, f, "feature")
     names = [f for f in names if f != target]
     rows: list[dict[str, Any]] = []
     curves: dict[str, pd.DataFrame] = {}

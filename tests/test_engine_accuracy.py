@@ -1,0 +1,133 @@
+"""The paper's synthetic cases: StratPD/CatStratPD recover the known effects."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stratpd_xl as sx
+from tests.synthetic import (
+    STATE_BASE,
+    body_weight,
+    centred_rmse,
+    interaction,
+    interaction_truth_x1,
+    noisy_quadratic,
+    weather,
+)
+
+
+def fitted_slope(curve) -> float:
+    return float(np.polyfit(curve["x"].to_numpy(float), curve["pd"].to_numpy(), 1)[0])
+
+
+@pytest.fixture(scope="module")
+def weight_data():
+    return body_weight(n=2000, seed=0)
+
+
+def test_height_slope_is_10(weight_data):
+    curve = sx.stratpd(weight_data, "weight", "height", random_state=0)
+    assert fitted_slope(curve) == pytest.approx(10, abs=0.05)
+    assert curve["pd"].iloc[0] == 0
+
+
+def test_education_slope_is_minus_1_5(weight_data):
+    # Honest stratification removes the shrinkage the reference shows here (-1.39).
+    curve = sx.stratpd(weight_data, "weight", "education", random_state=0)
+    assert fitted_slope(curve) == pytest.approx(-1.5, abs=0.1)
+
+
+def test_education_slope_shrinks_without_honest_strata():
+    # The paper's single tree on all rows attenuates the effect on average over seeds;
+    # cross-fitting is closer to the truth.  (Why the default is honest=True.)
+    honest, single = [], []
+    for seed in range(4):
+        data = body_weight(seed=seed)
+        honest.append(fitted_slope(sx.stratpd(data, "weight", "education", random_state=seed)))
+        single.append(
+            fitted_slope(
+                sx.stratpd(data, "weight", "education", random_state=seed, honest=False)
+            )
+        )
+    assert abs(np.mean(honest) + 1.5) < abs(np.mean(single) + 1.5)
+
+
+def test_pregnancy_adds_40(weight_data):
+    effects = sx.catstratpd(weight_data, "weight", "pregnant", random_state=0)
+    assert list(effects["category"]) == [0, 1]
+    assert effects["pd"].iloc[1] - effects["pd"].iloc[0] == pytest.approx(40, abs=0.5)
+
+
+def test_sex_has_no_direct_effect(weight_data):
+    # Men are heavier in the margins only through height and pregnancy.
+    effects = sx.partial_dependence(weight_data, "weight", "sex", random_state=0)
+    assert effects.attrs["method"] == "CatStratPD"
+    assert abs(effects["pd"].iloc[1] - effects["pd"].iloc[0]) < 2
+
+
+def test_interaction_curve_matches_truth_within_1_percent():
+    data = interaction(n=2000, seed=0)
+    curve = sx.stratpd(data, "y", "x1", random_state=0)
+    x = curve["x"].to_numpy()
+    truth = interaction_truth_x1(x)
+    rmse = centred_rmse(x, curve["pd"].to_numpy(), truth)
+    assert rmse <= 0.01 * np.ptp(truth)
+
+
+def test_unused_column_is_flat():
+    data = interaction(n=2000, seed=0)
+    x1 = sx.stratpd(data, "y", "x1", random_state=0)
+    x3 = sx.stratpd(data, "y", "x3", random_state=0)
+    assert np.ptp(x3["pd"]) < 0.1 * np.ptp(x1["pd"])
+    assert abs(fitted_slope(x3)) < 0.1 * abs(fitted_slope(x1))
+
+
+def quadratic_error(sigma: float, seed: int) -> float:
+    data = noisy_quadratic(n=2000, sigma=sigma, seed=seed)
+    curve = sx.stratpd(data, "y", "x1", random_state=seed)
+    x = curve["x"].to_numpy()
+    return centred_rmse(x, curve["pd"].to_numpy(), x**2) / np.ptp(x**2)
+
+
+def test_noise_grows_error_but_shape_stays():
+    errors = {s: np.mean([quadratic_error(s, seed) for seed in range(3)]) for s in (0, 1, 2)}
+    assert errors[0] < errors[1] < errors[2]
+    assert errors[2] <= 0.07
+    assert max(quadratic_error(2, seed) for seed in range(3)) <= 0.07
+
+
+def test_weather_state_differences_within_one_degree():
+    data = weather(years=3, seed=0)
+    effects = sx.catstratpd(data, "temperature", "state", random_state=0)
+    est = dict(zip(effects["category"], effects["pd"], strict=True))
+    assert set(est) == set(STATE_BASE)
+    for state, base in STATE_BASE.items():
+        assert est[state] - est["AZ"] == pytest.approx(base - STATE_BASE["AZ"], abs=1.0)
+
+
+def test_bootstrap_band_covers_truth_most_of_the_time():
+    coverage = []
+    for seed in range(3):
+        data = noisy_quadratic(n=2000, sigma=1, seed=seed)
+        curve = sx.stratpd(data, "y", "x1", random_state=seed, n_trials=20)
+        x = curve["x"].to_numpy()
+        truth = x**2 - x[0] ** 2
+        coverage.append(np.mean((truth >= curve["pd_low"]) & (truth <= curve["pd_high"])))
+        data = body_weight(seed=seed)
+        curve = sx.stratpd(data, "weight", "education", random_state=seed, n_trials=20)
+        x = curve["x"].to_numpy()
+        truth = -1.5 * (x - x[0])
+        coverage.append(np.mean((truth >= curve["pd_low"]) & (truth <= curve["pd_high"])))
+    assert np.mean(coverage) >= 0.8
+    assert (curve["pd_low"] <= curve["pd"]).all() and (curve["pd"] <= curve["pd_high"]).all()
+
+
+def test_categorical_band_covers_pregnancy_effect():
+    hits = 0
+    for seed in range(5):
+        effects = sx.catstratpd(body_weight(seed=seed), "weight", "pregnant",
+                                random_state=seed, n_trials=20)
+        row = effects.set_index("category").loc[1]
+        hits += row["pd_low"] <= 40 <= row["pd_high"]
+    assert hits >= 4

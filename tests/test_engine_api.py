@@ -1,0 +1,170 @@
+"""The engine's public API: inputs it accepts, what it returns, and how it refuses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import stratpd_xl as sx
+from stratpd_xl import StratPDInputError
+from tests.synthetic import body_weight
+
+
+@pytest.fixture(scope="module")
+def weight():
+    return body_weight(n=2000, seed=3)
+
+
+def test_stratpd_columns_and_attrs(weight):
+    curve = sx.stratpd(weight, "weight", "height", random_state=0)
+    assert list(curve.columns) == ["x", "pd", "slope", "n_slopes"]
+    a = curve.attrs
+    assert a["method"] == "StratPD" and a["kind"] == "numeric"
+    assert a["target"] == "weight" and a["feature"] == "height"
+    assert a["n_rows"] == 2000 and a["n_dropped_missing"] == 0
+    assert a["n_used"] + a["n_ignored"] == 2000
+    assert a["n_leaves"] > 50
+    assert a["params"] == {"min_samples_leaf": 10, "min_slopes_per_x": 5, "n_trials": 1,
+                           "random_state": 0, "honest": True}
+
+
+def test_band_columns_with_trials(weight):
+    curve = sx.stratpd(weight, "weight", "height", random_state=0, n_trials=5)
+    assert list(curve.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high"]
+    assert (curve["pd_low"] <= curve["pd_high"]).all()
+    cats = sx.catstratpd(weight, "weight", "sex", random_state=0, n_trials=5)
+    assert list(cats.columns) == ["category", "pd", "count", "pd_low", "pd_high"]
+
+
+def test_missing_values_are_dropped_and_counted_never_nan_in_pd(weight):
+    data = weight.copy()
+    data.loc[::10, "height"] = np.nan  # 200 rows without the feature
+    data.loc[5::50, "weight"] = np.nan  # 40 rows without the target
+    data.loc[7::20, "education"] = np.nan  # gaps in another column still stratify
+    curve = sx.stratpd(data, "weight", "height", random_state=0)
+    assert curve.attrs["n_dropped_missing"] == 200 + 40
+    assert not curve["pd"].isna().any()
+    slope = np.polyfit(curve["x"], curve["pd"], 1)[0]
+    assert slope == pytest.approx(10, abs=0.1)
+
+
+def test_integer_feature_keeps_its_type_and_closing_point():
+    rng = np.random.default_rng(0)
+    n = 3000
+    size = rng.integers(1, 6, n)  # a discrete feature: 1..5
+    other = rng.normal(0, 1, n)
+    data = pd.DataFrame({"size": size, "other": other, "y": 3 * size + other})
+    curve = sx.stratpd(data, "y", "size", random_state=0)
+    assert curve["x"].dtype == np.int64
+    # The largest value has no forward difference of its own but closes the curve.
+    assert list(curve["x"]) == [1, 2, 3, 4, 5]
+    np.testing.assert_allclose(curve["pd"], [0, 3, 6, 9, 12], atol=0.2)
+    assert np.isnan(curve["slope"].iloc[-1])
+
+
+def test_datetime_feature_returns_dates():
+    rng = np.random.default_rng(1)
+    n = 2000
+    day = pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 365, n), unit="D")
+    other = rng.normal(0, 1, n)
+    y = 0.1 * (day - day.min()).days.to_numpy() + other
+    data = pd.DataFrame({"day": day, "other": other, "y": y})
+    curve = sx.partial_dependence(data, "y", "day", random_state=0)
+    assert pd.api.types.is_datetime64_any_dtype(curve["x"])
+    per_day = np.polyfit((curve["x"] - curve["x"].iloc[0]).dt.days, curve["pd"], 1)[0]
+    assert per_day == pytest.approx(0.1, abs=0.01)
+
+
+@pytest.mark.parametrize("make", [
+    lambda s: s.map({"F": True, "M": False}),
+    lambda s: s.astype("category"),
+    lambda s: s.astype("string"),
+    lambda s: s.astype(object),
+])
+def test_categorical_dtypes_need_no_encoding(weight, make):
+    data = weight.assign(sex=make(weight["sex"]), pregnant=weight["pregnant"].astype(bool))
+    effects = sx.partial_dependence(data, "weight", "pregnant", random_state=0)
+    assert effects.attrs["method"] == "CatStratPD"
+    assert list(effects["category"]) == [False, True]
+    assert effects["pd"].iloc[1] == pytest.approx(40, abs=0.5)
+
+
+def test_category_order_follows_pandas_categories():
+    rng = np.random.default_rng(2)
+    n = 3000
+    level = pd.Categorical(rng.choice(["low", "mid", "high"], n),
+                           categories=["low", "mid", "high"], ordered=True)
+    other = rng.normal(0, 1, n)
+    y = pd.Series(level).map({"low": 0.0, "mid": 5.0, "high": 7.0}).to_numpy() + other
+    effects = sx.catstratpd(pd.DataFrame({"level": level, "other": other, "y": y}), "y",
+                            "level", random_state=0)
+    assert list(effects["category"]) == ["low", "mid", "high"]
+    np.testing.assert_allclose(effects["pd"], [0, 5, 7], atol=0.3)
+    assert effects.attrs["baseline"] == "low"
+
+
+def test_many_categories_are_linked_through_shared_strata():
+    rng = np.random.default_rng(4)
+    n, k = 60_000, 300
+    cat = rng.integers(0, k, n)
+    effect = rng.normal(0, 10, k)
+    other = rng.uniform(0, 10, n)
+    y = effect[cat] + 2 * other + rng.normal(0, 1, n)
+    data = pd.DataFrame({"cat": pd.Categorical(cat), "other": other, "y": y})
+    result = sx.catstratpd(data, "y", "cat", random_state=0)
+    est = result.set_index("category")["pd"]
+    truth = pd.Series(effect - effect[int(est.index[0])], index=range(k))[est.index]
+    assert len(est) == k
+    assert np.sqrt(np.mean((est.to_numpy() - truth.to_numpy()) ** 2)) < 0.5
+
+
+def test_impact_ranks_features_by_effect(weight):
+    ranking = sx.impact(weight, "weight", random_state=0)
+    assert list(ranking.columns) == ["feature", "kind", "impact", "share"]
+    assert ranking["feature"].iloc[0] == "height"
+    assert ranking["impact"].is_monotonic_decreasing
+    assert ranking["share"].sum() == pytest.approx(1)
+    kinds = dict(zip(ranking["feature"], ranking["kind"], strict=True))
+    assert kinds == {"height": "numeric", "pregnant": "numeric", "education": "numeric",
+                     "sex": "categorical"}
+    # Pregnancy moves half the women by 40: mean |pd - mean| is about 40 * 2 * 0.25 * 0.75.
+    pregnant = ranking.set_index("feature").loc["pregnant", "impact"]
+    assert pregnant == pytest.approx(40 * 2 * 0.25 * 0.75, rel=0.1)
+
+
+def test_analyse_reports_progress_and_keeps_curves(weight):
+    calls = []
+    result = sx.analyse(weight, "weight", ["height", "sex"], random_state=0,
+                        progress=lambda done, total, name: calls.append((done, total, name)))
+    assert calls == [(0, 2, "height"), (1, 2, "sex"), (2, 2, "")]
+    assert set(result.curves) == {"height", "sex"}
+    pd.testing.assert_frame_equal(result.curves["height"],
+                                  sx.stratpd(weight, "weight", "height", random_state=0))
+
+
+def test_analyse_skips_a_feature_it_cannot_estimate(weight):
+    data = weight.assign(constant=1.0)
+    result = sx.analyse(data, "weight", random_state=0)
+    assert "constant" in result.skipped and "constant" not in result.curves
+    assert "constant" not in set(result.impact["feature"])
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda d: sx.stratpd(d, "weight", "heigth"),
+     'feature column "heigth" not found; columns are: sex, pregnant, height'),
+    (lambda d: sx.stratpd(d, "wieght", "height"), 'target column "wieght" not found'),
+    (lambda d: sx.stratpd(d, "sex", "height"), 'target column "sex" must hold numbers'),
+    (lambda d: sx.stratpd(d, "weight", "sex"), "use catstratpd"),
+    (lambda d: sx.stratpd(d, "weight", "weight"), "is the target"),
+    (lambda d: sx.stratpd(d.head(15), "weight", "height"),
+     "only 15 rows have values in both"),
+    (lambda d: sx.stratpd(d, "weight", "height", min_samples_leaf=0),
+     "min_samples_leaf must be at least 1"),
+    (lambda d: sx.stratpd(d, "weight", "height", n_trials=2.5), "n_trials must be a whole"),
+])
+def test_bad_input_gets_one_sentence(weight, call, message):
+    with pytest.raises(StratPDInputError, match=None) as info:
+        call(weight)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
