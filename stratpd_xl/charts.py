@@ -183,6 +183,7 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     )
     if has_band:
         ax.legend(loc="best", fontsize=8, frameon=False)
+    _thousands(ax, y if not has_band else np.concatenate([y, low, high]))
     if len(result) == 0:
         ax.text(0.5, 0.5, "no points to draw", transform=ax.transAxes, ha="center", color="0.4")
     ax.set_ylabel(_y_label(result))
@@ -217,6 +218,15 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
         ax_density.xaxis.set_major_formatter(ConciseDateFormatter(locator))
 
 
+def _thousands(ax: Any, values: np.ndarray) -> None:
+    """Thousands separators on the y axis when the numbers are large enough to need them."""
+    finite = np.abs(values[np.isfinite(values)])
+    if finite.size and finite.max() >= 1000:
+        from matplotlib.ticker import StrMethodFormatter
+
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+
+
 def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
     ax = fig.subplots()
     labels = [str(c) for c in result["category"]] if "category" in result.columns else []
@@ -238,15 +248,22 @@ def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
     )
     ax.axhline(0.0, color="#888888", linewidth=0.8, zorder=3)
     ax.set_xticks(positions)
-    longest = max((len(s) for s in labels), default=0)
+    # Rotate only when the labels would not fit side by side (~70 characters across).
     if len(labels) > 20:
         ax.set_xticklabels(labels, rotation=90, fontsize=7)
-    elif len(labels) > 6 or longest > 10:
+    elif sum(len(s) + 3 for s in labels) > 70:
         ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8)
     else:
         ax.set_xticklabels(labels)
+    baseline = result.attrs.get("baseline")
+    if baseline is not None and str(baseline) in labels:
+        # The baseline's bar has height 0 by definition; say so instead of leaving a gap.
+        ax.annotate("baseline", (labels.index(str(baseline)), 0), xytext=(0, 3),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=8,
+                    color="#555555")
     if len(result) == 0:
         ax.text(0.5, 0.5, "no categories to draw", transform=ax.transAxes, ha="center")
+    _thousands(ax, y)
     ax.set_xlabel(str(result.attrs.get("feature", "category")))
     ax.set_ylabel(_y_label(result))
     ax.grid(True, axis="y", color="#eeeeee", linewidth=0.8, zorder=0)

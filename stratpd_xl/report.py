@@ -283,8 +283,13 @@ def _curve_info(result: pd.DataFrame) -> list[tuple[str, Any]]:
         ("rows dropped (missing value)", "n_dropped_missing"),
         ("rows ignored", "n_ignored"),
         ("leaves", "n_leaves"),
+        ("distinct x values", "n_unique_x"),
+        ("baseline category", "baseline"),
     ]
     items = [(label, attrs[key]) for label, key in labels if key in attrs]
+    without = attrs.get("categories_without_estimate")
+    if without:
+        items.append(("categories without an estimate", ", ".join(str(c) for c in without)))
     return items + _param_items(attrs.get("params"))
 
 
@@ -450,8 +455,16 @@ def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFr
         ws.write_string(row, 0, "Click a feature to open its curve.", fmts.label)
         row += 1
     table_top = row + 1
-    _, last_col = _write_table(ws, fmts, table, table_top, 0, links=links,
-                               percent_columns=["share"])
+    last_row, last_col = _write_table(ws, fmts, table, table_top, 0, links=links,
+                                      percent_columns=["share"])
+    skipped = ranking.attrs.get("skipped") or {}
+    if skipped:
+        # Features the engine could not estimate are named with the reason, not dropped
+        # silently: an analyst looking for "zip code" needs to know why it is missing.
+        ws.write_string(last_row + 2, 0, "Not estimated", fmts.get(bold=True))
+        for i, (feature, reason) in enumerate(skipped.items()):
+            ws.write_string(last_row + 3 + i, 0, str(feature))
+            ws.write_string(last_row + 3 + i, 1, str(reason))
     ws.set_column(0, 0, max(28.0, _column_width("feature", table["feature"], False)))
     chart = _impact_chart(wb.book, ranking, table, sheet, table_top)
     chart_col = last_col + 2
