@@ -1,0 +1,379 @@
+"""Cell formulas ``=STRATPD(...)`` and ``=STRATIMPACT(...)`` (xlwings UDFs, Excel on Windows).
+
+Named in the add-in config as ``UDF Modules = stratpd_xl.excel.udfs``.  Each formula returns a
+2-D list: Excel 365 spills it under the formula (no legacy ``expand``); older Excel needs it
+entered as an array formula over a large enough range.
+
+The functions stay thin: cells -> sheet layer -> engine -> tables/charts -> cells.  They are plain
+Python functions too: pass a DataFrame as ``data`` and leave ``caller=None`` (no picture).
+
+Recalculation: Excel calls a UDF again whenever anything it depends on changes (and on a full
+recalculation), so results are kept in a small LRU cache keyed on the cell values and the
+arguments, and the numba kernels and matplotlib are warmed up in a background thread when Excel
+imports this module, so the first formula does not wait for a compile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xlwings as xw
+
+from .. import charts, engine, sheet, tables
+from ..errors import StratPDInputError
+from . import pictures
+
+__all__ = ["STRATIMPACT", "STRATPD", "clear_cache", "wait_for_warm_up"]
+
+# --------------------------------------------------------------------------- declarations
+# Argument options as data: the decorators below apply them, and tests feed the same options to
+# xlwings' conversion pipeline.  ``ndim=2`` keeps a one-row or one-column range 2-D;
+# ``err_to_str`` hands Excel errors over as "#N/A" etc., which the sheet layer treats as missing.
+
+STRATPD_ARGS: dict[str, dict[str, Any]] = {
+    "data": {"ndim": 2, "err_to_str": True,
+             "doc": "The table, header row included, e.g. Data!A1:J5001."},
+    "target": {"doc": 'Column to explain, e.g. "price".'},
+    "col": {"doc": 'Column whose effect you want, e.g. "carat".'},
+    "min_samples_leaf": {"doc": "Smallest group of similar rows (default 10)."},
+    "trials": {"doc": "Bootstrap trials; more than 1 adds a low/high band (default 1)."},
+    "chart": {"doc": "FALSE: no chart picture beside the table (default TRUE)."},
+}
+STRATIMPACT_ARGS: dict[str, dict[str, Any]] = {
+    "data": STRATPD_ARGS["data"],
+    "target": STRATPD_ARGS["target"],
+    "min_samples_leaf": STRATPD_ARGS["min_samples_leaf"],
+}
+# call_in_wizard stays on: xlwings' wizard guard makes add-in UDFs show 0 when a workbook opens
+# (xlwings issue 1574), and a cached result makes the wizard's extra call cheap.
+FUNC_OPTIONS: dict[str, Any] = {"category": "StratPD"}
+
+DEFAULT_MIN_SAMPLES_LEAF = 10
+MAX_TRIALS = 200
+# A formula must show the same numbers on every recalculation, so the seed is fixed.
+RANDOM_STATE = 0
+CACHE_SIZE = 32
+
+_TRUE_WORDS = frozenset({"true", "wahr", "vrai", "yes", "1"})
+_FALSE_WORDS = frozenset({"false", "falsch", "faux", "no", "0"})
+
+
+def _excel_function(args: dict[str, dict[str, Any]]) -> Callable[[Callable], Callable]:
+    """Apply ``xw.arg`` for every declared argument, then ``xw.func``."""
+
+    def wrap(f: Callable) -> Callable:
+        for name, options in args.items():
+            f = xw.arg(name, **options)(f)
+        return xw.func(**FUNC_OPTIONS)(f)
+
+    return wrap
+
+
+# --------------------------------------------------------------------------- cache
+
+
+class _LRU:
+    """A small thread-safe least-recently-used cache (Excel may call from several threads)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return self._items[key]
+            self.misses += 1
+            return None
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.hits = self.misses = 0
+
+
+_cache = _LRU(CACHE_SIZE)
+
+
+def clear_cache() -> None:
+    """Forget all cached results (e.g. after changing the engine backend)."""
+    _cache.clear()
+
+
+@dataclass
+class _Curve:
+    cells: list[list[Any]]
+    result: pd.DataFrame
+    png: bytes | None = None
+
+
+def _data_key(data: Any) -> Hashable:
+    """A hashable fingerprint of the table: the cell values, or a hash of a DataFrame."""
+    if isinstance(data, pd.DataFrame):
+        digest = hashlib.sha256(
+            pd.util.hash_pandas_object(data, index=False).to_numpy().tobytes()
+        ).hexdigest()
+        return ("frame", tuple(map(str, data.columns)), tuple(map(str, data.dtypes)), digest)
+    return ("cells", tuple(tuple(row) if isinstance(row, list | tuple) else (row,)
+                           for row in data))
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def _table(data: Any) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data
+    if data is None or not isinstance(data, list | tuple):
+        raise StratPDInputError(
+            "data must be a range with a header row, e.g. Data!A1:J5001; got a single value"
+        )
+    return sheet.frame_from_cells(data)
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _whole_number(value: Any, name: str, default: int, minimum: int, maximum: int) -> int:
+    """An optional whole-number argument: blank -> default; 10.0 and "10" -> 10."""
+    if _is_missing(value):
+        return default
+    number: float | None = None
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not np.isfinite(number) or not number.is_integer():
+        raise StratPDInputError(f"{name} must be a whole number such as {default}; got {value!r}")
+    if not minimum <= number <= maximum:
+        raise StratPDInputError(
+            f"{name} must be between {minimum} and {maximum}; got {int(number)}"
+        )
+    return int(number)
+
+
+def _flag(value: Any, name: str) -> bool:
+    """An optional TRUE/FALSE argument: blank -> TRUE; numbers and words are understood."""
+    if _is_missing(value):
+        return True
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | float) and np.isfinite(value):
+        return value != 0
+    if isinstance(value, str):
+        word = value.strip().casefold()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    raise StratPDInputError(f"{name} must be TRUE or FALSE; got {value!r}")
+
+
+def _error(exc: BaseException, prefix: str) -> list[list[Any]]:
+    return [[sheet.error_text(exc, prefix=prefix)]]
+
+
+# --------------------------------------------------------------------------- formulas
+
+
+def _curve(data: Any, target: Any, col: Any, min_samples_leaf: int, trials: int) -> _Curve:
+    key = ("STRATPD", _data_key(data), str(target), str(col), min_samples_leaf, trials)
+    cached = _cache.get(key)
+    if cached is not None:
+        return cached
+    frame = _table(data)
+    target_name = sheet.resolve_column(frame, target, role="target")
+    feature = sheet.resolve_column(frame, col, role="feature")
+    sheet.check_rows(frame, target_name, feature, min_samples_leaf=min_samples_leaf)
+    result = engine.partial_dependence(
+        frame, target_name, feature, min_samples_leaf=min_samples_leaf,
+        n_trials=trials, random_state=RANDOM_STATE,
+    )
+    curve = _Curve(sheet.cells_from_frame(tables.curve_table(result)), result)
+    _cache.put(key, curve)
+    return curve
+
+
+def _chart_png(curve: _Curve) -> bytes:
+    if curve.png is None:
+        curve.png = charts.figure_png(charts.curve_figure(curve.result))
+    return curve.png
+
+
+@_excel_function(STRATPD_ARGS)
+def STRATPD(  # noqa: N802 - Excel formula names are upper case
+    data: Any,
+    target: Any,
+    col: Any,
+    min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
+    trials: Any = 1,
+    chart: Any = True,
+    caller: Any = None,
+) -> list[list[Any]]:
+    """Partial dependence of target on col, from the data alone (StratPD / CatStratPD).
+
+    Parameters
+    ----------
+    data : 2-D list of cell values or DataFrame
+        The table; the first row of a cell range is the header.
+    target, col : str
+        Column names (case, spaces and underscores do not matter).
+    min_samples_leaf : int, default 10
+        Smallest group of similar rows.
+    trials : int, default 1
+        Bootstrap trials; with more than 1 the table gets low/high band columns.
+    chart : bool, default True
+        Place a picture of the curve beside the table (only when called from Excel).
+    caller : xlwings.Range, optional
+        Filled in by xlwings with the formula's cell; ``None`` from Python.
+
+    Returns
+    -------
+    list of list
+        Header row plus one row per x value or category: the feature, "partial dependence",
+        the band columns when trials > 1, and "slopes averaged" (numeric) or "rows"
+        (categorical).  On bad input one cell ``"STRATPD: <what to fix>"``.
+    """
+    try:
+        leaf = _whole_number(
+            min_samples_leaf, "min_samples_leaf", DEFAULT_MIN_SAMPLES_LEAF, 1, 1_000_000
+        )
+        n_trials = _whole_number(trials, "trials", 1, 1, MAX_TRIALS)
+        want_chart = _flag(chart, "chart")
+        curve = _curve(data, target, col, leaf, n_trials)
+    except Exception as exc:  # the cell shows a sentence; never a traceback
+        _drop_picture(caller)
+        return _error(exc, "STRATPD")
+    if caller is not None:
+        if want_chart:
+            _show_picture(caller, curve)
+        else:
+            _drop_picture(caller)
+    return curve.cells
+
+
+def _show_picture(caller: Any, curve: _Curve) -> None:
+    # A picture that cannot be placed (protected sheet, Excel busy) must not cost the table.
+    try:
+        pictures.place_picture(caller, _chart_png(curve), len(curve.cells[0]))
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _drop_picture(caller: Any) -> None:
+    if caller is None:
+        return
+    try:
+        pictures.remove_picture(caller)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+@_excel_function(STRATIMPACT_ARGS)
+def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
+    data: Any,
+    target: Any,
+    min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
+) -> list[list[Any]]:
+    """Model-free ranking of the columns by how much each alone moves the target.
+
+    Parameters
+    ----------
+    data : 2-D list of cell values or DataFrame
+        The table; the first row of a cell range is the header.
+    target : str
+        The column to explain; every other column is ranked.
+    min_samples_leaf : int, default 10
+        Smallest group of similar rows.
+
+    Returns
+    -------
+    list of list
+        Header ``feature, kind, impact, share`` and one row per feature, largest impact first;
+        on bad input one cell ``"STRATIMPACT: <what to fix>"``.
+    """
+    try:
+        leaf = _whole_number(
+            min_samples_leaf, "min_samples_leaf", DEFAULT_MIN_SAMPLES_LEAF, 1, 1_000_000
+        )
+        key = ("STRATIMPACT", _data_key(data), str(target), leaf)
+        cells = _cache.get(key)
+        if cells is None:
+            frame = _table(data)
+            target_name = sheet.resolve_column(frame, target, role="target")
+            sheet.check_rows(frame, target_name, min_samples_leaf=leaf)
+            ranking = engine.impact(
+                frame, target_name, min_samples_leaf=leaf, random_state=RANDOM_STATE
+            )
+            if ranking.empty:
+                skipped = ranking.attrs.get("skipped", {})
+                reasons = "; ".join(f"{f}: {r}" for f, r in skipped.items())
+                raise StratPDInputError(f"no column could be ranked ({reasons})")
+            cells = sheet.cells_from_frame(tables.impact_table(ranking))
+            _cache.put(key, cells)
+        return cells
+    except Exception as exc:  # the cell shows a sentence; never a traceback
+        return _error(exc, "STRATIMPACT")
+
+
+# --------------------------------------------------------------------------- warm-up
+
+
+def _warm_up() -> None:
+    """Run each engine kernel and the chart code once on a tiny table.
+
+    numba compiles on first use (cached on disk afterwards, but loading still takes a moment)
+    and matplotlib builds its font cache on first use; doing both here, while Excel is still
+    busy loading, keeps the first formula fast.
+    """
+    try:
+        rng = np.random.default_rng(0)
+        n = 80
+        frame = pd.DataFrame(
+            {"x": rng.normal(size=n), "c": rng.choice(["a", "b", "c"], size=n)}
+        )
+        frame["y"] = 2 * frame["x"] + (frame["c"] == "b") + rng.normal(scale=0.1, size=n)
+        curve = engine.partial_dependence(frame, "y", "x", min_samples_leaf=5)
+        engine.partial_dependence(frame, "y", "c", min_samples_leaf=5)
+        charts.figure_png(charts.curve_figure(curve), dpi=20)
+    except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
+        pass
+
+
+_warm_up_thread: threading.Thread | None = None
+if os.environ.get("STRATPD_XL_WARMUP", "1") != "0":
+    _warm_up_thread = threading.Thread(target=_warm_up, name="stratpd-warm-up", daemon=True)
+    _warm_up_thread.start()
+
+
+def wait_for_warm_up(timeout: float | None = None) -> bool:
+    """Block until the warm-up finished (True) or ``timeout`` seconds passed (False)."""
+    if _warm_up_thread is None:
+        return True
+    _warm_up_thread.join(timeout)
+    return not _warm_up_thread.is_alive()
+

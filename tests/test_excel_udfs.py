@@ -1,0 +1,441 @@
+"""The cell formulas through xlwings' own machinery, on Linux, without Excel.
+
+* xlwings' real UDF decorators (``xlwings.udfs``, Windows-only because it imports pywin32) are
+  loaded with three empty stand-in modules for pywin32, and ``stratpd_xl.excel.udfs`` is
+  re-imported under them, so the functions carry the same ``__xlfunc__`` metadata as on Windows;
+* each call then does what ``xlwings.udfs.call_udf`` does: missing optional arguments become the
+  Python defaults, every argument goes through ``xlwings.conversion.read`` with its declared
+  options, the result through ``xlwings.conversion.write`` - with a test-only "excel" engine that
+  cleans values the way xlwings' Windows engine does;
+* values are shaped as Excel hands them over COM: 2-D lists (tuples), floats for numbers, None
+  for blank cells, Excel errors as their COM error codes.
+
+Picture placement runs against a recording fake sheet.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import io
+import math
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MISSING = -2147352572  # what COM passes for an omitted optional argument (DISP_E_PARAMNOTFOUND)
+# Excel's error values as COM integers, and the text xlwings turns them into with err_to_str.
+COM_ERRORS = {
+    -2146826281: "#DIV/0!",
+    -2146826246: "#N/A",
+    -2146826259: "#NAME?",
+    -2146826288: "#NULL!",
+    -2146826252: "#NUM!",
+    -2146826265: "#REF!",
+    -2146826273: "#VALUE!",
+}
+
+
+# --------------------------------------------------------------------------- xlwings set-up
+
+
+class _ExcelLikeEngineImpl:
+    """Value cleaning as in xlwings' Windows engine (``_xlwindows.Engine``), minus pywin32."""
+
+    name = "excel"
+    type = "desktop"
+
+    @staticmethod
+    def clean_value_data(data, datetime_builder, empty_as, number_builder, err_to_str):
+        def clean(value):
+            if value in ("", None):
+                return empty_as
+            if number_builder is not None and isinstance(value, float):
+                return number_builder(value)
+            if isinstance(value, int) and not isinstance(value, bool) and value in COM_ERRORS:
+                return COM_ERRORS[value] if err_to_str else None
+            return value
+
+        return [[clean(c) for c in row] for row in data]
+
+    @staticmethod
+    def prepare_xl_data_element(x, date_format):
+        import numpy as np
+        import pandas as pd
+
+        if x is None:
+            return ""
+        if isinstance(x, float | np.floating) and np.isnan(x):
+            return ""
+        if isinstance(x, np.number):
+            return float(x)
+        if not isinstance(x, str | bool | int | float) and pd.isna(x):
+            return ""
+        return x
+
+
+@pytest.fixture(scope="module")
+def xl():
+    """Real xlwings UDF decorators and conversion, a test engine, and our re-imported module."""
+    import xlwings
+    from xlwings import conversion
+    from xlwings.main import Engine
+
+    stubs = {name: types.ModuleType(name) for name in
+             ("pythoncom", "pywintypes", "win32com", "win32com.client")}
+    stubs["pythoncom"].CoInitialize = lambda: None
+    stubs["win32com.client"].Dispatch = None
+    stubs["win32com"].client = stubs["win32com.client"]
+    saved_modules = {name: sys.modules.get(name) for name in [*stubs, "xlwings.udfs"]}
+    sys.modules.update(stubs)
+    real_udfs = importlib.import_module("xlwings.udfs")
+
+    saved_decorators = (xlwings.func, xlwings.arg, xlwings.ret)
+    xlwings.func, xlwings.arg, xlwings.ret = real_udfs.xlfunc, real_udfs.xlarg, real_udfs.xlret
+    added_engine = "excel" not in xlwings.engines.engines_by_name
+    if added_engine:
+        xlwings.engines.add(Engine(impl=_ExcelLikeEngineImpl()))
+    try:
+        from stratpd_xl.excel import udfs
+
+        udfs = importlib.reload(udfs)
+        udfs.wait_for_warm_up(120)
+        yield types.SimpleNamespace(udfs=udfs, conversion=conversion, xlwings_udfs=real_udfs)
+    finally:
+        xlwings.func, xlwings.arg, xlwings.ret = saved_decorators
+        if added_engine:
+            engine = xlwings.engines.engines_by_name.pop("excel")
+            xlwings.engines.engines.remove(engine)
+        for name, module in saved_modules.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
+def call_like_excel(xl, func, *args: Any, caller: Any = None) -> list[list[Any]]:
+    """Call a UDF the way ``xlwings.udfs.call_udf`` does and return what goes back to Excel."""
+    info = func.__xlfunc__
+    values = list(args) + [MISSING] * (len(info["args"]) - len(args))
+    converted = []
+    for arg_info, value in zip(info["args"], values, strict=True):
+        if arg_info["name"] == "caller":
+            converted.append(caller)
+        elif isinstance(value, int) and value == MISSING:
+            converted.append(arg_info.get("optional"))
+        else:
+            converted.append(xl.conversion.read(None, value, arg_info["options"]))
+    result = func(*converted)
+    out = xl.conversion.write(result, None, info["ret"]["options"])
+    assert isinstance(out, list) and all(isinstance(r, list) for r in out), "must be 2-D"
+    assert len({len(r) for r in out}) == 1, "rows must have equal length to spill"
+    return out
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _diamonds_cells(n: int = 400) -> tuple[tuple[Any, ...], ...]:
+    """First n rows of the bundled diamonds data as Excel passes a range: tuples, floats."""
+    path = ROOT / "stratpd_xl" / "data" / "diamonds.csv"
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))[: n + 1]
+    header, body = rows[0], rows[1:]
+
+    def cell(text: str) -> Any:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+    return (tuple(header), *(tuple(cell(v) for v in row) for row in body))
+
+
+@pytest.fixture(scope="module")
+def cells():
+    return _diamonds_cells()
+
+
+# --------------------------------------------------------------------------- recording fakes
+
+
+class FakePicture:
+    def __init__(self, log, pictures, name, left, top, png):
+        self.log, self.pictures = log, pictures
+        self.name, self.left, self.top, self.png = name, left, top, png
+
+    def update(self, path):
+        self.png = Path(path).read_bytes()
+        self.log.append(("update", self.name))
+        return self
+
+    def delete(self):
+        self.log.append(("delete", self.name))
+        del self.pictures.items[self.name]
+
+
+class FakePictures:
+    def __init__(self, log):
+        self.log, self.items = log, {}
+
+    def __contains__(self, name):
+        return name in self.items
+
+    def __getitem__(self, name):
+        return self.items[name]
+
+    def add(self, path, *, name, left, top):
+        assert name not in self.items, "xlwings raises ShapeAlreadyExists here"
+        self.items[name] = FakePicture(self.log, self, name, left, top, Path(path).read_bytes())
+        self.log.append(("add", name, left, top))
+        return self.items[name]
+
+
+class FakeSheet:
+    def __init__(self, name="Sheet1"):
+        self.name, self.book = name, types.SimpleNamespace(name="Book1.xlsx")
+        self.log: list[tuple] = []
+        self.pictures = FakePictures(self.log)
+
+
+def _column_letters(col: int) -> str:
+    letters = ""
+    while col:
+        col, rem = divmod(col - 1, 26)
+        letters = chr(65 + rem) + letters
+    return letters
+
+
+class FakeCell:
+    """A caller cell: 64 points wide columns, 20 points high rows."""
+
+    def __init__(self, sheet, row, col):
+        self.sheet, self.row, self.column = sheet, row, col
+
+    @property
+    def address(self):
+        return f"${_column_letters(self.column)}${self.row}"
+
+    @property
+    def left(self):
+        return (self.column - 1) * 64.0
+
+    @property
+    def top(self):
+        return (self.row - 1) * 20.0
+
+    def offset(self, rows, cols):
+        return FakeCell(self.sheet, self.row + rows, self.column + cols)
+
+
+# --------------------------------------------------------------------------- formulas
+
+
+def test_vba_wrapper_shows_the_excel_signature_without_caller(xl):
+    class AddinBook:
+        Name = "stratpd_xl.xlam"
+
+    out = io.StringIO()
+    xl.xlwings_udfs.generate_vba_wrapper("stratpd_xl.excel.udfs", xl.udfs, out, AddinBook())
+    vba = out.getvalue()
+    assert ("Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
+            "Optional chart)") in vba
+    assert "Function STRATIMPACT(data, target, Optional min_samples_leaf)" in vba
+    assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in vba
+    assert "ActiveWorkbook, Application.Caller" in vba  # add-ins call with the active book
+    assert "CommandBars" not in vba, "the wizard guard makes UDFs show 0 on open"
+
+
+def test_stratpd_numeric_curve_spills_header_and_rows(xl, cells):
+    out = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat")
+    assert out[0] == ["carat", "partial dependence", "slopes averaged"]
+    body = out[1:]
+    assert len(body) > 10
+    xs = [r[0] for r in body]
+    assert xs == sorted(xs) and len(set(xs)) == len(xs)
+    assert body[0][1] == 0.0  # the curve starts at 0
+    assert all(isinstance(r[1], float) and math.isfinite(r[1]) for r in body)
+    # Heavier diamonds cost more, all else equal.
+    assert body[-1][1] > body[0][1] + 500
+
+
+def test_stratpd_categorical_column_with_band(xl, cells):
+    out = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "cut", 10.0, 5.0, False)
+    assert out[0] == ["cut", "partial dependence", "rows", "low (2.5%)", "high (97.5%)"]
+    categories = [r[0] for r in out[1:]]
+    assert set(categories) <= {"Fair", "Good", "Very Good", "Premium", "Ideal"}
+    assert all(r[3] <= r[1] <= r[4] or r[3] == r[4] for r in out[1:])
+
+
+def test_excel_errors_and_blank_cells_count_as_missing(xl, cells):
+    dirty = [list(r) for r in cells]
+    dirty[5][6] = -2146826246  # #N/A in price
+    dirty[7][0] = None  # blank carat
+    dirty[9][6] = -2146826281  # #DIV/0! in price
+    read = xl.conversion.read(None, tuple(map(tuple, dirty)), xl.udfs.STRATPD_ARGS["data"])
+    assert read[5][6] == "#N/A" and read[9][6] == "#DIV/0!" and read[7][0] is None
+    clean = [r for i, r in enumerate(cells) if i not in (5, 7, 9)]
+    out = call_like_excel(xl, xl.udfs.STRATPD, tuple(map(tuple, dirty)), "price", "carat")
+    assert out == call_like_excel(xl, xl.udfs.STRATPD, tuple(clean), "price", "carat")
+
+
+def test_bad_input_is_one_readable_cell(xl, cells):
+    out = call_like_excel(xl, xl.udfs.STRATPD, cells, "pricee", "carat")
+    assert len(out) == 1 and len(out[0]) == 1
+    text = out[0][0]
+    assert text.startswith('STRATPD: target column "pricee" not found')
+    assert "price" in text and "Traceback" not in text
+    cases = {
+        (cells, "price", "carat", 2.5): "min_samples_leaf must be a whole number",
+        (cells, "price", "carat", 0.0): "min_samples_leaf must be between 1",
+        (cells, "price", "carat", 10.0, "many"): "trials must be a whole number",
+        (cells, "price", "carat", 10.0, 1.0, "maybe"): "chart must be TRUE or FALSE",
+        (cells[:5], "price", "carat"): "StratPD needs at least",
+        ("A1", "price", "carat"): "no data rows",  # ndim=2 makes one cell a 1x1 table
+        (cells, "price", "price"): "both the target and the feature",
+    }
+    for args, expected in cases.items():
+        got = call_like_excel(xl, xl.udfs.STRATPD, *args)
+        assert len(got) == 1 and got[0][0].startswith("STRATPD: "), (args[1:], got)
+        assert expected in got[0][0], (args[1:], got)
+
+
+def test_stratimpact_ranks_columns(xl, cells):
+    out = call_like_excel(xl, xl.udfs.STRATIMPACT, cells, "price")
+    assert out[0] == ["feature", "kind", "impact", "share"]
+    features = [r[0] for r in out[1:]]
+    assert sorted(features) == sorted(c for c in cells[0] if c != "price")
+    impacts = [r[2] for r in out[1:]]
+    assert impacts == sorted(impacts, reverse=True)
+    assert abs(sum(r[3] for r in out[1:]) - 1.0) < 1e-9
+    bad = call_like_excel(xl, xl.udfs.STRATIMPACT, cells, "colour")
+    assert bad[0][0].startswith("STRATIMPACT: target column \"colour\" not found")
+
+
+def test_plain_python_with_a_dataframe_and_no_caller(xl, cells):
+    import pandas as pd
+
+    frame = pd.DataFrame([list(r) for r in cells[1:]], columns=list(cells[0]))
+    out = xl.udfs.STRATPD(frame, "price", "carat")
+    assert out == call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat")
+    assert xl.udfs.STRATIMPACT(frame, "price")[0] == ["feature", "kind", "impact", "share"]
+
+
+def test_recalculation_is_served_from_the_cache(xl, cells, monkeypatch):
+    calls = []
+    real = xl.udfs.engine.partial_dependence
+
+    def counting(*args, **kwargs):
+        calls.append(args[1:3])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(xl.udfs.engine, "partial_dependence", counting)
+    xl.udfs.clear_cache()
+    first = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "depth")
+    again = call_like_excel(xl, xl.udfs.STRATPD, tuple(list(r) for r in cells), "price", "depth")
+    assert first == again and len(calls) == 1
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "depth", 20.0)  # new argument
+    changed = [list(r) for r in cells]
+    changed[1][6] = changed[1][6] + 1.0  # one edited cell
+    call_like_excel(xl, xl.udfs.STRATPD, tuple(map(tuple, changed)), "price", "depth")
+    assert len(calls) == 3
+
+
+def test_cache_is_bounded():
+    from stratpd_xl.excel.udfs import _LRU
+
+    lru = _LRU(2)
+    lru.put("a", 1)
+    lru.put("b", 2)
+    assert lru.get("a") == 1  # "a" is now the most recent
+    lru.put("c", 3)
+    assert lru.get("b") is None and lru.get("a") == 1 and lru.get("c") == 3
+
+
+def test_warm_up_finished(xl):
+    assert xl.udfs.wait_for_warm_up(0)
+
+
+# --------------------------------------------------------------------------- pictures
+
+
+def test_picture_beside_the_table_named_after_the_formula_cell(xl, cells):
+    sheet = FakeSheet()
+    caller = FakeCell(sheet, 2, 2)  # =STRATPD(...) in B2
+    out = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=caller)
+    assert len(out[0]) == 3
+    # Table in B:D, one empty column (E), picture from F2.
+    assert sheet.log == [("add", "StratPD B2", 5 * 64.0, 20.0)]
+    assert sheet.pictures["StratPD B2"].png.startswith(b"\x89PNG")
+
+
+def test_recalculation_replaces_the_picture_in_place(xl, cells):
+    sheet = FakeSheet()
+    caller = FakeCell(sheet, 2, 2)
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=caller)
+    picture = sheet.pictures["StratPD B2"]
+    picture.left, picture.top = 900.0, 300.0  # the user moved it
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=caller)
+    assert len(sheet.log) == 1, "an unchanged chart is not re-inserted"
+    old_png = picture.png
+    call_like_excel(xl, xl.udfs.STRATPD, cells[:300], "price", "carat", caller=caller)
+    assert sheet.log[1:] == [("update", "StratPD B2")]
+    assert list(sheet.pictures.items) == ["StratPD B2"]
+    assert (picture.left, picture.top) == (900.0, 300.0) and picture.png != old_png
+
+
+def test_picture_moves_right_when_the_table_grows_under_it(xl, cells):
+    sheet = FakeSheet()
+    caller = FakeCell(sheet, 2, 2)
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "cut", caller=caller)  # 3 columns
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "cut", 10.0, 3.0, caller=caller)
+    picture = sheet.pictures["StratPD B2"]
+    assert picture.left == (2 + 5 + 1 - 1) * 64.0  # 5 columns B:F, gap G, picture at H
+
+
+def test_two_formulas_keep_two_pictures(xl, cells):
+    sheet = FakeSheet()
+    first, second = FakeCell(sheet, 2, 2), FakeCell(sheet, 2, 12)
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=first)
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "depth", caller=second)
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=first)
+    assert sorted(sheet.pictures.items) == ["StratPD B2", "StratPD L2"]
+    assert [e[0] for e in sheet.log] == ["add", "add"]
+
+
+def test_chart_false_and_errors_leave_no_picture(xl, cells):
+    sheet = FakeSheet()
+    caller = FakeCell(sheet, 3, 1)
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=caller)
+    assert "StratPD A3" in sheet.pictures
+    out = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", MISSING, MISSING, False,
+                          caller=caller)
+    assert out[0][0] == "carat" and "StratPD A3" not in sheet.pictures
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=caller)
+    out = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "karat", caller=caller)
+    assert out[0][0].startswith("STRATPD: ") and "StratPD A3" not in sheet.pictures
+    assert [e[0] for e in sheet.log] == ["add", "delete", "add", "delete"]
+
+
+def test_picture_name_comes_from_the_top_left_cell():
+    from stratpd_xl.excel.pictures import picture_name, top_left_cell
+
+    assert picture_name("$B$2") == "StratPD B2"
+    assert picture_name("$AA$10:$AC$40") == "StratPD AA10"
+    assert top_left_cell("'My sheet'!$C$7") == "C7"
+
+
+def test_a_failing_picture_does_not_cost_the_table(xl, cells):
+    class BrokenPictures(FakePictures):
+        def add(self, *args, **kwargs):
+            raise RuntimeError("sheet is protected")
+
+    sheet = FakeSheet()
+    sheet.pictures = BrokenPictures(sheet.log)
+    caller = FakeCell(sheet, 1, 1)
+    out = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=caller)
+    assert out[0] == ["carat", "partial dependence", "slopes averaged"]
