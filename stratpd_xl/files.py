@@ -90,9 +90,26 @@ def read_table(
         raise StratPDInputError(
             f'unknown file type "{suffix or path.name}"; use a .csv, .txt, .xlsx or .ods file'
         )
-    frame = frame_from_cells(cells, decimal=decimal)
+    frame = _frame(cells, decimal, f'sheet "{sheet_name}" of "{path.name}"')
     frame.attrs["source"] = {"path": str(path), "format": suffix[1:], "sheet": sheet_name}
     return frame
+
+
+def _frame(cells: list[list[Any]], decimal: str | None, where: str) -> pd.DataFrame:
+    """frame_from_cells, with the empty-table sentences naming the file instead of a selection."""
+    filled = 0
+    for row in cells:
+        if any(v is not None and str(v).strip() != "" for v in row):
+            filled += 1
+            if filled > 1:
+                break
+    if filled == 0:
+        raise StratPDInputError(f"{where} is empty; it needs a header row and data rows below it")
+    if filled == 1:
+        raise StratPDInputError(
+            f"{where} has a header row but no data rows; add the data below the column names"
+        )
+    return frame_from_cells(cells, decimal=decimal)
 
 
 # --------------------------------------------------------------------------- text files
@@ -109,7 +126,7 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
     rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
     if decimal is None:
         decimal = dialect["decimal"]
-    frame = frame_from_cells(rows, decimal=decimal)
+    frame = _frame(rows, decimal, f'"{path.name}"')
     frame.attrs["source"] = {
         "path": str(path),
         "format": "text",
@@ -258,6 +275,6 @@ def _ods_cells(path: Path, sheet: str | None) -> tuple[list[list[Any]], str]:
         ) from exc
     with book:
         name = _pick_sheet([str(s) for s in book.sheet_names], sheet, path)
-        raw = book.parse(name, header=None, dtype=object)
+        raw = pd.read_excel(book, sheet_name=name, header=None, dtype=object)
     cells = raw.astype(object).where(raw.notna(), None).values.tolist()
     return cells, name

@@ -291,6 +291,8 @@ def _clean_number_text(text: str) -> tuple[str, float]:
     """
     factor = 1.0
     s = text.replace("\u2212", "-")  # typographic minus
+    if not s:
+        return s, factor
     if len(s) > 2 and s[0] == "(" and s[-1] == ")":
         s, factor = s[1:-1].strip(), -1.0
     if s.endswith("%"):
@@ -299,7 +301,7 @@ def _clean_number_text(text: str) -> tuple[str, float]:
         s = s[1:].lstrip()
     elif s[-1:] in _CURRENCY:
         s = s[:-1].rstrip()
-    if s[:1] in "+-" and s[1:2] in _CURRENCY:  # "-$5"
+    if len(s) > 1 and s[0] in "+-" and s[1] in _CURRENCY:  # "-$5"
         s = s[0] + s[2:].lstrip()
     s = _GROUP_SPACE.sub("", s)
     return s, factor

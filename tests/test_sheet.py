@@ -449,3 +449,9 @@ def test_error_text_cuts_long_messages_and_joins_lines():
 
 def test_error_text_of_an_interrupt():
     assert error_text(KeyboardInterrupt()) == "STRATPD: cancelled"
+
+
+@pytest.mark.parametrize("odd", ["$", "%", "-", "()", "(", "-$", "€ ", ",", "."])
+def test_symbols_alone_are_text_not_numbers(odd):
+    frame = frame_from_cells([["x", "n"], [odd, 1], ["b", 2]])
+    assert frame["x"].tolist() == [odd.strip(), "b"]

@@ -1,0 +1,303 @@
+"""read_table: text dialects and encodings, .xlsx and .ods workbooks, and the bad-file sentences."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import openpyxl
+import pandas as pd
+import pytest
+
+from stratpd_xl.errors import StratPDInputError
+from stratpd_xl.files import read_table, sniff_text
+from stratpd_xl.sheet import frame_from_cells
+
+
+def write(path: Path, text: str, encoding: str = "utf-8") -> Path:
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+# --------------------------------------------------------------------------- text files
+
+
+def test_plain_comma_csv(tmp_path):
+    path = write(tmp_path / "a.csv", "price,rooms,city\n100.5,3,Paris\n200,4,Lyon\n")
+    frame = read_table(path)
+    assert list(frame.columns) == ["price", "rooms", "city"]
+    assert frame["price"].tolist() == [100.5, 200.0]
+    assert frame["rooms"].dtype == np.int64
+    assert frame.attrs["source"]["delimiter"] == ","
+
+
+def test_semicolon_csv_with_decimal_comma_is_detected(tmp_path):
+    text = "Preis;Fläche;Stadt\n1,5;1.234,5;Köln\n2,25;80;Berlin\n-3,0;1.000;Bonn\n"
+    frame = read_table(write(tmp_path / "de.csv", text))
+    assert frame["Preis"].tolist() == [1.5, 2.25, -3.0]
+    # Only a file-wide decision reads "1.000" as a thousand: alone it would be ambiguous.
+    assert frame["Fläche"].tolist() == [1234.5, 80.0, 1000.0]
+    assert frame.attrs["source"]["delimiter"] == ";"
+    assert frame.attrs["source"]["decimal"] == ","
+
+
+def test_decimal_option_overrides_detection(tmp_path):
+    path = write(tmp_path / "amb.csv", "a;b\n1.234;x\n2.500;y\n")
+    assert read_table(path)["a"].tolist() == [1.234, 2.5]
+    assert read_table(path, decimal=",")["a"].tolist() == [1234, 2500]
+
+
+def test_tab_separated_text(tmp_path):
+    path = write(tmp_path / "t.txt", "x\ty\tlabel\n1.5\t2\ta, b\n3\t4\tc\n")
+    frame = read_table(path)
+    assert list(frame.columns) == ["x", "y", "label"]
+    assert frame["label"].tolist() == ["a, b", "c"]
+    assert frame.attrs["source"]["delimiter"] == "\t"
+
+
+def test_quoted_fields_with_delimiters_and_line_breaks(tmp_path):
+    text = 'name,value\n"Smith, J.",1.5\n"two\nlines",2\n"say ""hi""",3\n'
+    frame = read_table(write(tmp_path / "q.csv", text))
+    assert frame["name"].tolist() == ["Smith, J.", "two\nlines", 'say "hi"']
+    assert frame["value"].tolist() == [1.5, 2.0, 3.0]
+
+
+def test_cp1252_file_with_accents(tmp_path):
+    path = write(tmp_path / "w.csv", "café;prix\nété;1,5\nhiver;2,5\n", encoding="cp1252")
+    frame = read_table(path)
+    assert list(frame.columns) == ["café", "prix"]
+    assert frame["café"].tolist() == ["été", "hiver"]
+    assert frame["prix"].tolist() == [1.5, 2.5]
+    assert frame.attrs["source"]["encoding"] == "cp1252"
+
+
+def test_utf8_with_bom(tmp_path):
+    path = write(tmp_path / "b.csv", "price,città\n1,Tórino\n2,Milano\n", encoding="utf-8-sig")
+    frame = read_table(path)
+    assert list(frame.columns) == ["price", "città"]  # no "\ufeffprice"
+    assert frame.attrs["source"]["encoding"] == "utf-8"
+
+
+def test_utf16_unicode_text_from_excel(tmp_path):
+    path = write(tmp_path / "u.txt", "größe\tpreis\n1,5\t10\n2,5\t20\n", encoding="utf-16")
+    frame = read_table(path)
+    assert frame["größe"].tolist() == [1.5, 2.5]
+
+
+def test_encoding_option(tmp_path):
+    path = write(tmp_path / "l.csv", "name,n\nÅse,1\nØyvind,2\n", encoding="latin-1")
+    assert read_table(path, encoding="latin-1")["name"].tolist() == ["Åse", "Øyvind"]
+
+
+def test_single_column_file(tmp_path):
+    frame = read_table(write(tmp_path / "one.csv", "price\n1.5\n2\n"))
+    assert frame["price"].tolist() == [1.5, 2.0]
+
+
+def test_excel_errors_in_a_csv_are_missing(tmp_path):
+    frame = read_table(write(tmp_path / "e.csv", "x,y\n1,#N/A\n2,#DIV/0!\n3,4\n"))
+    assert frame["y"].isna().tolist() == [True, True, False]
+
+
+def test_a_csv_and_the_same_cells_give_the_same_table(tmp_path):
+    rows = [["when", "price", "ok", "city"], ["2024-01-31", "1,234.5", "TRUE", "Köln"]]
+    rows += [["2024-02-01", "7", "FALSE", ""], ["", "#N/A", "TRUE", "Paris"]]
+    path = tmp_path / "same.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    from_file = read_table(path)
+    from_cells = frame_from_cells(rows)
+    pd.testing.assert_frame_equal(from_file, from_cells)
+
+
+@pytest.mark.parametrize(
+    ("text", "delimiter", "decimal"),
+    [
+        ("a,b\n1.5,2\n", ",", "."),
+        ("a;b\n1,5;2\n", ";", ","),
+        ("a;b\n1.5;2\n", ";", "."),
+        ("a;b\n1;2\n", ";", None),  # nothing decides: the columns do
+        ("a\tb\n1,5\t2\n", "\t", ","),
+        ("a|b\n1|2\n", "|", None),
+        ('a,b\n"1,5",2\n', ",", ","),  # quoted decimal comma in a comma file
+    ],
+)
+def test_sniff_text(text, delimiter, decimal):
+    assert sniff_text(text) == {"delimiter": delimiter, "decimal": decimal}
+
+
+# --------------------------------------------------------------------------- workbooks
+
+
+def make_xlsx(path: Path) -> Path:
+    book = openpyxl.Workbook()
+    ws = book.active
+    ws.title = "Data"
+    ws.append(["price", "when", "flag", "city", None])
+    ws.append([1.5, dt.datetime(2024, 1, 31), True, "Köln", None])
+    ws.append(["#N/A", dt.datetime(2024, 2, 1), False, "Paris", None])
+    ws.append([" 42 ", dt.datetime(2024, 2, 2), True, None, None])
+    other = book.create_sheet("Prices 2025")
+    other.append(["a", "b"])
+    other.append([1, 2])
+    book.save(path)
+    return path
+
+
+def test_xlsx_first_sheet_with_typed_cells(tmp_path):
+    frame = read_table(make_xlsx(tmp_path / "book.xlsx"))
+    assert list(frame.columns) == ["price", "when", "flag", "city"]
+    assert frame["price"].tolist()[0] == 1.5 and frame["price"].tolist()[2] == 42.0
+    assert pd.isna(frame["price"].iloc[1])
+    assert pd.api.types.is_datetime64_any_dtype(frame["when"].dtype)
+    assert frame["flag"].dtype == bool
+    assert frame.attrs["source"] == {
+        "path": str(tmp_path / "book.xlsx"),
+        "format": "xlsx",
+        "sheet": "Data",
+    }
+
+
+def test_xlsx_sheet_by_name_case_insensitive(tmp_path):
+    path = make_xlsx(tmp_path / "book.xlsx")
+    assert read_table(path, sheet="prices 2025")["b"].tolist() == [2]
+
+
+def test_xlsx_missing_sheet_lists_the_sheets(tmp_path):
+    path = make_xlsx(tmp_path / "book.xlsx")
+    with pytest.raises(StratPDInputError) as info:
+        read_table(path, sheet="Sheet1")
+    assert (
+        str(info.value) == 'sheet "Sheet1" not found in "book.xlsx"; sheets are: Data, Prices 2025'
+    )
+
+
+def test_xlsx_formula_is_read_as_its_value_never_as_formula_text(tmp_path):
+    path = make_xlsx(tmp_path / "f.xlsx")
+    book = openpyxl.load_workbook(path)
+    book["Data"]["F1"] = "total"
+    book["Data"]["F2"] = "=A2*2"
+    book.save(path)
+    frame = read_table(path)
+    # openpyxl never calculates, so this formula has no stored value and reads as blank;
+    # a workbook saved by Excel or LibreOffice stores the value and we read that instead.
+    assert frame["total"].isna().all()
+
+
+def test_ods_with_sheets_and_types(tmp_path):
+    path = tmp_path / "book.ods"
+    first = pd.DataFrame(
+        {
+            "Preis": [1.5, 2.25, None, 4.0],
+            "Datum": pd.to_datetime(["2024-01-31", "2024-02-01", "2024-02-02", "2024-02-03"]),
+            "ok": [True, False, True, True],
+            "Stadt": ["Köln", "Berlin", "Bonn", None],
+        }
+    )
+    with pd.ExcelWriter(path, engine="odf") as writer:
+        first.to_excel(writer, sheet_name="Daten", index=False)
+        pd.DataFrame({"a": [1, 2]}).to_excel(writer, sheet_name="Zwei", index=False)
+    frame = read_table(path)
+    assert list(frame.columns) == ["Preis", "Datum", "ok", "Stadt"]
+    assert frame["Preis"].tolist()[:2] == [1.5, 2.25] and pd.isna(frame["Preis"].iloc[2])
+    assert pd.api.types.is_datetime64_any_dtype(frame["Datum"].dtype)
+    assert frame["ok"].tolist() == [True, False, True, True]
+    assert frame.attrs["source"]["sheet"] == "Daten"
+    assert read_table(path, sheet="zwei")["a"].tolist() == [1, 2]
+    with pytest.raises(
+        StratPDInputError, match='sheet "Drei" not found in "book.ods"; sheets are: Daten, Zwei'
+    ):
+        read_table(path, sheet="Drei")
+
+
+# --------------------------------------------------------------------------- bad files
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(StratPDInputError, match='file ".*nope.csv" not found; check the name'):
+        read_table(tmp_path / "nope.csv")
+
+
+def test_folder_instead_of_file(tmp_path):
+    with pytest.raises(StratPDInputError, match="is a folder"):
+        read_table(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "phrase"),
+    [
+        ("data.json", 'unknown file type ".json"; use a .csv, .txt, .xlsx or .ods file'),
+        ("data", 'unknown file type "data"'),
+        ("old.xls", "old .xls format; save it as .xlsx or .csv"),
+    ],
+)
+def test_unsupported_formats(tmp_path, name, phrase):
+    path = write(tmp_path / name, "a,b\n1,2\n")
+    with pytest.raises(StratPDInputError, match=phrase.replace(".", r"\.").replace("(", r"\(")):
+        read_table(path)
+
+
+def test_damaged_xlsx(tmp_path):
+    path = tmp_path / "broken.xlsx"
+    path.write_bytes(b"this is not a zip file")
+    with pytest.raises(StratPDInputError, match='cannot read "broken.xlsx" as an Excel workbook'):
+        read_table(path)
+
+
+def test_damaged_ods(tmp_path):
+    path = tmp_path / "broken.ods"
+    path.write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(StratPDInputError, match='cannot read "broken.ods" as an OpenDocument'):
+        read_table(path)
+
+
+def test_binary_file_named_csv(tmp_path):
+    path = tmp_path / "pic.csv"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    with pytest.raises(StratPDInputError, match="does not look like a text file"):
+        read_table(path)
+
+
+def test_unknown_encoding_name(tmp_path):
+    path = write(tmp_path / "a.csv", "a,b\n1,2\n")
+    with pytest.raises(StratPDInputError, match='unknown encoding "klingon"'):
+        read_table(path, encoding="klingon")
+
+
+def test_wrong_encoding(tmp_path):
+    path = write(tmp_path / "a.csv", "name,n\nété,1\n", encoding="cp1252")
+    with pytest.raises(StratPDInputError, match='"a.csv" is not valid utf-8 text'):
+        read_table(path, encoding="utf-8")
+
+
+def test_sheet_option_on_a_text_file(tmp_path):
+    path = write(tmp_path / "a.csv", "a,b\n1,2\n")
+    with pytest.raises(StratPDInputError, match="text file with no sheets; leave out --sheet"):
+        read_table(path, sheet="Data")
+
+
+def test_bad_decimal_option(tmp_path):
+    path = write(tmp_path / "a.csv", "a,b\n1,2\n")
+    with pytest.raises(StratPDInputError, match='decimal separator must be "." or ","'):
+        read_table(path, decimal=";")
+
+
+def test_empty_file(tmp_path):
+    with pytest.raises(StratPDInputError, match='"empty.csv" is empty; it needs a header row'):
+        read_table(write(tmp_path / "empty.csv", "\n\n"))
+
+
+def test_header_only_file(tmp_path):
+    with pytest.raises(StratPDInputError, match='"h.csv" has a header row but no data rows'):
+        read_table(write(tmp_path / "h.csv", "price,rooms\n"))
+
+
+def test_empty_sheet_names_the_sheet(tmp_path):
+    path = make_xlsx(tmp_path / "book.xlsx")
+    book = openpyxl.load_workbook(path)
+    book.create_sheet("Blank")
+    book.save(path)
+    with pytest.raises(StratPDInputError, match='sheet "Blank" of "book.xlsx" is empty'):
+        read_table(path, sheet="Blank")
