@@ -213,10 +213,13 @@ def _column_width(header: str, values: pd.Series, is_date: bool) -> float:
 
 def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, left: int,
                  *, links: Sequence[str | None] | None = None,
-                 percent_columns: Sequence[str] = ()) -> tuple[int, int]:
+                 percent_columns: Sequence[str] = (),
+                 general_columns: Sequence[str] = ()) -> tuple[int, int]:
     """Write ``table`` as an Excel table at (top, left); return its last row and column.
 
     ``links`` optionally gives an internal link target for each row's first cell.
+    ``general_columns`` are shown as entered (feature values: a year must not read "2,020"
+    and a carat of 0.23 must not become "0.230").
     """
     columns = [str(c) for c in table.columns]
     n = len(table)
@@ -235,6 +238,8 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
             series.dtype == object and any(_as_datetime(v) for v in series.head(50)))
         if name in percent_columns:
             fmt = fmts.get(num_format="0.0%")
+        elif name in general_columns:
+            fmt = None
         elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             fmt = fmts.get(num_format=_number_format(series))
         else:
@@ -386,7 +391,8 @@ def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFram
     ws.write_string(top, 0, curve_title(result), fmts.title)
     row = _write_info(ws, fmts, top + 2, _curve_info(result))
     table_top = row + 1
-    _, last_col = _write_table(ws, fmts, table, table_top, 0)
+    _, last_col = _write_table(ws, fmts, table, table_top, 0,
+                               general_columns=[str(table.columns[0])])
     ws.set_column(0, 0, max(28.0, _column_width(table.columns[0], table.iloc[:, 0], False)))
 
     chart_col = last_col + 2

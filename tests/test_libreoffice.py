@@ -1,0 +1,221 @@
+"""Our xlsx and CSV outputs opened in real LibreOffice (headless), printed to PDF and read back.
+
+All files are converted in one ``soffice`` call with a fresh profile (a session fixture), so
+this module costs one LibreOffice start-up.  Without ``soffice`` the tests are skipped, except
+under CI (``CI=true``), where a missing LibreOffice is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+import stratpd_xl as sx
+from stratpd_xl.charts import curve_title, impact_title
+from stratpd_xl.report import curve_table, write_curve_workbook, write_impact_workbook, write_report
+from tests.test_charts import categorical_result, numeric_result, ranking_result, synthetic_data
+
+SOFFICE_TIMEOUT = 120  # seconds for one conversion call (start-up is most of it)
+
+
+def require_tools(*tools: str) -> None:
+    """Skip when a tool is missing, but fail under CI where .ci/run installs them."""
+    missing = [t for t in tools if shutil.which(t) is None]
+    if not missing:
+        return
+    message = f"{', '.join(missing)} not installed (apt-get install libreoffice-calc-nogui " \
+              "poppler-utils)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def soffice_convert(files: Sequence[Path], outdir: Path, *, to: str = "pdf",
+                    profile: Path, timeout: float = SOFFICE_TIMEOUT) -> list[Path]:
+    """Convert files with headless LibreOffice in one call; return the converted paths.
+
+    Parameters
+    ----------
+    files : sequence of Path
+        Inputs (xlsx, ods, csv ...); all are converted by the same soffice process.
+    outdir : Path
+        Where the outputs go (same stem, new suffix).
+    to : str
+        soffice's ``--convert-to`` argument, e.g. ``"pdf"`` or
+        ``'csv:Text - txt - csv (StarCalc):59,34,76'``.
+    profile : Path
+        A directory for a throw-away LibreOffice user profile, so a user's own settings
+        or a running LibreOffice cannot interfere.
+    timeout : float
+        Seconds before the call is abandoned.
+    """
+    outdir.mkdir(parents=True, exist_ok=True)
+    command = [
+        "soffice", "--headless", "--norestore", "--nologo",
+        f"-env:UserInstallation={profile.resolve().as_uri()}",
+        "--convert-to", to, "--outdir", str(outdir), *[str(f) for f in files],
+    ]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+    suffix = "." + to.split(":", 1)[0]
+    outputs = [outdir / (Path(f).stem + suffix) for f in files]
+    missing = [o.name for o in outputs if not o.exists()]
+    assert not missing, f"soffice did not write {missing}: {proc.stdout}\n{proc.stderr}"
+    return outputs
+
+
+def pdf_text(pdf: Path) -> str:
+    """The PDF's text in reading order with all whitespace collapsed to single spaces."""
+    out = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    return " ".join(out.split())
+
+
+def pdf_lines(pdf: Path) -> list[str]:
+    """The PDF's text laid out as printed, one printed line per item, spaces collapsed.
+
+    A table row comes out as one line (perhaps followed by chart text printed beside it).
+    """
+    out = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                         text=True, check=True, timeout=60).stdout
+    return [" ".join(line.split()) for line in out.splitlines() if line.strip()]
+
+
+def has_row(lines: list[str], *cells: str) -> bool:
+    """True when one printed line starts with the given cells, in order."""
+    start = " ".join(cells)
+    return any(line == start or line.startswith(start + " ") for line in lines)
+
+
+def pdf_images(pdf: Path) -> list[tuple[int, int, int]]:
+    """(page, width, height) of every image in the PDF (soft masks excluded)."""
+    out = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    images = []
+    for line in out.splitlines()[2:]:
+        parts = line.split()
+        if len(parts) > 4 and parts[2] == "image":
+            images.append((int(parts[0]), int(parts[3]), int(parts[4])))
+    return images
+
+
+@pytest.fixture(scope="session")
+def converted(tmp_path_factory) -> dict[str, dict]:
+    """Write every kind of output once and print them all to PDF in one soffice call."""
+    require_tools("soffice", "pdftotext", "pdfimages")
+    work = tmp_path_factory.mktemp("libreoffice")
+    analysis = sx.analyse(synthetic_data(), "price", n_trials=3, random_state=0)
+    cases: dict[str, dict] = {
+        "numeric": {"result": numeric_result()},
+        "dates": {"result": numeric_result(n=10, dates=True, band=False, feature="sold on")},
+        "categorical": {"result": categorical_result()},
+        "impact": {"result": ranking_result()},
+        "report": {"result": analysis},
+        "table": {"result": numeric_result()},
+    }
+    files = []
+    for name, case in cases.items():
+        if name == "impact":
+            path = work / "impact.xlsx"
+            write_impact_workbook(case["result"], path)
+        elif name == "report":
+            path = work / "report.xlsx"
+            write_report(case["result"], path)
+        elif name == "table":
+            # What the CLI's .csv output is: the user-facing table, written by pandas.
+            path = work / "table.csv"
+            curve_table(case["result"]).to_csv(path, index=False)
+        else:
+            path = work / f"{name}.xlsx"
+            write_curve_workbook(case["result"], path)
+        case["input"] = path
+        files.append(path)
+    pdfs = soffice_convert(files, work / "pdf", profile=work / "profile")
+    for case, pdf in zip(cases.values(), pdfs, strict=True):
+        case["pdf"] = pdf
+        case["text"] = pdf_text(pdf)
+        case["lines"] = pdf_lines(pdf)
+        case["images"] = pdf_images(pdf)
+    return cases
+
+
+@pytest.mark.parametrize("name", ["numeric", "dates", "categorical"])
+def test_curve_workbook_prints_title_chart_and_picture(converted, name):
+    case = converted[name]
+    title = curve_title(case["result"])
+    # Once in the sheet's title cell and once as the native chart's title (the picture
+    # is a bitmap, so its title is not text).
+    assert case["text"].count(title) == 2, case["text"][:2000]
+    assert "partial dependence of price" in case["text"].replace(title, "")
+    assert [(w, h) for _, w, h in case["images"]] == [(704, 440)]
+
+
+def test_numeric_values_and_band_headers_printed(converted):
+    lines = converted["numeric"]["lines"]
+    assert has_row(lines, "carat", "partial dependence", "low (2.5%)", "high (97.5%)",
+                   "slopes averaged"), lines
+    # x as entered, pd and band with thousands separators, NaN-free.
+    result = converted["numeric"]["result"]
+    assert has_row(lines, "0.25", "0", "-100", "150", "5"), lines
+    assert has_row(lines, "0.5", "1,250", "1,150", "1,400", "6"), lines
+    last = result.iloc[-1]
+    assert has_row(lines, f"{last['x']:g}", f"{last['pd']:,.0f}", f"{last['pd_low']:,.0f}",
+                   f"{last['pd_high']:,.0f}", str(int(last["n_slopes"]))), lines
+    assert has_row(lines, "rows used", "1180"), lines
+
+
+def test_dates_printed_as_dates(converted):
+    text = converted["dates"]["text"]
+    for day in ["2024-01-01", "2024-01-08", "2024-03-04"]:
+        assert day in text
+    assert "45292" not in text  # the serial number of 2024-01-01 must not show
+
+
+def test_categories_printed(converted):
+    text = converted["categorical"]["text"]
+    for category in ["Fair", "Good", "Very Good", "Premium", "Ideal"]:
+        assert category in text
+    lines = converted["categorical"]["lines"]
+    assert has_row(lines, "baseline category", "Fair"), lines
+    assert has_row(lines, "Very Good", "600", "120", "560", "660"), lines
+
+
+def test_impact_workbook_prints_ranking(converted):
+    case = converted["impact"]
+    text = case["text"]
+    assert text.count(impact_title(case["result"])) == 2
+    lines = case["lines"]
+    assert has_row(lines, "carat", "numeric", "2,000", "50.0%"), lines
+    assert has_row(lines, "color", "categorical", "200", "5.0%"), lines
+    assert len(case["images"]) == 1
+
+
+def test_report_prints_every_sheet_with_its_picture(converted):
+    case = converted["report"]
+    analysis = case["result"]
+    text = case["text"]
+    assert "What drives price: StratPD report" in text
+    for curve in analysis.curves.values():
+        assert text.count(curve_title(curve)) == 2
+    assert len(case["images"]) == 1 + len(analysis.curves)
+    # Pictures keep their proportions in LibreOffice (one-cell anchors, see report.py).
+    pages = subprocess.run(["pdfimages", "-list", str(case["pdf"])], capture_output=True,
+                           text=True, check=True).stdout.splitlines()[2:]
+    for line in pages:
+        parts = line.split()
+        if parts[2] == "image":
+            x_ppi, y_ppi = int(parts[12]), int(parts[13])
+            assert abs(x_ppi - y_ppi) <= 1, line
+
+
+def test_pandas_csv_opens_in_libreoffice(converted):
+    lines = converted["table"]["lines"]
+    assert has_row(lines, "carat", "partial dependence", "low (2.5%)", "high (97.5%)",
+                   "slopes averaged"), lines
+    assert has_row(lines, "0.25", "0", "-100", "150", "5"), lines
+    assert has_row(lines, "3", "13750", "13650", "13900"), lines
