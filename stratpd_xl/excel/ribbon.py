@@ -1,0 +1,239 @@
+"""The add-in's "Analyse selection" button: ``stratpd_xl.main()`` -> :func:`main`.
+
+What the button does
+--------------------
+1. Reads the selected cells (header row + data).  A single selected cell stands for the table
+   around it (Excel's current region, as Ctrl+A selects it).
+2. Takes the target from the workbook name ``StratPD_target`` when the workbook defines it
+   (Formulas > Define Name: ``StratPD_target`` referring to ``="price"`` or to a cell holding
+   ``price``); otherwise the selection's last column is the target.
+3. Adds a new sheet ``StratPD <target>`` (``StratPD price (2)`` when that exists) and writes the
+   impact ranking with its chart, then per feature (largest impact first) the curve table with
+   its chart picture beside it.  Existing sheets are never written to.
+4. Shows progress in Excel's status bar; a problem with the data ends in a message box with
+   one sentence saying what to fix.
+
+:func:`analyse_selection` holds the logic and takes plain objects (a book-like object with
+``sheets``, ``names``; sheets with ``range(...).value``, ``pictures.add``), so tests drive it with a
+recording fake; :func:`main` only binds it to xlwings.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .. import charts, engine, sheet, tables
+from ..errors import StratPDInputError
+from ..report import unique_sheet_names
+
+__all__ = ["TARGET_NAME", "Layout", "analyse_selection", "main", "read_selection", "target_name"]
+
+#: Workbook name that sets the target column for the ribbon button.
+TARGET_NAME = "StratPD_target"
+# The button must give the same numbers each time it is pressed on the same data.
+RANDOM_STATE = 0
+
+Status = Callable[[str | None], None]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where things go on the new sheet (rows and columns are 1-based)."""
+
+    title_row: int = 1
+    ranking_row: int = 4
+    gap_columns: int = 1  # empty columns between a table and its picture
+    picture_rows: int = 22  # rows a 4-inch-high picture covers at Excel's default row height
+    gap_rows: int = 2  # empty rows between two feature blocks
+
+
+def read_selection(selection: Any) -> tuple[list[list[Any]], str]:
+    """Cell values and address of the table the user selected.
+
+    Parameters
+    ----------
+    selection : xlwings.Range
+        ``book.selection``.  One selected cell means the table around it.
+
+    Returns
+    -------
+    (values, address)
+        Values as a 2-D list (errors as text such as ``"#N/A"``) and ``"Sheet1!$A$1:$J$5001"``.
+    """
+    if selection is None:
+        raise StratPDInputError("nothing is selected; select the table including its header row")
+    if selection.count == 1:
+        selection = selection.current_region
+    values = selection.options(ndim=2, err_to_str=True).value
+    return values, f"{selection.sheet.name}!{selection.address}"
+
+
+def target_name(book: Any) -> str | None:
+    """The target set by the workbook name ``StratPD_target``, or None when there is none.
+
+    The name may refer to a text constant (``="price"``) or to a cell holding the column name;
+    a sheet-level name (``Sheet1!StratPD_target``) counts as well.
+    """
+    for name in book.names:
+        if name.name.split("!")[-1].casefold() != TARGET_NAME.casefold():
+            continue
+        refers_to = (name.refers_to or "").strip()
+        if refers_to.startswith('="') and refers_to.endswith('"'):
+            return refers_to[2:-1].replace('""', '"')
+        try:
+            value = name.refers_to_range.value
+        except Exception as exc:  # a name pointing at a formula or a deleted range
+            raise StratPDInputError(
+                f"the name {TARGET_NAME} refers to {refers_to}; let it refer to a cell holding "
+                'the target column\'s name or to a text such as ="price"'
+            ) from exc
+        if isinstance(value, list):
+            value = value[0] if value and not isinstance(value[0], list) else None
+        if value is None or not str(value).strip():
+            raise StratPDInputError(f"the cell named {TARGET_NAME} is empty; type the target there")
+        return str(value)
+    return None
+
+
+def _write(new_sheet: Any, row: int, col: int, cells: list[list[Any]]) -> tuple[int, int]:
+    """Write a block of values at (row, col); return its (height, width)."""
+    new_sheet.range((row, col)).value = cells
+    return len(cells), max((len(r) for r in cells), default=0)
+
+
+def _picture(new_sheet: Any, png: bytes, name: str, row: int, col: int) -> None:
+    anchor = new_sheet.range((row, col))
+    fd, path = tempfile.mkstemp(prefix="stratpd-", suffix=".png")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(png)
+        new_sheet.pictures.add(path, name=name, left=anchor.left, top=anchor.top)
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:  # Excel may still hold it on Windows; the temp dir is cleaned up
+            pass
+
+
+def analyse_selection(
+    book: Any,
+    values: list[list[Any]],
+    *,
+    source: str = "",
+    status: Status | None = None,
+    layout: Layout = Layout(),
+    **engine_kw: Any,
+) -> str:
+    """Analyse a table and write the results to a new sheet of ``book``.
+
+    Parameters
+    ----------
+    book : xlwings.Book or alike
+        Needs ``sheets`` (iterable of sheets with ``name``, and ``add(name, after=...)``) and
+        ``names`` (see :func:`target_name`).  Only the sheet added here is written to.
+    values : list of list
+        Cell values of the selection, header row first.
+    source : str
+        The selection's address, shown on the new sheet.
+    status : callable, optional
+        Receives progress text, and ``None`` at the end (Excel: restore the status bar).
+    layout : Layout
+        Positions on the new sheet.
+    **engine_kw
+        Passed to :func:`stratpd_xl.engine.analyse` (e.g. ``min_samples_leaf``).
+
+    Returns
+    -------
+    str
+        Name of the new sheet.
+
+    Raises
+    ------
+    StratPDInputError
+        When the selection cannot be analysed; nothing has been written then.
+    """
+    say = status or (lambda text: None)
+    frame = sheet.frame_from_cells(values)
+    wanted = target_name(book)
+    target = sheet.resolve_column(
+        frame, wanted if wanted is not None else frame.columns[-1], role="target"
+    )
+    leaf = int(engine_kw.pop("min_samples_leaf", 10))
+    sheet.check_rows(frame, target, min_samples_leaf=leaf)
+    engine_kw.setdefault("random_state", RANDOM_STATE)
+
+    def progress(done: int, total: int, feature: str) -> None:
+        if done < total:
+            say(f"StratPD: feature {done + 1} of {total} ({feature})...")
+
+    try:
+        analysis = engine.analyse(
+            frame, target, progress=progress, min_samples_leaf=leaf, **engine_kw
+        )
+        if analysis.impact.empty:
+            reasons = "; ".join(f"{f}: {r}" for f, r in analysis.skipped.items())
+            raise StratPDInputError(f"no feature could be estimated ({reasons})")
+        say("StratPD: writing the results...")
+        sheets = list(book.sheets)
+        name = unique_sheet_names([f"StratPD {target}"], taken=[s.name for s in sheets])[0]
+        # A brand-new sheet: nothing the user typed can be overwritten.
+        new_sheet = book.sheets.add(name, after=sheets[-1] if sheets else None)
+        _write_results(new_sheet, analysis, target, frame, source, leaf, layout)
+    finally:
+        say(None)
+    return name
+
+
+def _write_results(
+    new_sheet: Any, analysis: Any, target: str, frame: Any, source: str, leaf: int, layout: Layout
+) -> None:
+    ranking = analysis.impact
+    notes = f"{len(frame):,} rows" + (f" from {source}" if source else "")
+    _write(new_sheet, layout.title_row, 1, [
+        [f"StratPD: what moves {target}, all else equal"],
+        [f"{notes}; min_samples_leaf {leaf}; model-free partial dependence (Parr & Wilson 2020)"],
+    ])
+    row = layout.ranking_row
+    _write(new_sheet, row, 1, [["Impact ranking"]])
+    ranking_cells = sheet.cells_from_frame(tables.impact_table(ranking))
+    height, width = _write(new_sheet, row + 1, 1, ranking_cells)
+    _picture(new_sheet, charts.figure_png(charts.impact_figure(ranking)), "StratPD impact",
+             row, 1 + width + layout.gap_columns)
+    row += 1 + max(height, layout.picture_rows)
+    if analysis.skipped:
+        skipped = [[f"not estimated: {f}", reason] for f, reason in analysis.skipped.items()]
+        height, _ = _write(new_sheet, row, 1, skipped)
+        row += height
+    row += layout.gap_rows
+
+    for feature in ranking["feature"]:
+        curve = analysis.curves[feature]
+        _write(new_sheet, row, 1, [[f"{feature}: partial dependence of {target}"]])
+        height, width = _write(
+            new_sheet, row + 1, 1, sheet.cells_from_frame(tables.curve_table(curve))
+        )
+        _picture(new_sheet, charts.figure_png(charts.curve_figure(curve)),
+                 f"StratPD {feature}", row, 1 + width + layout.gap_columns)
+        row += 1 + max(height, layout.picture_rows) + layout.gap_rows
+
+
+def main() -> None:  # pragma: no cover - needs Excel; the logic above is tested with fakes
+    """Run from the ribbon: analyse the selection of the workbook that pressed the button."""
+    import xlwings as xw
+
+    book = xw.Book.caller()
+    app = book.app
+
+    def status(text: str | None) -> None:
+        app.status_bar = text if text is not None else False  # False gives Excel's bar back
+
+    try:
+        values, source = read_selection(book.selection)
+        analyse_selection(book, values, source=source, status=status)
+    except Exception as exc:  # the user sees one sentence, never a traceback
+        status(None)
+        app.alert(sheet.error_text(exc), title="StratPD", mode="critical")

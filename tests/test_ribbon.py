@@ -1,0 +1,249 @@
+"""The ribbon button's logic against a recording fake workbook (no Excel needed).
+
+The fake sheet refuses to write over a non-empty cell, so every test also checks that the new
+sheet's blocks (ranking, curve tables) never overlap and that existing sheets stay untouched.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stratpd_xl.errors import StratPDInputError
+from stratpd_xl.excel import ribbon
+
+ROOT = Path(__file__).resolve().parents[1]
+COLUMN_PT, ROW_PT = 64.0, 20.0
+
+
+def _diamonds(n: int = 400, last: str = "price") -> list[list[Any]]:
+    """Diamonds rows as Excel hands a selection over: floats for numbers, header first."""
+    with (ROOT / "stratpd_xl" / "data" / "diamonds.csv").open(newline="") as f:
+        rows = list(csv.reader(f))[: n + 1]
+    header = rows[0]
+    order = [c for c in header if c != last] + [last]
+    idx = [header.index(c) for c in order]
+
+    def cell(text: str) -> Any:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+    return [order] + [[cell(r[i]) for i in idx] for r in rows[1:]]
+
+
+class FakeRange:
+    def __init__(self, sheet: FakeSheet, row: int, col: int) -> None:
+        self.sheet, self.row, self.col = sheet, row, col
+
+    @property
+    def left(self) -> float:
+        return (self.col - 1) * COLUMN_PT
+
+    @property
+    def top(self) -> float:
+        return (self.row - 1) * ROW_PT
+
+    @property
+    def value(self) -> Any:
+        return self.sheet.cells.get((self.row, self.col))
+
+    @value.setter
+    def value(self, block: list[list[Any]]) -> None:
+        assert isinstance(block, list) and all(isinstance(r, list) for r in block)
+        self.sheet.log.append(("write", self.row, self.col, len(block)))
+        for i, row in enumerate(block):
+            for j, v in enumerate(row):
+                key = (self.row + i, self.col + j)
+                assert self.sheet.cells.get(key) in (None, ""), f"overwrites cell {key}"
+                self.sheet.cells[key] = v
+
+
+class FakePictures:
+    def __init__(self, sheet: FakeSheet) -> None:
+        self.sheet, self.items = sheet, {}
+
+    def add(self, path: str, *, name: str, left: float, top: float) -> None:
+        assert name not in self.items, f"picture {name!r} twice"
+        png = Path(path).read_bytes()
+        assert png.startswith(b"\x89PNG")
+        self.items[name] = (left, top)
+        self.sheet.log.append(("picture", name))
+
+
+class FakeSheet:
+    def __init__(self, name: str, cells: dict | None = None) -> None:
+        self.name = name
+        self.cells: dict[tuple[int, int], Any] = dict(cells or {})
+        self.log: list[tuple] = []
+        self.pictures = FakePictures(self)
+
+    def range(self, address: tuple[int, int]) -> FakeRange:
+        return FakeRange(self, *address)
+
+
+class FakeSheets:
+    def __init__(self, sheets: list[FakeSheet]) -> None:
+        self.items = sheets
+
+    def __iter__(self):
+        return iter(list(self.items))
+
+    def add(self, name: str, after: FakeSheet | None = None) -> FakeSheet:
+        assert name.casefold() not in {s.name.casefold() for s in self.items}
+        assert len(name) <= 31
+        new = FakeSheet(name)
+        position = self.items.index(after) + 1 if after is not None else 0
+        self.items.insert(position, new)
+        return new
+
+    def __getitem__(self, name: str) -> FakeSheet:
+        return next(s for s in self.items if s.name == name)
+
+
+class FakeName:
+    def __init__(self, name: str, refers_to: str, cell_value: Any = None) -> None:
+        self.name, self.refers_to, self._value = name, refers_to, cell_value
+
+    @property
+    def refers_to_range(self) -> Any:
+        return type("R", (), {"value": self._value})()
+
+
+class FakeBook:
+    def __init__(self, names: list[FakeName] | None = None, sheets: list[FakeSheet] | None = None):
+        self.sheets = FakeSheets(sheets or [FakeSheet("Data")])
+        self.names = names or []
+
+
+def _table_at(sheet: FakeSheet, row: int, col: int = 1) -> list[list[Any]]:
+    """Read back a block written at (row, col): until the first empty row."""
+    out = []
+    while (row, col) in sheet.cells:
+        r, c, line = row, col, []
+        while (r, c) in sheet.cells:
+            line.append(sheet.cells[(r, c)])
+            c += 1
+        out.append(line)
+        row += 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def analysed():
+    book = FakeBook()
+    statuses: list[str | None] = []
+    name = ribbon.analyse_selection(
+        book, _diamonds(), source="Data!$A$1:$J$401", status=statuses.append
+    )
+    return book, name, statuses
+
+
+def test_new_sheet_named_after_the_last_column(analysed):
+    book, name, _ = analysed
+    assert name == "StratPD price"
+    assert [s.name for s in book.sheets] == ["Data", "StratPD price"]
+    assert book.sheets["Data"].log == [], "the data sheet must not be written to"
+
+
+def test_ranking_and_one_curve_block_per_feature(analysed):
+    book, name, _ = analysed
+    new = book.sheets[name]
+    layout = ribbon.Layout()
+    assert "price" in new.cells[(1, 1)] and "Data!$A$1:$J$401" in new.cells[(2, 1)]
+    ranking = _table_at(new, layout.ranking_row + 1)
+    assert ranking[0] == ["feature", "kind", "impact", "share"]
+    features = [r[0] for r in ranking[1:]]
+    assert sorted(features) == sorted(c for c in _diamonds(1)[0] if c != "price")
+    titles = {v: k for k, v in new.cells.items() if isinstance(v, str) and ": partial" in v}
+    for feature in features:
+        (row, col) = titles[f"{feature}: partial dependence of price"]
+        table = _table_at(new, row + 1, col)
+        assert table[0][:2] == [feature, "partial dependence"]
+        assert len(table) > 2
+    # Blocks come in ranking order, top to bottom.
+    rows = [titles[f"{f}: partial dependence of price"][0] for f in features]
+    assert rows == sorted(rows)
+
+
+def test_pictures_sit_beside_their_tables(analysed):
+    book, name, _ = analysed
+    new = book.sheets[name]
+    pictures = new.pictures.items
+    assert set(pictures) == {"StratPD impact"} | {f"StratPD {c}" for c in _diamonds(1)[0][:-1]}
+    for cell, value in new.cells.items():
+        if isinstance(value, str) and value.endswith(": partial dependence of price"):
+            feature = value.split(":")[0]
+            left, top = pictures[f"StratPD {feature}"]
+            width = len(_table_at(new, cell[0] + 1)[0])
+            assert left == (width + 1) * COLUMN_PT  # one empty column after the table
+            assert top == (cell[0] - 1) * ROW_PT
+
+
+def test_progress_goes_to_the_status_bar_and_is_reset(analysed):
+    _, _, statuses = analysed
+    assert statuses[0] == "StratPD: feature 1 of 9 (carat)..."
+    assert "StratPD: feature 9 of 9 (z)..." in statuses
+    assert statuses[-1] is None
+
+
+def test_existing_result_sheet_gets_a_new_name_and_stays_untouched():
+    taken = FakeSheet("StratPD price", {(1, 1): "my notes"})
+    book = FakeBook(sheets=[FakeSheet("Data"), taken])
+    name = ribbon.analyse_selection(book, _diamonds(200))
+    assert name == "StratPD price (2)"
+    assert taken.cells == {(1, 1): "my notes"} and taken.log == []
+
+
+def test_workbook_name_sets_the_target():
+    book = FakeBook(names=[FakeName("StratPD_target", '="carat"')])
+    assert ribbon.analyse_selection(book, _diamonds(200)) == "StratPD carat"
+    by_cell = FakeBook(names=[FakeName("Data!stratpd_TARGET", "=Data!$L$1", "depth")])
+    assert ribbon.target_name(by_cell) == "depth"
+    assert ribbon.target_name(FakeBook(names=[FakeName("other", '="x"')])) is None
+    empty = FakeBook(names=[FakeName("StratPD_target", "=Data!$L$1", None)])
+    with pytest.raises(StratPDInputError, match="empty"):
+        ribbon.target_name(empty)
+
+
+def test_bad_selection_writes_nothing():
+    book = FakeBook()
+    with pytest.raises(StratPDInputError, match='target "cut" is not numeric'):
+        ribbon.analyse_selection(book, _diamonds(200, last="cut"))
+    with pytest.raises(StratPDInputError, match="needs at least"):
+        ribbon.analyse_selection(book, _diamonds(8))
+    assert [s.name for s in book.sheets] == ["Data"]
+
+
+def test_read_selection_expands_one_cell_and_reads_errors_as_text():
+    calls = []
+
+    class Sel:
+        def __init__(self, count, address):
+            self.count, self.address = count, address
+            self.sheet = type("S", (), {"name": "Data"})()
+
+        @property
+        def current_region(self):
+            return Sel(20, "$A$1:$B$10")
+
+        def options(self, **kw):
+            calls.append((self.address, kw))
+            return type("V", (), {"value": [["a", "b"], [1.0, "#N/A"]]})()
+
+    values, source = ribbon.read_selection(Sel(1, "$B$3"))
+    assert source == "Data!$A$1:$B$10" and values[1][1] == "#N/A"
+    assert calls == [("$A$1:$B$10", {"ndim": 2, "err_to_str": True})]
+    with pytest.raises(StratPDInputError, match="nothing is selected"):
+        ribbon.read_selection(None)
+
+
+def test_package_main_is_the_ribbon_entry_point():
+    import stratpd_xl
+
+    assert callable(stratpd_xl.main)
+    assert "excel.ribbon import main" in Path(stratpd_xl.__file__).read_text()
