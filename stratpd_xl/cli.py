@@ -154,9 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--trials",
         type=_positive_int,
-        default=1,
+        default=None,
         metavar="N",
-        help="bootstrap trials; more than 1 adds a 95%% band (pd_low, pd_high)",
+        help="bootstrap trials (default 1; demo 10); more than 1 adds a 95%% band "
+        "(pd_low, pd_high)",
     )
     g.add_argument(
         "--seed", type=_seed, default=None, metavar="N", help="seed, for repeatable results"
@@ -255,7 +256,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder for the demo outputs (default: ./stratpd-demo; its files are replaced)",
     )
-    p.set_defaults(trials=DEMO_TRIALS, seed=DEMO_SEED)
     return parser
 
 
@@ -274,11 +274,15 @@ def _features_option(p: argparse.ArgumentParser) -> None:
 
 
 def _engine_kw(args: argparse.Namespace) -> dict[str, Any]:
+    # The demo shows a band and the same numbers every time unless asked otherwise.  (Not
+    # set_defaults on the demo parser: parent-parser actions are shared, so that would
+    # change the defaults of every command.)
+    demo = args.command == "demo"
     return {
         "min_samples_leaf": args.min_samples_leaf,
         "min_slopes_per_x": args.min_slopes_per_x,
-        "n_trials": args.trials,
-        "random_state": args.seed,
+        "n_trials": args.trials or (DEMO_TRIALS if demo else 1),
+        "random_state": args.seed if args.seed is not None or not demo else DEMO_SEED,
     }
 
 
@@ -484,7 +488,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     frame = demo_data()
     sys.stderr.write(
         f"demo: what drives the {DEMO_TARGET} of {len(frame):,} diamonds "
-        f"({args.trials} bootstrap trials)\n"
+        f"({_engine_kw(args)['n_trials']} bootstrap trials)\n"
     )
     analysis = _analyse(frame, DEMO_TARGET, None, args)
     report = out_dir / "diamonds-report.xlsx"

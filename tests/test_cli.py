@@ -1,0 +1,480 @@
+"""The stratpd-xl command on real files: outputs, overwrite protection, exit codes, LibreOffice."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import openpyxl
+import pandas as pd
+import pytest
+
+import stratpd_xl
+from stratpd_xl import cli
+from stratpd_xl.cli import ProgressBar, main
+from stratpd_xl.files import read_table
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def houses(n: int = 240, seed: int = 0) -> pd.DataFrame:
+    """Price = 50 per m2 + 30,000 for a garden + noise; rooms follows area (correlated)."""
+    rng = np.random.default_rng(seed)
+    area = rng.uniform(40, 160, n).round(1)
+    garden = rng.choice(["yes", "no"], n)
+    rooms = np.clip((area / 30 + rng.normal(0, 0.7, n)).round(), 1, None).astype(int)
+    price = 50 * area + 30_000 * (garden == "yes") + rng.normal(0, 500, n)
+    return pd.DataFrame({"area": area, "garden": garden, "rooms": rooms, "price": price.round(2)})
+
+
+@pytest.fixture
+def csv_path(tmp_path: Path) -> Path:
+    path = tmp_path / "houses.csv"
+    houses().to_csv(path, index=False)
+    return path
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --------------------------------------------------------------------------- curve
+
+
+def test_curve_prints_the_table(csv_path, capsys):
+    code, out, err = run(["curve", csv_path, "--target", "Price", "--feature", " AREA "], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == ["x", "pd", "slope", "n_slopes"]
+    assert len(lines) > 20
+    assert "StratPD: price on area" in err
+
+
+def test_curve_of_a_text_feature_uses_catstratpd(csv_path, capsys):
+    code, out, err = run(["curve", csv_path, "-t", "price", "-f", "garden", "--seed", "3"], capsys)
+    assert code == 0, err
+    assert out.split()[:3] == ["category", "pd", "count"]
+    table = {ln.split()[0]: float(ln.split()[1]) for ln in out.splitlines()[1:]}
+    assert table["yes"] - table["no"] == pytest.approx(30_000, rel=0.1)
+    assert "CatStratPD" in err
+
+
+def test_curve_writes_csv_xlsx_and_png(csv_path, tmp_path, capsys):
+    outs = [tmp_path / "area.csv", tmp_path / "area.xlsx", tmp_path / "area.png"]
+    args = ["curve", csv_path, "-t", "price", "-f", "area", "--seed", "1", "--trials", "3"]
+    code, out, err = run([*args, *(x for o in outs for x in ("--out", o))], capsys)
+    assert code == 0, err
+    assert out.splitlines() == [f"wrote {o}" for o in outs]
+
+    table = pd.read_csv(outs[0], encoding="utf-8-sig")
+    assert list(table.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high"]
+    # 50 per m2 over the range of area, within the noise of a 240-row sample
+    span = table["pd"].iloc[-1] - table["pd"].iloc[0]
+    assert span == pytest.approx(50 * (table["x"].iloc[-1] - table["x"].iloc[0]), rel=0.15)
+
+    book = openpyxl.load_workbook(outs[1])
+    assert len(book.sheetnames) >= 1
+    assert outs[2].read_bytes().startswith(PNG_MAGIC)
+    # no temporary files left next to the outputs
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["houses.csv", "area.csv", "area.xlsx", "area.png"]
+    )
+
+
+def test_curve_with_engine_options_is_repeatable(csv_path, tmp_path, capsys):
+    args = ["curve", csv_path, "-t", "price", "-f", "area", "--min-samples-leaf", "5"]
+    args += ["--min-slopes-per-x", "2", "--trials", "4", "--seed", "7"]
+    assert run([*args, "--out", tmp_path / "a.csv"], capsys)[0] == 0
+    assert run([*args, "--out", tmp_path / "b.csv"], capsys)[0] == 0
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    coarse = tmp_path / "c.csv"
+    assert (
+        run([*args[:-2], "--seed", "7", "--min-samples-leaf", "40", "--out", coarse], capsys)[0]
+        == 0
+    )
+    assert coarse.read_bytes() != (tmp_path / "a.csv").read_bytes()
+
+
+def test_european_csv_in_gives_european_csv_out(tmp_path, capsys):
+    src = tmp_path / "haeuser.csv"
+    houses().to_csv(src, index=False, sep=";", decimal=",")
+    assert "," in src.read_text().splitlines()[1]  # really decimal commas
+    out = tmp_path / "kurve.csv"
+    code, _, err = run(
+        ["curve", src, "-t", "price", "-f", "area", "--seed", "0", "-o", out], capsys
+    )
+    assert code == 0, err
+    first = out.read_text(encoding="utf-8-sig").splitlines()
+    assert first[0] == "x;pd;slope;n_slopes"
+    assert "," in first[2] and "." not in first[2]
+    back = read_table(out)
+    assert back.attrs["source"]["decimal"] == ","
+    expected = stratpd_xl.stratpd(houses(), "price", "area", random_state=0)
+    assert back["x"].tolist() == pytest.approx(expected["x"].tolist())
+    assert back["pd"].tolist() == pytest.approx(expected["pd"].tolist())
+
+
+# --------------------------------------------------------------------------- impact, report
+
+
+def test_impact_ranks_the_features(csv_path, tmp_path, capsys):
+    code, out, err = run(["impact", csv_path, "-t", "price", "--seed", "0"], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split() == ["feature", "kind", "impact", "share"]
+    ranked = [ln.split()[0] for ln in lines[1:]]
+    assert sorted(ranked) == ["area", "garden", "rooms"]
+    assert ranked[-1] == "rooms"  # price does not depend on rooms given area
+    assert "analysed 3 features" in err
+
+    outs = [tmp_path / "i.csv", tmp_path / "i.png", tmp_path / "i.xlsx"]
+    code, out, err = run(
+        [
+            "impact",
+            csv_path,
+            "-t",
+            "price",
+            "-f",
+            "area",
+            "-f",
+            "Garden",
+            *sum((["-o", o] for o in outs), []),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    table = pd.read_csv(outs[0], encoding="utf-8-sig")
+    assert sorted(table["feature"]) == ["area", "garden"]
+    assert table["share"].sum() == pytest.approx(1.0)
+    assert outs[1].read_bytes().startswith(PNG_MAGIC)
+    openpyxl.load_workbook(outs[2])
+
+
+def test_report_workbook_from_xlsx_input(tmp_path, capsys):
+    src = tmp_path / "houses.xlsx"
+    with pd.ExcelWriter(src, engine="openpyxl") as writer:
+        pd.DataFrame({"read me": ["data on the next sheet"]}).to_excel(writer, sheet_name="Notes")
+        houses().to_excel(writer, sheet_name="Data", index=False)
+    out = tmp_path / "report.xlsx"
+    code, stdout, err = run(
+        [
+            "report",
+            src,
+            "--sheet",
+            "data",
+            "-t",
+            "price",
+            "-o",
+            out,
+            "--trials",
+            "2",
+            "--seed",
+            "1",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert stdout.strip() == f"wrote {out}"
+    book = openpyxl.load_workbook(out)
+    names = " ".join(book.sheetnames)
+    assert all(f in names for f in ("area", "garden", "rooms"))
+    # not a TTY: no bar drawing, only the final line
+    assert "\r" not in err and "analysed 3 features in" in err
+
+
+def test_report_from_ods_input(tmp_path, capsys):
+    src = tmp_path / "houses.ods"
+    with pd.ExcelWriter(src, engine="odf") as writer:
+        houses(120).to_excel(writer, sheet_name="Tabelle1", index=False)
+    out = tmp_path / "r.xlsx"
+    code, _, err = run(["report", src, "-t", "price", "-o", out], capsys)
+    assert code == 0, err
+    assert out.stat().st_size > 1000
+
+
+# --------------------------------------------------------------------------- overwriting
+
+
+def test_existing_output_is_never_overwritten_without_force(csv_path, tmp_path, capsys):
+    out = tmp_path / "keep.csv"
+    out.write_text("precious")
+    code, _, err = run(["curve", csv_path, "-t", "price", "-f", "area", "-o", out], capsys)
+    assert code == 2
+    assert err == f'stratpd-xl: "{out}" already exists; add --force to overwrite it\n'
+    assert out.read_text() == "precious"
+
+    code, _, err = run(
+        ["curve", csv_path, "-t", "price", "-f", "area", "-o", out, "--force"], capsys
+    )
+    assert code == 0, err
+    assert out.read_text(encoding="utf-8-sig").startswith("x,pd,")
+
+
+def test_report_refuses_to_overwrite_before_doing_any_work(csv_path, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "r.xlsx"
+    out.write_bytes(b"old")
+    monkeypatch.setattr(stratpd_xl, "analyse", lambda *a, **k: pytest.fail("computed anyway"))
+    code, _, err = run(["report", csv_path, "-t", "price", "-o", out], capsys)
+    assert code == 2 and "already exists" in err
+    assert out.read_bytes() == b"old"
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(
+    csv_path, tmp_path, capsys, monkeypatch
+):
+    out = tmp_path / "r.xlsx"
+    out.write_bytes(b"old")
+
+    def broken(analysis, path):
+        Path(path).write_bytes(b"half")
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr("stratpd_xl.report.write_report", broken)
+    code, _, err = run(["report", csv_path, "-t", "price", "-o", out, "--force"], capsys)
+    assert code == 2
+    assert "No space left on device" in err and "Traceback" not in err
+    assert out.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["houses.csv", "r.xlsx"]
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _bad_cases(tmp: Path, good: Path) -> list[tuple[list, str]]:
+    few = tmp / "few.csv"
+    houses(12).to_csv(few, index=False)
+    (tmp / "exists.png").write_bytes(b"x")
+    (tmp / "broken.xlsx").write_bytes(b"not a workbook")
+    (tmp / "empty.csv").write_text("")
+    curve = ["curve", good, "-t", "price", "-f", "area"]
+    return [
+        (
+            ["curve", tmp / "nope.csv", "-t", "price", "-f", "area"],
+            'file "{tmp}/nope.csv" not found',
+        ),
+        (["curve", good, "-t", "pricee", "-f", "area"], 'target column "pricee" not found'),
+        (["curve", good, "-t", "price", "-f", "size"], 'column "size" not found; columns are'),
+        (["curve", good, "-t", "garden", "-f", "area"], 'target "garden" is not numeric'),
+        (["curve", good, "-t", "price", "-f", "price"], "both the target and the feature"),
+        (["curve", few, "-t", "price", "-f", "area"], "only 12 rows with a value in both"),
+        (["impact", few, "-t", "price"], 'only 12 rows with a value in "price"'),
+        (["curve", tmp / "broken.xlsx", "-t", "p", "-f", "a"], "as an Excel workbook"),
+        (["curve", tmp / "empty.csv", "-t", "p", "-f", "a"], '"empty.csv" is empty'),
+        (["curve", good, "-t", "price", "-f", "area", "--sheet", "x"], "no sheets"),
+        ([*curve, "-o", tmp / "x.json"], 'unknown output type ".json"; use .csv, .xlsx, .png'),
+        ([*curve, "-o", tmp / "exists.png"], "already exists; add --force"),
+        ([*curve, "-o", tmp / "no" / "dir" / "a.csv"], "does not exist"),
+        ([*curve, "-o", good, "--force"], "is the input file"),
+        (
+            ["report", good, "-t", "price", "-o", tmp / "r.csv"],
+            'unknown output type ".csv"; use .xlsx',
+        ),
+        (["impact", good, "-t", "price", "-f", "price"], '"price" is the target'),
+        (
+            [*curve, "--min-samples-leaf", "0"],
+            "--min-samples-leaf: expected a number of at least 1",
+        ),
+        ([*curve, "--trials", "many"], "--trials: expected a whole number, got 'many'"),
+        ([*curve, "--decimal", ";"], "--decimal: use '.' or ','"),
+        ([*curve, "--encoding", "klingon"], 'unknown encoding "klingon"'),
+        (["curve", good, "-t", "price"], "the following arguments are required: --feature"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        ([], "the following arguments are required: COMMAND"),
+    ]
+
+
+def test_every_bad_input_gets_its_sentence_and_exit_code_2(csv_path, tmp_path, capsys):
+    for args, phrase in _bad_cases(tmp_path, csv_path):
+        code, out, err = run(args, capsys)
+        assert code == 2, (args, err)
+        assert phrase.format(tmp=tmp_path) in err, (args, err)
+        assert "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1, err  # one sentence, not a usage dump
+        assert err.startswith("stratpd-xl: ")
+
+
+def test_an_internal_error_is_one_line_with_exit_code_1(csv_path, capsys, monkeypatch):
+    def boom(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(stratpd_xl, "partial_dependence", boom)
+    code, _, err = run(["curve", csv_path, "-t", "price", "-f", "area"], capsys)
+    assert code == 1
+    assert "internal error (ZeroDivisionError: division by zero)" in err
+    assert "please report it" in err and "Traceback" not in err
+
+
+def test_help_and_version(capsys):
+    code, out, _ = run(["--help"], capsys)
+    assert code == 0 and "curve" in out and "report" in out and "demo" in out
+    code, out, _ = run(["curve", "--help"], capsys)
+    assert code == 0 and "--min-samples-leaf" in out and "--force" in out
+    code, out, _ = run(["--version"], capsys)
+    assert code == 0 and out.strip() == f"stratpd-xl {stratpd_xl.__version__}"
+
+
+# --------------------------------------------------------------------------- progress bar
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_in_place_on_a_terminal():
+    stream = _Tty()
+    bar = ProgressBar(stream, width=10)
+    bar(0, 4, "area")
+    bar(2, 4, "a very long feature name that goes on and on")
+    bar(4, 4, "")
+    text = stream.getvalue()
+    assert "\r[----------] 0/4 area" in text
+    assert "\r[#####-----] 2/4 a very long feature name th..." in text
+    assert text.endswith("\x1b[K\n") and "analysed 4 features in" in text
+    assert text.count("\n") == 1
+
+
+def test_progress_bar_off_a_terminal_writes_only_the_final_line():
+    stream = io.StringIO()
+    bar = ProgressBar(stream)
+    bar(0, 1, "area")
+    bar(1, 1, "")
+    assert stream.getvalue().startswith("analysed 1 feature in ")
+    assert stream.getvalue().count("\n") == 1 and "\r" not in stream.getvalue()
+
+
+# --------------------------------------------------------------------------- demo, installed script
+
+
+def _script() -> Path:
+    exe = Path(sys.executable).with_name("stratpd-xl")
+    if not exe.exists():
+        pytest.fail(f"console script missing next to {sys.executable}; run: pip install -e .")
+    return exe
+
+
+def test_demo_data_is_the_bundled_diamonds():
+    frame = cli.demo_data()
+    assert frame.shape == (53_940, 10)
+    assert list(frame["cut"].cat.categories) == ["Fair", "Good", "Very Good", "Premium", "Ideal"]
+    assert frame["price"].between(326, 18_823).all()
+
+
+def test_installed_script_runs_the_demo(tmp_path):
+    result = subprocess.run(
+        [str(_script()), "demo"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "STRATPD_XL_DEBUG": ""},
+    )
+    assert result.returncode == 0, result.stderr
+    report = tmp_path / "stratpd-demo" / "diamonds-report.xlsx"
+    picture = tmp_path / "stratpd-demo" / "diamonds-impact.png"
+    assert f"wrote {report}" in result.stdout
+    assert "top driver of price: carat" in result.stdout
+    book = openpyxl.load_workbook(report)
+    assert any("carat" in name for name in book.sheetnames)
+    assert picture.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_installed_script_reports_bad_input_without_traceback(tmp_path):
+    result = subprocess.run(
+        [str(_script()), "curve", str(tmp_path / "missing.csv"), "-t", "a", "-f", "b"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert (
+        result.stderr
+        == f'stratpd-xl: file "{tmp_path}/missing.csv" not found; check the name and folder\n'
+    )
+
+
+# --------------------------------------------------------------------------- LibreOffice
+
+
+def _soffice() -> str:
+    exe = shutil.which("soffice") or shutil.which("libreoffice")
+    if exe is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("LibreOffice (soffice) is required in CI")
+        pytest.skip("LibreOffice (soffice) not installed")
+    return exe
+
+
+def _lo_convert(
+    src: Path, target: str, outdir: Path, profile: Path, *, infilter: str | None = None
+) -> Path:
+    """Convert with a fresh LibreOffice profile in a German locale (decimal comma)."""
+    cmd = [_soffice(), "--headless", f"-env:UserInstallation={profile.as_uri()}"]
+    if infilter:
+        cmd.append(f"--infilter={infilter}")
+    cmd += ["--convert-to", target, "--outdir", str(outdir), str(src)]
+    env = {**os.environ, "LC_ALL": "de_DE.UTF-8", "LANG": "de_DE.UTF-8", "LANGUAGE": "de"}
+    subprocess.run(cmd, check=True, capture_output=True, timeout=180, env=env)
+    produced = outdir / (src.stem + "." + target.split(":")[0])
+    assert produced.exists(), f"LibreOffice wrote nothing for {cmd}"
+    return produced
+
+
+def test_cli_reads_a_semicolon_decimal_comma_csv_saved_by_libreoffice(tmp_path, capsys):
+    data = houses(160)
+    ods = tmp_path / "haeuser.ods"
+    with pd.ExcelWriter(ods, engine="odf") as writer:
+        data.to_excel(writer, sheet_name="Tabelle1", index=False)
+    lo_csv = _lo_convert(
+        ods, "csv:Text - txt - csv (StarCalc):59,34,76", tmp_path / "lo", tmp_path / "profile"
+    )
+    text = lo_csv.read_text(encoding="utf-8")
+    assert text.splitlines()[0] == "area;garden;rooms;price"
+
+    inputs = [lo_csv]
+    if not any("," in line for line in text.splitlines()[1:]):
+        # This LibreOffice ignored the locale: still test its export, and also a European
+        # file of the kind a German Calc writes.
+        own = tmp_path / "european.csv"
+        data.to_csv(own, sep=";", decimal=",", index=False)
+        inputs.append(own)
+
+    for src in inputs:
+        frame = read_table(src)
+        assert frame["area"].tolist() == pytest.approx(data["area"].tolist())
+        assert frame["price"].tolist() == pytest.approx(data["price"].tolist())
+        out = tmp_path / f"{src.stem}-curve.csv"
+        args = ["curve", src, "-t", "price", "-f", "area", "--seed", "0", "-o", out]
+        code, _, err = run(args, capsys)
+        assert code == 0, err
+        expected = stratpd_xl.stratpd(data, "price", "area", random_state=0)
+        assert read_table(out)["pd"].tolist() == pytest.approx(expected["pd"].tolist())
+
+
+def test_libreoffice_reads_our_european_csv_back_as_numbers(tmp_path, capsys):
+    src = tmp_path / "haeuser.csv"
+    houses().to_csv(src, sep=";", decimal=",", index=False)
+    out = tmp_path / "kurve.csv"
+    code, _, err = run(["curve", src, "-t", "price", "-f", "area", "-o", out], capsys)
+    assert code == 0, err
+    # Import our answer the way a German Calc would (; separated, UTF-8, German locale) and
+    # check that every x and pd value arrived as a number, not as text.
+    xlsx = _lo_convert(
+        out, "xlsx", tmp_path / "lo", tmp_path / "profile", infilter="CSV:59,34,76,1,,de-DE"
+    )
+    ws = openpyxl.load_workbook(xlsx).active
+    header = [c.value for c in ws[1]]
+    assert header[:2] == ["x", "pd"]
+    ours = read_table(out)
+    xs = [row[0] for row in ws.iter_rows(min_row=2, values_only=True)]
+    pds = [row[1] for row in ws.iter_rows(min_row=2, values_only=True)]
+    assert all(isinstance(v, int | float) for v in xs + pds)
+    assert xs == pytest.approx(ours["x"].tolist())
+    assert pds == pytest.approx(ours["pd"].tolist())
