@@ -246,10 +246,13 @@ def _column_from_cells(
         kinds[i], parsed[i] = _classify_value(value)
 
     if texts:
-        col_decimal = decimal or _column_decimal(texts.values())
-        date_order = _slash_date_order(texts.values())
+        # Columns repeat their values a lot (grades, prices); classify each distinct text once.
+        distinct = list(dict.fromkeys(texts.values()))
+        col_decimal = decimal or _column_decimal(distinct)
+        date_order = _slash_date_order(distinct)
+        known = {t: _classify_text(t, col_decimal, date_order) for t in distinct}
         for i, text in texts.items():
-            kinds[i], parsed[i] = _classify_text(text, col_decimal, date_order)
+            kinds[i], parsed[i] = known[text]
 
     if errors:
         shown = ", ".join(sorted(set(errors))[:3])
