@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import csv
 import importlib
+import importlib.util
 import io
 import math
+import re
 import sys
 import types
 from pathlib import Path
@@ -439,3 +441,66 @@ def test_a_failing_picture_does_not_cost_the_table(xl, cells):
     caller = FakeCell(sheet, 1, 1)
     out = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=caller)
     assert out[0] == ["carat", "partial dependence", "slopes averaged"]
+
+
+# --------------------------------------------------------------------------- workbook template
+
+
+def _load_template_builder():
+    spec = importlib.util.spec_from_file_location(
+        "build_templates", ROOT / "workbook_templates" / "build_templates.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _formula_args(formula: str, book) -> tuple[str, list[Any]]:
+    """``=STRATPD(Data!$A$1:$J$5001,"price","cut",10,20)`` -> ("STRATPD", [cells, ...])."""
+    match = re.fullmatch(r"=?(\w+)\((.*)\)", formula)
+    name, inner = match.group(1), match.group(2)
+    args: list[Any] = []
+    for part in re.findall(r'"[^"]*"|[^,]+', inner):
+        if "!" in part:
+            sheet_name, ref = part.split("!")
+            rows = book[sheet_name][ref.replace("$", "")]
+            # As Excel hands a range over COM: numbers as floats, blanks as None.
+            args.append(tuple(
+                tuple(float(c.value) if isinstance(c.value, int | float) else c.value
+                      for c in row)
+                for row in rows
+            ))
+        elif part.startswith('"'):
+            args.append(part.strip('"'))
+        else:
+            args.append(float(part))
+    return name, args
+
+
+def test_template_formulas_compute_from_its_own_data(xl):
+    import openpyxl
+
+    path = ROOT / "workbook_templates" / "stratpd_diamonds.xlsx"
+    book = openpyxl.load_workbook(path)
+    assert book.sheetnames[:2] == ["Start here", "Data"]
+    data = book["Data"]
+    assert data.max_row == 5001 and data.cell(1, data.max_column).value == "price"
+    expected_header = {
+        "Impact": ["feature", "kind", "impact", "share"],
+        "Carat": ["carat", "partial dependence", "slopes averaged"],
+        "Cut": ["cut", "partial dependence", "rows", "low (2.5%)", "high (97.5%)"],
+    }
+    for sheet_name, header in expected_header.items():
+        cell = book[sheet_name]["A3"].value
+        formula = getattr(cell, "text", cell)  # a dynamic-array formula is an ArrayFormula
+        assert isinstance(formula, str) and formula.lstrip("=").startswith("STRAT"), formula
+        name, args = _formula_args(formula, book)
+        out = call_like_excel(xl, getattr(xl.udfs, name), *args)
+        assert out[0] == header, (sheet_name, out[0])
+        assert len(out) > 3
+
+
+def test_template_build_is_reproducible():
+    builder = _load_template_builder()
+    assert builder.build_bytes() == builder.build_bytes()
+    assert builder.main(["--check"]) == 0, "run: python workbook_templates/build_templates.py"
