@@ -258,7 +258,10 @@ def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
     baseline = result.attrs.get("baseline")
     if baseline is not None and str(baseline) in labels:
         # The baseline's bar has height 0 by definition; say so instead of leaving a gap.
-        ax.annotate("baseline", (labels.index(str(baseline)), 0), xytext=(0, 3),
+        i = labels.index(str(baseline))
+        # Above its error bar, if any, so the two do not overlap.
+        top = high[i] if high is not None and np.isfinite(high[i]) else 0.0
+        ax.annotate("baseline", (i, max(top, 0.0)), xytext=(0, 3),
                     textcoords="offset points", ha="center", va="bottom", fontsize=8,
                     color="#555555")
     if len(result) == 0:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import xlsxwriter
+from xlsxwriter.utility import quote_sheetname, xl_range_abs
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
@@ -310,8 +311,12 @@ def _ref(sheet: str, row0: int, col: int, row1: int) -> list:
 
 
 def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, sheet: str,
-                 top: int, left: int) -> Any:
-    """A native chart reading the curve table at (top, left) of ``sheet``."""
+                 top: int, left: int, error_cols: tuple[int, int] | None = None) -> Any:
+    """A native chart reading the curve table at (top, left) of ``sheet``.
+
+    ``error_cols`` are the columns holding the error-bar lengths (minus, plus) of a
+    categorical chart, on the table's rows.
+    """
     n = len(table)
     first, last = top + 1, top + max(n, 1)
     headers = list(table.columns)
@@ -327,19 +332,18 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
             "fill": {"color": _CATEGORICAL_COLOR},
             "gap": 60,
         }
-        if BAND_LOW in col and BAND_HIGH in col:
-            pd_ = pd.to_numeric(table[PD], errors="coerce").to_numpy(dtype=float)
-            low = pd.to_numeric(table[BAND_LOW], errors="coerce").to_numpy(dtype=float)
-            high = pd.to_numeric(table[BAND_HIGH], errors="coerce").to_numpy(dtype=float)
-            plus = np.nan_to_num(np.clip(high - pd_, 0, None), nan=0.0)
-            minus = np.nan_to_num(np.clip(pd_ - low, 0, None), nan=0.0)
+        if error_cols is not None:
+            # Cell ranges rather than literal arrays: LibreOffice ignores literal ones.
+            minus_col, plus_col = error_cols
+            quoted = quote_sheetname(sheet)
             series["y_error_bars"] = {
                 "type": "custom",
-                "plus_values": [float(v) for v in plus],
-                "minus_values": [float(v) for v in minus],
+                "minus_values": f"={quoted}!{xl_range_abs(first, minus_col, last, minus_col)}",
+                "plus_values": f"={quoted}!{xl_range_abs(first, plus_col, last, plus_col)}",
                 "end_style": 1,
             }
         chart.add_series(series)
+        chart.show_hidden_data()
         chart.set_legend({"none": True})
         chart.set_x_axis({"name": feature, "num_font": {"rotation": -45} if n > 6 else {}})
     else:
@@ -389,19 +393,46 @@ def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFram
     _page_setup(ws)
     table = curve_table(result)
     ws.write_string(top, 0, curve_title(result), fmts.title)
-    row = _write_info(ws, fmts, top + 2, _curve_info(result))
+    info = _curve_info(result)
+    row = _write_info(ws, fmts, top + 2, info)
     table_top = row + 1
     _, last_col = _write_table(ws, fmts, table, table_top, 0,
                                general_columns=[str(table.columns[0])])
-    ws.set_column(0, 0, max(28.0, _column_width(table.columns[0], table.iloc[:, 0], False)))
+    # Column A holds both the header labels and the feature values; fit the longer.
+    ws.set_column(0, 0, max(max(len(label) for label, _ in info) + 2.0,
+                            _column_width(table.columns[0], table.iloc[:, 0], False)))
 
-    chart_col = last_col + 2
-    chart = _curve_chart(wb.book, result, table, sheet, table_top, 0)
+    error_cols = None
+    if is_categorical(result) and BAND_LOW in table.columns and BAND_HIGH in table.columns:
+        error_cols = _write_error_lengths(ws, fmts, table, table_top, last_col + 1)
+    chart_col = last_col + 4
+    chart = _curve_chart(wb.book, result, table, sheet, table_top, 0, error_cols)
     wb.insert_chart(ws, top + 2, chart_col, chart, (_CHART_W, _CHART_H), curve_title(result))
     png = figure_png(curve_figure(result))
     ws.insert_image(top + 2 + _rows_for(_CHART_H), chart_col, f"{sheet}.png",
                     {"image_data": io.BytesIO(png), "object_position": 3,
                      "description": curve_title(result)})
+
+
+def _write_error_lengths(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int,
+                         col: int) -> tuple[int, int]:
+    """Write error-bar lengths (pd - low, high - pd) in two hidden columns for the chart.
+
+    Excel's custom error bars take lengths, not the band's ends; hidden so the sheet shows
+    the band once, as the analyst reads it (the chart is told to use hidden cells).
+    """
+    centre = pd.to_numeric(table[PD], errors="coerce").to_numpy(dtype=float)
+    low = pd.to_numeric(table[BAND_LOW], errors="coerce").to_numpy(dtype=float)
+    high = pd.to_numeric(table[BAND_HIGH], errors="coerce").to_numpy(dtype=float)
+    # A band that misses the estimate (possible with few trials) gets no bar on that side.
+    lengths = {"error bar minus": np.clip(centre - low, 0, None),
+               "error bar plus": np.clip(high - centre, 0, None)}
+    for j, (header, values) in enumerate(lengths.items()):
+        ws.write_string(top, col + j, header, fmts.label)
+        for i, value in enumerate(values):
+            _write_value(ws, top + 1 + i, col + j, 0.0 if _is_missing(value) else value)
+    ws.set_column(col, col + 1, None, None, {"hidden": True})
+    return col, col + 1
 
 
 def _page_setup(ws: Worksheet) -> None:

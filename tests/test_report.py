@@ -198,7 +198,14 @@ def test_categorical_curve_workbook_keeps_text_as_text(tmp_path):
     assert [r[3] for r in rows] == [-40, 260, 560]
     chart = zip_text(path, "xl/charts/chart1.xml")
     assert '<c:barDir val="col"/>' in chart
+    # Error bars read their lengths from two hidden columns right of the table.
     assert "<c:errBars>" in chart
+    assert "<c:minus><c:numRef><c:f>cut!$F$" in chart
+    assert "<c:plus><c:numRef><c:f>cut!$G$" in chart
+    hidden = ws.column_dimensions["F"]  # openpyxl keeps the F:G span under F
+    assert hidden.hidden and (hidden.min, hidden.max) == (6, 7)
+    minus = [ws.cell(r, 6).value for r in range(ws.min_row, ws.max_row + 1)]
+    assert minus[-3:] == [40, 40, 40]
     header = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(2, 20)}
     assert header["baseline category"] == "=1+1"
 
