@@ -1,0 +1,136 @@
+"""Shrinkage of effects: stratx 0.5 against stratpd-xl's honest and single-tree strata.
+
+Usage::
+
+    python benchmarks/accuracy.py [--stratx /tmp/stratx-venv/bin/python] [--seeds 5]
+
+Each row is the mean (and spread) over seeds of an estimated effect divided by the true
+effect (1.00 = unbiased):
+
+* education: body-weight data (paper Eq. 5), slope of the education curve, truth -1.5;
+* 5-level category: levels with effects 0, 10, 20, 30, 40 whose frequencies depend on a
+  covariate that also drives y; ratio of the fitted effect range to 40;
+* correlated twin: y = x1 + x2 + z + noise with x2 = x1 + N(0, 1); slope of x1, truth 1.
+
+stratx runs in its own interpreter (``--worker``); the data come from the same functions
+with the same seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def education_data(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = 2000
+    female = rng.integers(0, 2, n).astype(bool)
+    pregnant = np.where(female, rng.integers(0, 2, n), 0)
+    height = np.where(female, 65 + rng.uniform(-4.5, 5, n), 68 + rng.uniform(-7, 8, n))
+    education = np.where(female, 12 + rng.uniform(0, 8, n), 10 + rng.uniform(0, 8, n))
+    weight = 120 + 10 * (height - height.min()) + 40 * pregnant - 1.5 * education
+    return pd.DataFrame({"sex": female.astype(int), "pregnant": pregnant, "height": height,
+                         "education": education, "weight": weight})
+
+
+def five_level_data(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = 3000
+    z = rng.uniform(0, 10, n)
+    # Higher z makes higher levels likelier: the category and z are codependent.
+    level = np.clip((z / 2 + rng.normal(0, 1.5, n)).round(), 0, 4).astype(int)
+    w = rng.uniform(0, 10, n)
+    y = 10 * level + 3 * z + w + rng.normal(0, 2, n)
+    return pd.DataFrame({"level": level, "z": z, "w": w, "y": y})
+
+
+def twin_data(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = 3000
+    x1 = rng.uniform(0, 10, n)
+    x2 = x1 + rng.normal(0, 1, n)
+    z = rng.uniform(0, 10, n)
+    y = x1 + x2 + z + rng.normal(0, 0.5, n)
+    return pd.DataFrame({"x1": x1, "x2": x2, "z": z, "y": y})
+
+
+CASES = {
+    "education slope (truth -1.5)": (education_data, "weight", "education", -1.5, "numeric"),
+    "5-level category range (truth 40)": (five_level_data, "y", "level", 40.0, "categorical"),
+    "x1 with correlated twin (truth 1)": (twin_data, "y", "x1", 1.0, "numeric"),
+}
+
+
+def _slope(x, pdv) -> float:
+    return float(np.polyfit(np.asarray(x, float), np.asarray(pdv, float), 1)[0])
+
+
+def estimate_stratx(case: str, seed: int) -> float:
+    from stratx.partdep import cat_partial_dependence, partial_dependence
+
+    make, target, feature, _, kind = CASES[case]
+    df = make(seed)
+    X, y = df.drop(columns=[target]), df[target]
+    if kind == "numeric":
+        res = partial_dependence(X, y, feature)  # stratx's own defaults
+        return _slope(res[5], res[6])
+    avg = np.asarray(cat_partial_dependence(X, y, feature)[2], float)
+    return float(np.nanmax(avg) - np.nanmin(avg))
+
+
+def estimate_ours(case: str, seed: int, honest: bool) -> float:
+    import stratpd_xl as sx
+
+    make, target, feature, _, kind = CASES[case]
+    df = make(seed)
+    if kind == "numeric":
+        r = sx.stratpd(df, target, feature, random_state=seed, honest=honest)
+        return _slope(r["x"], r["pd"])
+    r = sx.catstratpd(df, target, feature, random_state=seed, honest=honest)
+    return float(r["pd"].max() - r["pd"].min())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--stratx")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--worker", nargs=2, metavar=("CASE", "SEED"))
+    args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(estimate_stratx(args.worker[0], int(args.worker[1]))))
+        return
+    print("| case | stratx 0.5 (defaults) | stratpd-xl, one tree on all rows "
+          "| stratpd-xl, honest (default) |")
+    print("|---|---:|---:|---:|")
+    for case, (_, _, _, truth, _) in CASES.items():
+        cols = []
+        if args.stratx:
+            vals = []
+            for seed in range(args.seeds):
+                out = subprocess.run([args.stratx, __file__, "--worker", case, str(seed)],
+                                     capture_output=True, text=True, cwd=ROOT)
+                vals.append(json.loads(out.stdout.strip().splitlines()[-1])
+                            if out.returncode == 0 else np.nan)
+            cols.append(np.array(vals) / truth)
+        else:
+            cols.append(None)
+        for honest in (False, True):
+            cols.append(np.array([estimate_ours(case, s, honest) for s in range(args.seeds)])
+                        / truth)
+        cells = [("n/a" if c is None else f"{np.nanmean(c):.2f} ± {np.nanstd(c):.2f}")
+                 for c in cols]
+        print(f"| {case} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
