@@ -250,6 +250,12 @@ def test_vba_wrapper_shows_the_excel_signature_without_caller(xl):
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in vba
     assert "ActiveWorkbook, Application.Caller" in vba  # add-ins call with the active book
     assert "CommandBars" not in vba, "the wizard guard makes UDFs show 0 on open"
+    # What Excel's function wizard shows (xlwings passes at most 255 characters on).
+    for func in (xl.udfs.STRATPD, xl.udfs.STRATIMPACT):
+        info = func.__xlfunc__
+        assert info["category"] == "StratPD"
+        assert len(info["ret"]["doc"]) <= 255 and "Parameters" not in info["ret"]["doc"]
+        assert all(0 < len(a["doc"]) <= 255 for a in info["args"] if a["name"] != "caller")
 
 
 def test_stratpd_numeric_curve_spills_header_and_rows(xl, cells):

@@ -66,13 +66,25 @@ _TRUE_WORDS = frozenset({"true", "wahr", "vrai", "yes", "1"})
 _FALSE_WORDS = frozenset({"false", "falsch", "faux", "no", "0"})
 
 
-def _excel_function(args: dict[str, dict[str, Any]]) -> Callable[[Callable], Callable]:
-    """Apply ``xw.arg`` for every declared argument, then ``xw.func``."""
+def _excel_function(
+    args: dict[str, dict[str, Any]], description: str
+) -> Callable[[Callable], Callable]:
+    """Apply ``xw.arg`` for every declared argument, then ``xw.func``.
+
+    ``description`` replaces the docstring as the text of Excel's function wizard: xlwings would
+    show the docstring's first 255 characters, which for a numpy docstring is mostly headings.
+    """
+    if len(description) > 255:
+        raise ValueError("Excel cuts function descriptions at 255 characters")
 
     def wrap(f: Callable) -> Callable:
         for name, options in args.items():
             f = xw.arg(name, **options)(f)
-        return xw.func(**FUNC_OPTIONS)(f)
+        f = xw.func(**FUNC_OPTIONS)(f)
+        info = getattr(f, "__xlfunc__", None)  # only present where xlwings UDFs run (Windows)
+        if info is not None:
+            info["ret"]["doc"] = description
+        return f
 
     return wrap
 
@@ -224,7 +236,11 @@ def _chart_png(curve: _Curve) -> bytes:
     return curve.png
 
 
-@_excel_function(STRATPD_ARGS)
+@_excel_function(
+    STRATPD_ARGS,
+    "Partial dependence of target on col from the data alone (StratPD): a table of x values "
+    "and how much the target changes, all else equal, plus a chart beside it.",
+)
 def STRATPD(  # noqa: N802 - Excel formula names are upper case
     data: Any,
     target: Any,
@@ -293,7 +309,11 @@ def _drop_picture(caller: Any) -> None:
         pass
 
 
-@_excel_function(STRATIMPACT_ARGS)
+@_excel_function(
+    STRATIMPACT_ARGS,
+    "Model-free ranking of the columns by how much each alone moves the target (StratPD "
+    "impact), largest first.",
+)
 def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
     data: Any,
     target: Any,
