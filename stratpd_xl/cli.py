@@ -160,7 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(pd_low, pd_high)",
     )
     g.add_argument(
-        "--seed", type=_seed, default=None, metavar="N", help="seed, for repeatable results"
+        "--seed",
+        type=_seed,
+        default=None,
+        metavar="N",
+        help="seed, for repeatable results (demo: 1)",
     )
 
     reading = _Parser(add_help=False)
@@ -377,9 +381,10 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     check_rows(frame, target, feature, min_samples_leaf=args.min_samples_leaf)
     result = sx.partial_dependence(frame, target, feature, **_engine_kw(args))
     a = result.attrs
+    used, given = a.get("n_used"), a.get("n_rows", len(frame))
+    used_text = f"{used:,} of {given:,}" if isinstance(used, int) else f"{given:,}"
     sys.stderr.write(
-        f"{a.get('method', 'StratPD')}: {target} on {feature}, {a.get('n_used', '?')} of "
-        f"{a.get('n_rows', len(frame))} rows used\n"
+        f"{a.get('method', 'StratPD')}: {target} on {feature}, {used_text} rows used\n"
     )
     if not outs:
         _print_table(result)

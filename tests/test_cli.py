@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -427,19 +428,23 @@ def _lo_convert(
     return produced
 
 
-def test_cli_reads_a_semicolon_decimal_comma_csv_saved_by_libreoffice(tmp_path, capsys):
+@pytest.mark.parametrize(("code", "sep"), [(59, ";"), (44, ",")])
+def test_cli_reads_a_decimal_comma_csv_saved_by_libreoffice(tmp_path, capsys, code, sep):
+    # 59 (;) is what the brief's European export uses; 44 (,) is Calc's default delimiter,
+    # where a German Calc quotes every decimal-comma number.
     data = houses(160)
     ods = tmp_path / "haeuser.ods"
     with pd.ExcelWriter(ods, engine="odf") as writer:
         data.to_excel(writer, sheet_name="Tabelle1", index=False)
     lo_csv = _lo_convert(
-        ods, "csv:Text - txt - csv (StarCalc):59,34,76", tmp_path / "lo", tmp_path / "profile"
+        ods, f"csv:Text - txt - csv (StarCalc):{code},34,76", tmp_path / "lo", tmp_path / "profile"
     )
     text = lo_csv.read_text(encoding="utf-8")
-    assert text.splitlines()[0] == "area;garden;rooms;price"
+    assert text.splitlines()[0] == sep.join(["area", "garden", "rooms", "price"])
 
     inputs = [lo_csv]
-    if not any("," in line for line in text.splitlines()[1:]):
+    comma_number = r"\d,\d" if sep == ";" else r'"[-\d.]*\d,\d+"'
+    if re.search(comma_number, text) is None and sep == ";":
         # This LibreOffice ignored the locale: still test its export, and also a European
         # file of the kind a German Calc writes.
         own = tmp_path / "european.csv"
