@@ -22,9 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
-from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import spsolve
 
 _DENSE_MAX = 1500  # above this many categories a sparse factorisation is faster
 
@@ -56,6 +53,11 @@ def category_effects(
     leaf : int array (n,)
         Stratum of every row.
     """
+    # scipy only here: importing it costs ~0.15 s that numeric curves should not pay.
+    from scipy import sparse
+    from scipy.sparse.csgraph import connected_components
+    from scipy.sparse.linalg import spsolve
+
     n = y.shape[0]
     k = int(n_categories)
     n_leaves = int(leaf.max()) + 1 if n else 0

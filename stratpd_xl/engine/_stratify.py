@@ -11,6 +11,8 @@ every row once.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ._tree import apply_tree, fit_tree
@@ -74,9 +76,26 @@ def stratify(
     rows_a = np.flatnonzero(in_a)
     rows_b = np.flatnonzero(~in_a)
     keys = np.empty(n, np.int64)
-    tree_a = fit_tree(xb, y, rows_a, min_samples_leaf)
-    tree_b = fit_tree(xb, y, rows_b, min_samples_leaf)
+    jobs = [(rows_a, rows_b), (rows_b, rows_a)]
+    if n >= PARALLEL_ROWS:
+        # The two trees are independent and the kernels release the GIL: one per core.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            placed = list(pool.map(lambda job: _fit_and_place(xb, y, *job, min_samples_leaf),
+                                   jobs))
+    else:
+        placed = [_fit_and_place(xb, y, *job, min_samples_leaf) for job in jobs]
     # Leaf keys: node index times 2 plus which tree placed the row.
-    keys[rows_b] = 2 * apply_tree(xb, rows_b, tree_a)
-    keys[rows_a] = 2 * apply_tree(xb, rows_a, tree_b) + 1
+    keys[rows_b] = 2 * placed[0]
+    keys[rows_a] = 2 * placed[1] + 1
     return canonical_labels(keys)
+
+
+PARALLEL_ROWS = 20_000  # below this, starting threads costs more than it saves
+
+
+def _fit_and_place(
+    xb: np.ndarray, y: np.ndarray, fit_rows: np.ndarray, place_rows: np.ndarray,
+    min_samples_leaf: int,
+) -> np.ndarray:
+    """Grow a tree on ``fit_rows`` and return the leaf of each of ``place_rows``."""
+    return apply_tree(xb, place_rows, fit_tree(xb, y, fit_rows, min_samples_leaf))

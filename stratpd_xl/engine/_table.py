@@ -9,6 +9,7 @@ column order or names, so renaming or reordering columns changes no result.
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,25 +85,32 @@ class Table:
     _bins: dict[str, np.ndarray] = field(default_factory=dict)
     _fingerprints: dict[str, bytes] = field(default_factory=dict)
 
-    def bins(self, name: str) -> np.ndarray:
-        """uint8 bins of a column for stratification (cached)."""
-        if name not in self._bins:
-            s = self.frame[name]
-            if self.kinds[name] == NUMERIC:
-                # A fixed seed: bin edges are a property of the column, not of the call.
-                b = bin_numeric(_as_float(s), np.random.default_rng(0))
-            else:
-                codes, cats = _category_codes(s)
-                b = bin_codes_by_target(codes, len(cats), self.y)
-            self._bins[name] = b
-            self._fingerprints[name] = hashlib.blake2b(b.tobytes(), digest_size=16).digest()
-        return self._bins[name]
+    def _compute_bins(self, name: str) -> tuple[np.ndarray, bytes]:
+        s = self.frame[name]
+        if self.kinds[name] == NUMERIC:
+            # A fixed seed: bin edges are a property of the column, not of the call.
+            b = bin_numeric(_as_float(s), np.random.default_rng(0))
+        else:
+            codes, cats = _category_codes(s)
+            b = bin_codes_by_target(codes, len(cats), self.y)
+        return b, hashlib.blake2b(b.tobytes(), digest_size=16).digest()
+
+    def _ensure_bins(self, names: list[str]) -> None:
+        todo = [c for c in names if c not in self._bins]
+        if len(todo) > 1 and len(self.y) >= 20_000:
+            # numpy's sorting and searching release the GIL: bin two columns at a time.
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                done = list(pool.map(self._compute_bins, todo))
+        else:
+            done = [self._compute_bins(c) for c in todo]
+        for c, (b, fingerprint) in zip(todo, done, strict=True):
+            self._bins[c] = b
+            self._fingerprints[c] = fingerprint
 
     def strata_matrix(self, feature: str, rows: np.ndarray) -> np.ndarray:
         """Binned columns other than ``feature`` for ``rows``, in a canonical column order."""
         others = [c for c in self.columns if c != feature]
-        for c in others:
-            self.bins(c)
+        self._ensure_bins(others)
         # Order by content so that renaming/reordering columns gives the same tree.
         others.sort(key=lambda c: self._fingerprints[c])
         if not others:

@@ -67,8 +67,10 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
     right = np.full(max_nodes, -1, np.int64)
     idx = rows.copy()
     buf = np.empty(n_fit, np.int64)
-    cnt = np.zeros(N_BINS, np.int64)
-    sm = np.zeros(N_BINS, np.float64)
+    cnt = np.zeros((p, N_BINS), np.int64)
+    sm = np.zeros((p, N_BINS), np.float64)
+    bmin = np.empty(p, np.int64)
+    bmax = np.empty(p, np.int64)
     gains = np.empty((p, N_BINS), np.float64)
     stack_node = np.empty(max_nodes, np.int64)
     stack_lo = np.empty(max_nodes, np.int64)
@@ -97,36 +99,38 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
             continue
         mean = s_y / m
         best_gain = 0.0
-        for f in range(p):
-            cnt[:] = 0
-            sm[:] = 0.0
-            bmin = N_BINS
-            bmax = -1
-            for i in range(lo, hi):
-                r = idx[i]
+        # One pass over the node's rows fills every feature's histogram (row-major reads);
+        # only the bins a node touches are scanned and cleared, so small nodes stay cheap.
+        bmin[:] = N_BINS
+        bmax[:] = -1
+        for i in range(lo, hi):
+            r = idx[i]
+            v = y[r]
+            for f in range(p):
                 b = np.int64(xb[r, f])
-                cnt[b] += 1
-                sm[b] += y[r]
-                if b < bmin:
-                    bmin = b
-                if b > bmax:
-                    bmax = b
-            gains[f, :] = -1.0
+                cnt[f, b] += 1
+                sm[f, b] += v
+                if b < bmin[f]:
+                    bmin[f] = b
+                if b > bmax[f]:
+                    bmax[f] = b
+        for f in range(p):
             cl = 0
             sl = 0.0
-            for t in range(bmin, bmax):
-                cl += cnt[t]
-                sl += sm[t]
-                if cl < min_samples_leaf:
-                    continue
+            for t in range(bmin[f], bmax[f]):
+                cl += cnt[f, t]
+                sl += sm[f, t]
                 cr = m - cl
-                if cr < min_samples_leaf:
-                    break
-                dl = sl - cl * mean
-                gain = m * dl * dl / (cl * cr)
+                gain = -1.0
+                if cl >= min_samples_leaf and cr >= min_samples_leaf:
+                    dl = sl - cl * mean
+                    gain = m * dl * dl / (cl * cr)
+                    if gain > best_gain:
+                        best_gain = gain
                 gains[f, t] = gain
-                if gain > best_gain:
-                    best_gain = gain
+            for t in range(bmin[f], bmax[f] + 1):
+                cnt[f, t] = 0
+                sm[f, t] = 0.0
         if not best_gain > 1e-12 * (s_y2 - s_y * mean):
             continue
         # First candidate (feature, then threshold) that ties with the best.
@@ -134,7 +138,7 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
         best_t = -1
         bar = best_gain * (1.0 - TIE)
         for f in range(p):
-            for t in range(N_BINS):
+            for t in range(bmin[f], bmax[f]):
                 if gains[f, t] >= bar:
                     best_f = f
                     best_t = t

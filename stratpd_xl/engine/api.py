@@ -152,8 +152,10 @@ def _numeric_x_out(x: np.ndarray, series: pd.Series) -> Any:
     return x
 
 
-def _stratpd_table(table: Table, feature: str, p: _Params) -> tuple[pd.DataFrame, np.ndarray]:
-    """StratPD curve plus the per-row pd used by the impact ranking."""
+def _stratpd_table(
+    table: Table, feature: str, p: _Params, row_pd: bool = False
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """StratPD curve, plus (if asked) the per-row pd used by the impact ranking."""
     x_all = _as_float(table.frame[feature])
     present = ~np.isnan(x_all)
     rows = _rows_for(table, feature, present, p)
@@ -195,13 +197,17 @@ def _stratpd_table(table: Table, feature: str, p: _Params) -> tuple[pd.DataFrame
         table, feature, NUMERIC, rows, field_.n_ignored, field_.n_leaves, p,
         n_unique_x=int(field_.ux.size),
     )
+    if not row_pd:
+        return result, None
     # Rows inside the curve's range, at the curve's height, for the impact ranking.
     inside = (x >= curve.x[0]) & (x <= curve.x[-1])
     return result, np.interp(x[inside], curve.x, pd_values)
 
 
-def _catstratpd_table(table: Table, feature: str, p: _Params) -> tuple[pd.DataFrame, np.ndarray]:
-    """CatStratPD table plus the per-row pd used by the impact ranking."""
+def _catstratpd_table(
+    table: Table, feature: str, p: _Params, row_pd: bool = False
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """CatStratPD table, plus (if asked) the per-row pd used by the impact ranking."""
     codes_all, cats = _category_codes(table.frame[feature])
     rows = _rows_for(table, feature, codes_all >= 0, p)
     codes = codes_all[rows.index]
@@ -242,16 +248,18 @@ def _catstratpd_table(table: Table, feature: str, p: _Params) -> tuple[pd.DataFr
         table, feature, CATEGORICAL, rows, eff.n_ignored, eff.n_leaves, p,
         baseline=cats[eff.baseline], categories_without_estimate=unknown,
     )
-    row_pd = values[codes]
-    return result, row_pd[~np.isnan(row_pd)]
+    if not row_pd:
+        return result, None
+    per_row = values[codes]
+    return result, per_row[~np.isnan(per_row)]
 
 
 _IMPLS = {NUMERIC: _stratpd_table, CATEGORICAL: _catstratpd_table}
 
 
 def _run(
-    table: Table, feature: str, kind: str | None, p: _Params
-) -> tuple[pd.DataFrame, np.ndarray]:
+    table: Table, feature: str, kind: str | None, p: _Params, row_pd: bool = False
+) -> tuple[pd.DataFrame, np.ndarray | None]:
     require_column(table.all_columns, feature, "feature")
     if feature == table.target:
         raise StratPDInputError(
@@ -264,7 +272,7 @@ def _run(
         raise StratPDInputError(
             f'column "{feature}" holds text or categories; use catstratpd (or kind="categorical")'
         )
-    return _IMPLS[kind](table, feature, p)
+    return _IMPLS[kind](table, feature, p, row_pd)
 
 
 def stratpd(
@@ -416,7 +424,7 @@ def analyse(
         if progress is not None:
             progress(i, len(names), f)
         try:
-            curve, row_pd = _run(table, f, None, p)
+            curve, row_pd = _run(table, f, None, p, row_pd=True)
         except StratPDInputError as exc:
             skipped[f] = str(exc)
             continue
