@@ -7,6 +7,7 @@ sheet's blocks (ranking, curve tables) never overlap and that existing sheets st
 from __future__ import annotations
 
 import csv
+import types
 from pathlib import Path
 from typing import Any
 
@@ -219,27 +220,68 @@ def test_bad_selection_writes_nothing():
     assert [s.name for s in book.sheets] == ["Data"]
 
 
+class FakeSelection:
+    """A selection on a sheet whose used range ends at (last_row, last_col)."""
+
+    def __init__(self, row, col, n_rows, n_cols, last_row=10, last_col=2, log=None):
+        self.row, self.column, self.n_rows, self.n_cols = row, col, n_rows, n_cols
+        self.last = (last_row, last_col)
+        self.log = [] if log is None else log
+        self.sheet = types.SimpleNamespace(
+            name="Data",
+            used_range=types.SimpleNamespace(
+                last_cell=types.SimpleNamespace(row=last_row, column=last_col)
+            ),
+        )
+
+    @property
+    def count(self):
+        return self.n_rows * self.n_cols
+
+    @property
+    def rows(self):
+        return types.SimpleNamespace(count=self.n_rows)
+
+    @property
+    def columns(self):
+        return types.SimpleNamespace(count=self.n_cols)
+
+    @property
+    def address(self):
+        def cell(r, c):
+            return f"${chr(64 + c)}${r}"
+
+        last = cell(self.row + self.n_rows - 1, self.column + self.n_cols - 1)
+        return cell(self.row, self.column) + ("" if self.count == 1 else f":{last}")
+
+    @property
+    def current_region(self):
+        return FakeSelection(1, 1, *self.last, *self.last, log=self.log)
+
+    def resize(self, n_rows, n_cols):
+        return FakeSelection(self.row, self.column, n_rows, n_cols, *self.last, log=self.log)
+
+    def options(self, **kw):
+        self.log.append((self.address, kw))
+        return types.SimpleNamespace(value=[["a", "b"], [1.0, "#N/A"]])
+
+
 def test_read_selection_expands_one_cell_and_reads_errors_as_text():
-    calls = []
-
-    class Sel:
-        def __init__(self, count, address):
-            self.count, self.address = count, address
-            self.sheet = type("S", (), {"name": "Data"})()
-
-        @property
-        def current_region(self):
-            return Sel(20, "$A$1:$B$10")
-
-        def options(self, **kw):
-            calls.append((self.address, kw))
-            return type("V", (), {"value": [["a", "b"], [1.0, "#N/A"]]})()
-
-    values, source = ribbon.read_selection(Sel(1, "$B$3"))
+    one_cell = FakeSelection(3, 2, 1, 1)
+    values, source = ribbon.read_selection(one_cell)
     assert source == "Data!$A$1:$B$10" and values[1][1] == "#N/A"
-    assert calls == [("$A$1:$B$10", {"ndim": 2, "err_to_str": True})]
+    assert one_cell.log == [("$A$1:$B$10", {"ndim": 2, "err_to_str": True})]
     with pytest.raises(StratPDInputError, match="nothing is selected"):
         ribbon.read_selection(None)
+
+
+def test_read_selection_cuts_whole_columns_to_the_used_range():
+    whole_columns = FakeSelection(1, 1, 1_048_576, 2)  # A:B
+    assert ribbon.read_selection(whole_columns)[1] == "Data!$A$1:$B$10"
+    whole_rows = FakeSelection(1, 1, 10, 16_384)  # 1:10
+    assert ribbon.read_selection(whole_rows)[1] == "Data!$A$1:$B$10"
+    exact = FakeSelection(2, 1, 5, 2)  # A2:B6 lies inside: read as selected
+    assert ribbon.read_selection(exact)[1] == "Data!$A$2:$B$6"
 
 
 def test_package_main_is_the_ribbon_entry_point():

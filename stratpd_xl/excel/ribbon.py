@@ -57,7 +57,8 @@ def read_selection(selection: Any) -> tuple[list[list[Any]], str]:
     Parameters
     ----------
     selection : xlwings.Range
-        ``book.selection``.  One selected cell means the table around it.
+        ``book.selection``.  One selected cell means the table around it; whole columns or
+        rows are cut down to the sheet's used range.
 
     Returns
     -------
@@ -68,8 +69,26 @@ def read_selection(selection: Any) -> tuple[list[list[Any]], str]:
         raise StratPDInputError("nothing is selected; select the table including its header row")
     if selection.count == 1:
         selection = selection.current_region
+    else:
+        selection = _trim_to_used_range(selection)
     values = selection.options(ndim=2, err_to_str=True).value
     return values, f"{selection.sheet.name}!{selection.address}"
+
+
+def _trim_to_used_range(selection: Any) -> Any:
+    """Cut whole-column (A:J) or whole-row selections down to the sheet's used range.
+
+    Reading a million empty rows over COM takes minutes; the rows below the last used cell
+    hold nothing anyway.
+    """
+    last = selection.sheet.used_range.last_cell
+    rows = min(selection.rows.count, last.row - selection.row + 1)
+    cols = min(selection.columns.count, last.column - selection.column + 1)
+    if rows < 1 or cols < 1:  # the selection lies entirely outside the used range
+        return selection
+    if (rows, cols) == (selection.rows.count, selection.columns.count):
+        return selection
+    return selection.resize(rows, cols)
 
 
 def target_name(book: Any) -> str | None:
