@@ -50,6 +50,11 @@ step "1/4 Python environment ${VENV}"
 if [ -x "$VENV_PY" ]; then
   echo "    exists, reused"
 else
+  if ! "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; then
+    echo "install-macos.sh: '$PYTHON' is not Python 3.11 or newer; install it (python.org)" \
+         "or name one with --python" >&2
+    exit 1
+  fi
   run "$PYTHON" -m venv "$VENV"
 fi
 

@@ -62,6 +62,15 @@ $PythonParts = $Python -split " "
 if (Test-Path $VenvPy) {
     Write-Host "    exists, reused"
 } else {
+    $VersionCheck = "import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)"
+    try {
+        & $PythonParts[0] (@($PythonParts | Select-Object -Skip 1) + @("-c", $VersionCheck))
+    } catch {
+        throw "'$Python' was not found: install Python 3.11 or newer from python.org or pass -Python"
+    }
+    if ($LASTEXITCODE -ne 0) {
+        throw "'$Python' is not Python 3.11 or newer: install it from python.org or pass -Python"
+    }
     Run $PythonParts[0] (@($PythonParts | Select-Object -Skip 1) + @("-m", "venv", $Venv))
 }
 

@@ -37,10 +37,7 @@ WIN_PY = r"C:\Users\Ana Lyst\.stratpd-xl\venv\Scripts\python.exe"
 
 def test_windows_config_text_is_what_the_vba_reads():
     text = config.addin_config_text(WIN_PY, platform="win32")
-    assert text == (
-        f'"Interpreter_Win","{WIN_PY}"\r\n'
-        '"UDF Modules","stratpd_xl.excel.udfs"\r\n'
-    )
+    assert text == (f'"Interpreter_Win","{WIN_PY}"\r\n"UDF Modules","stratpd_xl.excel.udfs"\r\n')
 
 
 def test_macos_config_text_uses_interpreter_mac_and_lf():
@@ -100,7 +97,10 @@ def test_config_tool_runs_as_a_plain_script_and_writes_once(tmp_path):
     def run(*args: str) -> str:
         out = subprocess.run(
             [sys.executable, str(CONFIG_TOOL), "write", "--home", str(tmp_path), *args],
-            capture_output=True, text=True, check=True, env={"PATH": os.environ["PATH"]},
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PATH": os.environ["PATH"]},
         )
         return out.stdout
 
@@ -118,9 +118,19 @@ def test_config_tool_runs_as_a_plain_script_and_writes_once(tmp_path):
 
 def test_config_tool_rejects_a_relative_interpreter(tmp_path):
     out = subprocess.run(
-        [sys.executable, str(CONFIG_TOOL), "write", "--platform", "darwin",
-         "--interpreter", "venv/bin/python", "--home", str(tmp_path)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            str(CONFIG_TOOL),
+            "write",
+            "--platform",
+            "darwin",
+            "--interpreter",
+            "venv/bin/python",
+            "--home",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 2 and "absolute path" in out.stderr
 
@@ -145,9 +155,7 @@ def _fake_venv(venv: Path, log: Path) -> None:
 
 def _run_mac(home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {"PATH": os.environ["PATH"], "HOME": str(home)}
-    return subprocess.run(
-        ["bash", str(MAC_SCRIPT), *args], capture_output=True, text=True, env=env
-    )
+    return subprocess.run(["bash", str(MAC_SCRIPT), *args], capture_output=True, text=True, env=env)
 
 
 def test_macos_script_is_valid_bash():
@@ -193,6 +201,17 @@ def test_macos_install_runs_each_step_and_is_idempotent(tmp_path):
     assert f"unchanged: {conf}" in second.stdout
     assert conf.read_bytes() == written
     assert "python -m pip install --quiet --upgrade stratpd-xl" in log.read_text()
+
+
+def test_macos_script_refuses_an_old_python(tmp_path):
+    old_python = tmp_path / "python3.9"
+    old_python.write_text("#!/bin/sh\nexit 1\n")  # fails the version check like Python 3.9
+    old_python.chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    out = _run_mac(home, "--python", str(old_python))
+    assert out.returncode == 1 and "not Python 3.11 or newer" in out.stderr
+    assert list(home.iterdir()) == []
 
 
 def test_macos_script_rejects_unknown_options(tmp_path):
