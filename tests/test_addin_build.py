@@ -50,8 +50,7 @@ def vba_modules(built) -> dict[str, str]:
     parser = VBA_Parser("vbaProject.bin", data=data)
     try:
         modules = {
-            Path(vba_filename).stem: code
-            for _, _, vba_filename, code in parser.extract_macros()
+            Path(vba_filename).stem: code for _, _, vba_filename, code in parser.extract_macros()
         }
     finally:
         parser.close()
@@ -145,3 +144,30 @@ def test_build_refuses_a_ribbon_in_the_2007_schema(tmp_path):
     old.write_text('<customUI xmlns="http://schemas.microsoft.com/office/2006/01/customui"/>')
     with pytest.raises(ValueError, match="namespace"):
         builder.build_bytes(ribbon=old)
+
+
+def test_package_parts_and_relationships_resolve(built):
+    # Every content-type override and every relationship target must exist in the zip, or
+    # Excel offers to "repair" the add-in.
+    import posixpath
+
+    with zipfile.ZipFile(built) as z:
+        names = set(z.namelist())
+        types_xml = ET.fromstring(z.read("[Content_Types].xml"))
+        for override in types_xml:
+            part = override.get("PartName")
+            if part:
+                assert part.lstrip("/") in names, part
+        rels_files = [n for n in names if n.endswith(".rels")]
+        assert "_rels/.rels" in rels_files and "xl/_rels/workbook.xml.rels" in rels_files
+        for rels in rels_files:
+            source_dir = posixpath.dirname(posixpath.dirname(rels))
+            for rel in ET.fromstring(z.read(rels)):
+                if rel.get("TargetMode") == "External":
+                    continue
+                target = rel.get("Target")
+                path = target.lstrip("/") if target.startswith("/") else posixpath.normpath(
+                    posixpath.join(source_dir, target)
+                )
+                assert path in names, f"{rels}: {target}"
+        assert z.testzip() is None

@@ -87,8 +87,10 @@ def xl():
     from xlwings import conversion
     from xlwings.main import Engine
 
-    stubs = {name: types.ModuleType(name) for name in
-             ("pythoncom", "pywintypes", "win32com", "win32com.client")}
+    stubs = {
+        name: types.ModuleType(name)
+        for name in ("pythoncom", "pywintypes", "win32com", "win32com.client")
+    }
     stubs["pythoncom"].CoInitialize = lambda: None
     stubs["win32com.client"].Dispatch = None
     stubs["win32com"].client = stubs["win32com.client"]
@@ -104,6 +106,7 @@ def xl():
     try:
         from stratpd_xl.excel import udfs
 
+        udfs.wait_for_warm_up(120)  # the first import's warm-up, before reload replaces it
         udfs = importlib.reload(udfs)
         udfs.wait_for_warm_up(120)
         yield types.SimpleNamespace(udfs=udfs, conversion=conversion, xlwings_udfs=real_udfs)
@@ -244,8 +247,10 @@ def test_vba_wrapper_shows_the_excel_signature_without_caller(xl):
     out = io.StringIO()
     xl.xlwings_udfs.generate_vba_wrapper("stratpd_xl.excel.udfs", xl.udfs, out, AddinBook())
     vba = out.getvalue()
-    assert ("Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
-            "Optional chart)") in vba
+    assert (
+        "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
+        "Optional chart)"
+    ) in vba
     assert "Function STRATIMPACT(data, target, Optional min_samples_leaf)" in vba
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in vba
     assert "ActiveWorkbook, Application.Caller" in vba  # add-ins call with the active book
@@ -321,7 +326,7 @@ def test_stratimpact_ranks_columns(xl, cells):
     assert impacts == sorted(impacts, reverse=True)
     assert abs(sum(r[3] for r in out[1:]) - 1.0) < 1e-9
     bad = call_like_excel(xl, xl.udfs.STRATIMPACT, cells, "colour")
-    assert bad[0][0].startswith("STRATIMPACT: target column \"colour\" not found")
+    assert bad[0][0].startswith('STRATIMPACT: target column "colour" not found')
 
 
 def test_plain_python_with_a_dataframe_and_no_caller(xl, cells):
@@ -420,8 +425,9 @@ def test_chart_false_and_errors_leave_no_picture(xl, cells):
     caller = FakeCell(sheet, 3, 1)
     call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=caller)
     assert "StratPD A3" in sheet.pictures
-    out = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", MISSING, MISSING, False,
-                          caller=caller)
+    out = call_like_excel(
+        xl, xl.udfs.STRATPD, cells, "price", "carat", MISSING, MISSING, False, caller=caller
+    )
     assert out[0][0] == "carat" and "StratPD A3" not in sheet.pictures
     call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=caller)
     out = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "karat", caller=caller)
@@ -471,11 +477,14 @@ def _formula_args(formula: str, book) -> tuple[str, list[Any]]:
             sheet_name, ref = part.split("!")
             rows = book[sheet_name][ref.replace("$", "")]
             # As Excel hands a range over COM: numbers as floats, blanks as None.
-            args.append(tuple(
-                tuple(float(c.value) if isinstance(c.value, int | float) else c.value
-                      for c in row)
-                for row in rows
-            ))
+            args.append(
+                tuple(
+                    tuple(
+                        float(c.value) if isinstance(c.value, int | float) else c.value for c in row
+                    )
+                    for row in rows
+                )
+            )
         elif part.startswith('"'):
             args.append(part.strip('"'))
         else:
