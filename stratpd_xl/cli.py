@@ -25,7 +25,7 @@ import pandas as pd
 from . import __version__
 from .errors import StratPDInputError
 from .files import read_table
-from .sheet import check_rows, error_text, resolve_column
+from .sheet import check_rows, default_features, error_text, resolve_column
 
 __all__ = ["ProgressBar", "build_parser", "main"]
 
@@ -379,6 +379,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     frame, target = _read(args)
     feature = resolve_column(frame, args.feature, role="feature")
     check_rows(frame, target, feature, min_samples_leaf=args.min_samples_leaf)
+    frame, _ = _without_unusable(frame, target, [feature])
     result = sx.partial_dependence(frame, target, feature, **_engine_kw(args))
     a = result.attrs
     used, given = a.get("n_used"), a.get("n_rows", len(frame))
@@ -411,6 +412,21 @@ def _features(frame: pd.DataFrame, names: Sequence[str] | None) -> list[str] | N
     return [resolve_column(frame, n, role="feature") for n in names]
 
 
+def _without_unusable(
+    frame: pd.DataFrame, target: str, keep: Sequence[str]
+) -> tuple[pd.DataFrame, list[str]]:
+    """Drop identifier-like, empty and constant columns (unless named), with a note for each.
+
+    They are dropped from the table, not just from the list of curves, because the engine
+    stratifies on every other column and an identifier would split the rows into groups of one.
+    """
+    usable, left_out = default_features(frame, target)
+    dropped = [name for name in left_out if name not in keep]
+    for name in dropped:
+        _note(f'left out "{name}": {left_out[name]}')
+    return frame.drop(columns=dropped), usable
+
+
 def _analyse(
     frame: pd.DataFrame, target: str, features: list[str] | None, args: argparse.Namespace
 ) -> Any:
@@ -420,6 +436,14 @@ def _analyse(
     for f in features or []:
         if f == target:
             raise StratPDInputError(f'"{f}" is the target; leave it out of the features')
+    frame, usable = _without_unusable(frame, target, features or [])
+    if features is None:
+        features = usable
+        if not features:
+            raise StratPDInputError(
+                f'no column to analyse besides the target "{target}"; '
+                "the table needs at least one other column with varying values"
+            )
     analysis = sx.analyse(frame, target, features, progress=ProgressBar(), **_engine_kw(args))
     for feature, reason in analysis.skipped.items():
         _note(f'skipped "{feature}": {reason}')

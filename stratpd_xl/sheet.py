@@ -29,8 +29,10 @@ from .errors import StratPDInputError
 
 __all__ = [
     "EXCEL_ERRORS",
+    "LOCALISED_ERRORS",
     "cells_from_frame",
     "check_rows",
+    "default_features",
     "error_text",
     "frame_from_cells",
     "resolve_column",
@@ -61,6 +63,12 @@ EXCEL_ERRORS = frozenset(
         "ERR:522",
     }
 )
+
+#: Error values without "!" or "?" as localised Excel versions write them into CSV exports
+#: (German #NV, Italian/Portuguese #N/D); the rest (#WERT!, #¡VALOR!, #NOMBRE! ...) all end in
+#: "!" or "?" and are caught by _ERROR_LIKE.
+LOCALISED_ERRORS = frozenset({"#NV", "#N/D"})
+_ERROR_LIKE = re.compile(r"#[^\s#]{1,20}[!?]")
 
 # Text that statistics packages and CSV exports write for "no value".  Deliberately short:
 # words such as "none" or "unknown" can be real categories.
@@ -236,7 +244,8 @@ def _column_from_cells(
             continue
         if isinstance(value, str):
             text = value.strip()
-            if text.upper() in EXCEL_ERRORS:
+            upper = text.upper()
+            if upper in EXCEL_ERRORS or upper in LOCALISED_ERRORS or _ERROR_LIKE.fullmatch(text):
                 errors.append(text.upper())
                 continue
             if text.casefold() in _MISSING_TEXT:
@@ -578,6 +587,57 @@ def check_rows(
                 f'feature "{feature}" has the same value in every row used; '
                 "pick a feature whose values vary"
             )
+
+
+def default_features(
+    frame: pd.DataFrame, target: str, *, min_rows: int = 20
+) -> tuple[list[str], dict[str, str]]:
+    """The columns worth analysing when the user did not name any, and why others are left out.
+
+    Parameters
+    ----------
+    frame
+        The table.
+    target
+        Exact name of the target column (never a feature).
+    min_rows
+        Identifier detection only applies to columns with at least this many values.
+
+    Returns
+    -------
+    features : list of str
+        Every other column, in table order, except those below.
+    left_out : dict
+        Column name -> sentence: columns without values, columns with one value in every row,
+        and text columns with a different value in (nearly) every row, such as customer IDs or
+        comments, which would split the rows into groups of one and swamp the other columns.
+    """
+    features: list[str] = []
+    left_out: dict[str, str] = {}
+    rows = frame[target].notna() if target in frame.columns else pd.Series(True, frame.index)
+    for name in frame.columns:
+        if name == target:
+            continue
+        values = frame.loc[rows, name].dropna()
+        distinct = values.nunique()
+        if values.empty:
+            left_out[name] = "it has no values in rows with a target value"
+        elif distinct < 2:
+            left_out[name] = "it has the same value in every row"
+        elif (
+            not _is_numeric(values)
+            and not pd.api.types.is_datetime64_any_dtype(values.dtype)
+            and not pd.api.types.is_bool_dtype(values.dtype)
+            and len(values) >= min_rows
+            and distinct >= 0.9 * len(values)
+        ):
+            left_out[name] = (
+                f"it looks like an identifier ({distinct:,} different texts in {len(values):,} "
+                "rows); name it with --feature to analyse it anyway"
+            )
+        else:
+            features.append(name)
+    return features, left_out
 
 
 def _is_numeric(series: pd.Series) -> bool:

@@ -158,6 +158,23 @@ def test_impact_ranks_the_features(csv_path, tmp_path, capsys):
     openpyxl.load_workbook(outs[2])
 
 
+def test_identifier_columns_are_left_out_of_the_analysis_with_a_note(tmp_path, capsys):
+    data = houses()
+    data.insert(0, "customer", [f"K-{i:05d}" for i in range(len(data))])
+    data["source"] = "web"
+    src = tmp_path / "ids.csv"
+    data.to_csv(src, index=False)
+    code, out, err = run(["impact", src, "-t", "price", "--seed", "0"], capsys)
+    assert code == 0, err
+    assert 'note: left out "customer": it looks like an identifier (240 different' in err
+    assert 'note: left out "source": it has the same value in every row' in err
+    assert sorted(ln.split()[0] for ln in out.splitlines()[1:]) == ["area", "garden", "rooms"]
+    # the same ranking as without those columns: they do not stratify the rows either
+    plain = tmp_path / "plain.csv"
+    houses().to_csv(plain, index=False)
+    assert run(["impact", plain, "-t", "price", "--seed", "0"], capsys)[1] == out
+
+
 def test_report_workbook_from_xlsx_input(tmp_path, capsys):
     src = tmp_path / "houses.xlsx"
     with pd.ExcelWriter(src, engine="openpyxl") as writer:

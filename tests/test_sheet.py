@@ -17,6 +17,7 @@ from stratpd_xl.sheet import (
     EXCEL_ERRORS,
     cells_from_frame,
     check_rows,
+    default_features,
     error_text,
     frame_from_cells,
     resolve_column,
@@ -125,6 +126,18 @@ def test_excel_error_values_become_missing(error):
     assert frame["x"].dtype == np.float64
     assert frame["x"].isna().tolist() == [False, True, False, True]
     assert any("treated as missing" in note for note in frame.attrs["notes"])
+
+
+@pytest.mark.parametrize("error", ["#NV", "#WERT!", "#BEZUG!", "#¡VALOR!", "#¿NOMBRE?", "Err:502"])
+def test_localised_excel_and_libreoffice_errors_become_missing(error):
+    frame = frame_from_cells([["x"], [1.0], [error], [3.0]])
+    assert frame["x"].dtype == np.float64
+    assert frame["x"].isna().tolist() == [False, True, False]
+
+
+def test_hash_text_that_is_not_an_error_stays_text():
+    frame = frame_from_cells([["tag"], ["#sale"], ["#new item"], ["#1"]])
+    assert frame["tag"].tolist() == ["#sale", "#new item", "#1"]
 
 
 def test_the_listed_excel_errors_are_all_known():
@@ -371,6 +384,32 @@ def test_check_rows_bad_min_samples_leaf(houses, bad):
 
 def test_check_rows_passes_on_good_data(houses):
     assert check_rows(houses, "Sale Price", "bedrooms", min_samples_leaf=10) is None
+
+
+# --------------------------------------------------------------------------- default_features
+
+
+def test_default_features_leave_out_identifiers_empty_and_constant_columns():
+    n = 40
+    cells = [["id", "area", "empty", "const", "city", "price"]] + [
+        [f"C{i:04d}", 50 + i, None, 5, ["Paris", "Lyon"][i % 2], 1000 + 3 * i] for i in range(n)
+    ]
+    frame = frame_from_cells(cells)
+    features, left_out = default_features(frame, "price")
+    assert features == ["area", "city"]
+    assert left_out == {
+        "id": "it looks like an identifier (40 different texts in 40 rows); "
+        "name it with --feature to analyse it anyway",
+        "empty": "it has no values in rows with a target value",
+        "const": "it has the same value in every row",
+    }
+
+
+def test_default_features_keep_unique_numbers_and_small_text_columns():
+    frame = frame_from_cells(
+        [["x", "note", "y"]] + [[i * 1.5, f"n{i}", i] for i in range(10)]  # 10 < min_rows
+    )
+    assert default_features(frame, "y") == (["x", "note"], {})
 
 
 # --------------------------------------------------------------------------- cells_from_frame
