@@ -65,6 +65,16 @@ run "$VENV_PY" -m pip install --quiet --upgrade "$PACKAGE"
 step "3/4 Install the add-in into Excel (Excel may open briefly; quit it with Cmd-Q afterwards)"
 # xlwings copies the .xlam into Excel's startup folder and installs its AppleScript helper.
 run "${VENV}/bin/xlwings" addin install -f "$ADDIN"
+if [ "$DRY_RUN" -eq 0 ]; then
+  # "xlwings addin install" reports failures but exits 0; ask where the add-in is instead.
+  status_out="$("${VENV}/bin/xlwings" addin status -f "$ADDIN")"
+  case "$status_out" in
+    *"is installed"*) echo "    ${status_out%%$'\n'*}" ;;
+    *) echo "install-macos.sh: the add-in was not installed: ${status_out}" >&2
+       echo "Quit Excel (Cmd-Q) and run this script again." >&2
+       exit 1 ;;
+  esac
+fi
 
 step "4/4 Add-in config: interpreter and formula module"
 CONFIG_PY="$VENV_PY"

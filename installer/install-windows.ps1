@@ -80,6 +80,14 @@ Run $VenvPy @("-m", "pip", "install", "--quiet", "--upgrade", $Package)
 
 Step "3/5 Install the add-in into Excel's XLSTART folder (close Excel first)"
 Run $Xlwings @("addin", "install", "-f", $Addin)
+if (-not $DryRun) {
+    # "xlwings addin install" reports failures but exits 0; ask where the add-in is instead.
+    $StatusOut = (& $Xlwings addin status -f $Addin) -join "`n"
+    if ($StatusOut -notmatch "is installed") {
+        throw "the add-in was not installed: $StatusOut Close Excel and run this script again."
+    }
+    Write-Host ("    " + ($StatusOut -split "`n")[0])
+}
 
 Step "4/5 Add-in config: interpreter and formula module"
 $ConfigArgs = @($ConfigTool, "write", "--platform", "win32", "--interpreter", $VenvPy)

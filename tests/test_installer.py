@@ -148,13 +148,17 @@ def _fake_venv(venv: Path, log: Path) -> None:
         'if [ "$1" = "-m" ]; then exit 0; fi\n'
         f'exec "{sys.executable}" "$@"\n'
     )
-    (bin_dir / "xlwings").write_text(f'#!/bin/sh\necho "xlwings $*" >> "{log}"\n')
+    (bin_dir / "xlwings").write_text(
+        "#!/bin/sh\n"
+        f'echo "xlwings $*" >> "{log}"\n'
+        'if [ "$2" = "status" ]; then echo "${XLWINGS_STATUS:-The add-in is installed at /x}"; fi\n'
+    )
     for exe in bin_dir.iterdir():
         exe.chmod(0o755)
 
 
-def _run_mac(home: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {"PATH": os.environ["PATH"], "HOME": str(home)}
+def _run_mac(home: Path, *args: str, **env_extra: str) -> subprocess.CompletedProcess:
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), **env_extra}
     return subprocess.run(["bash", str(MAC_SCRIPT), *args], capture_output=True, text=True, env=env)
 
 
@@ -189,6 +193,8 @@ def test_macos_install_runs_each_step_and_is_idempotent(tmp_path):
     calls = log.read_text().splitlines()
     assert f"python -m pip install --quiet --upgrade {ROOT}" in calls
     assert f"xlwings addin install -f {ROOT}/addin/stratpd_xl.xlam" in calls
+    assert f"xlwings addin status -f {ROOT}/addin/stratpd_xl.xlam" in calls
+    assert "The add-in is installed at /x" in first.stdout
     assert conf.read_text().splitlines() == [
         '"Show Console","True"',
         f'"Interpreter_Mac","{venv}/bin/python"',
@@ -201,6 +207,15 @@ def test_macos_install_runs_each_step_and_is_idempotent(tmp_path):
     assert f"unchanged: {conf}" in second.stdout
     assert conf.read_bytes() == written
     assert "python -m pip install --quiet --upgrade stratpd-xl" in log.read_text()
+
+
+def test_macos_install_stops_when_xlwings_could_not_install_the_addin(tmp_path):
+    home, venv, log = tmp_path / "home", tmp_path / "venv", tmp_path / "calls.log"
+    home.mkdir()
+    _fake_venv(venv, log)
+    out = _run_mac(home, "--venv", str(venv), XLWINGS_STATUS="The add-in is not installed.")
+    assert out.returncode == 1 and "the add-in was not installed" in out.stderr
+    assert list(home.iterdir()) == [], "no config is written for an add-in that is not there"
 
 
 def test_macos_script_refuses_an_old_python(tmp_path):
@@ -227,6 +242,7 @@ def test_windows_script_uses_the_same_config_tool_and_xlwings_command():
     assert '"stratpd_xl\\excel\\config.py"' in text
     assert '@($ConfigTool, "write", "--platform", "win32", "--interpreter", $VenvPy)' in text
     assert '@("addin", "install", "-f", $Addin)' in text
+    assert "& $Xlwings addin status -f $Addin" in text
     assert '"addin\\stratpd_xl.xlam"' in text
     assert '"Scripts\\python.exe"' in text
     assert "-m stratpd_xl.excel.config import-udfs" in text

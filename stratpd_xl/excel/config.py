@@ -204,7 +204,11 @@ def main(argv: list[str] | None = None) -> int:
         if not sys.platform.startswith("win"):
             print("import-udfs needs Excel on Windows (formulas are Windows-only in xlwings)")
             return 2
-        path = import_udfs_into_addin()
+        try:
+            path = import_udfs_into_addin()
+        except Exception as exc:  # the installer shows this line and what to do about it
+            print(f"could not import the formulas: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 1
         print(f"imported the formulas of {UDF_MODULES} into {path}")
         return 0
 
