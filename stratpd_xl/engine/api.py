@@ -6,6 +6,7 @@ made; plotting and spreadsheets live elsewhere (``stratpd_xl.charts``, ``stratpd
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,7 +122,8 @@ def _band(trials: np.ndarray, fallback: np.ndarray) -> tuple[np.ndarray, np.ndar
     if not ok.any():
         return fallback, fallback.copy(), fallback.copy()
     t = trials[ok]
-    with np.errstate(all="ignore"), _quiet_nan_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN points are filled below
         mean = np.nanmean(t, axis=0)
         low, high = np.nanpercentile(t, [2.5, 97.5], axis=0)
     missing = np.isnan(mean)
@@ -129,18 +131,6 @@ def _band(trials: np.ndarray, fallback: np.ndarray) -> tuple[np.ndarray, np.ndar
     low[missing] = fallback[missing]
     high[missing] = fallback[missing]
     return mean, low, high
-
-
-class _quiet_nan_warnings:
-    def __enter__(self) -> None:
-        import warnings
-
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc: object) -> None:
-        self._ctx.__exit__(*exc)
 
 
 def _numeric_x_out(x: np.ndarray, series: pd.Series) -> Any:
