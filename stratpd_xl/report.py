@@ -215,8 +215,10 @@ def _column_width(header: str, values: pd.Series, is_date: bool) -> float:
 def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, left: int,
                  *, links: Sequence[str | None] | None = None,
                  percent_columns: Sequence[str] = (),
-                 general_columns: Sequence[str] = ()) -> tuple[int, int]:
-    """Write ``table`` as an Excel table at (top, left); return its last row and column.
+                 general_columns: Sequence[str] = ()) -> tuple[int, int, dict[int, float]]:
+    """Write ``table`` as an Excel table at (top, left).
+
+    Returns the table's last row and column and the column widths set (in characters).
 
     ``links`` optionally gives an internal link target for each row's first cell.
     ``general_columns`` are shown as entered (feature values: a year must not read "2,020"
@@ -226,6 +228,7 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
     n = len(table)
     last_row = top + max(n, 1)  # an Excel table needs at least one data row
     last_col = left + len(columns) - 1
+    widths: dict[int, float] = {}
     ws.add_table(top, left, last_row, last_col, {
         # Bold headers because LibreOffice does not draw Excel's table styles.
         "columns": [{"header": c, "header_format": fmts.get(bold=True, bottom=1)}
@@ -246,14 +249,15 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
         else:
             fmt = None
         date_fmt = fmts.get(num_format=_date_format(series), align="left") if is_date else None
-        ws.set_column(left + j, left + j, _column_width(name, series, is_date))
+        widths[left + j] = _column_width(name, series, is_date)
+        ws.set_column(left + j, left + j, widths[left + j])
         values = series.tolist() if not is_date else list(series)
         for i, value in enumerate(values):
             if j == 0 and links is not None and links[i] is not None and not _is_missing(value):
                 ws.write_url(top + 1 + i, left, links[i], fmts.link, string=str(value))
             else:
                 _write_value(ws, top + 1 + i, left + j, value, fmt, date_fmt)
-    return last_row, last_col
+    return last_row, last_col, widths
 
 
 def _write_info(ws: Worksheet, fmts: _Formats, top: int,
@@ -396,20 +400,24 @@ def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFram
     info = _curve_info(result)
     row = _write_info(ws, fmts, top + 2, info)
     table_top = row + 1
-    _, last_col = _write_table(ws, fmts, table, table_top, 0,
-                               general_columns=[str(table.columns[0])])
+    _, last_col, widths = _write_table(ws, fmts, table, table_top, 0,
+                                       general_columns=[str(table.columns[0])])
     # Column A holds both the header labels and the feature values; fit the longer.
-    ws.set_column(0, 0, max(max(len(label) for label, _ in info) + 2.0,
-                            _column_width(table.columns[0], table.iloc[:, 0], False)))
+    widths[0] = max(max(len(label) for label, _ in info) + 2.0, widths[0])
+    ws.set_column(0, 0, widths[0])
 
     error_cols = None
+    chart_col = last_col + 2
     if is_categorical(result) and BAND_LOW in table.columns and BAND_HIGH in table.columns:
         error_cols = _write_error_lengths(ws, fmts, table, table_top, last_col + 1)
-    chart_col = last_col + 4
+        widths.update({error_cols[0]: 0.0, error_cols[1]: 0.0})
+        chart_col = last_col + 4
     chart = _curve_chart(wb.book, result, table, sheet, table_top, 0, error_cols)
     wb.insert_chart(ws, top + 2, chart_col, chart, (_CHART_W, _CHART_H), curve_title(result))
     png = figure_png(curve_figure(result))
-    ws.insert_image(top + 2 + _rows_for(_CHART_H), chart_col, f"{sheet}.png",
+    picture_row = top + 2 + _rows_for(_CHART_H)
+    _print_layout(ws, widths, chart_col, picture_row)
+    ws.insert_image(picture_row, chart_col, f"{sheet}.png",
                     {"image_data": io.BytesIO(png), "object_position": 3,
                      "description": curve_title(result)})
 
@@ -435,13 +443,31 @@ def _write_error_lengths(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top
     return col, col + 1
 
 
+# Printable width of landscape A4 with 0.5 in margins, in pixels at 96 dpi, less 15 % because
+# LibreOffice without Calibri's metrics draws columns wider than Excel does.
+_PRINT_WIDTH_PX = (11.69 - 2 * 0.5) * 96 * 0.85
+
+
+def _print_layout(ws: Worksheet, widths: Mapping[int, float], chart_col: int,
+                  picture_row: int) -> None:
+    """Print the table and the native chart one page wide, and the picture on its own page.
+
+    A print scale is used instead of "fit to one page wide" because Excel ignores manual
+    page breaks under "fit to", and the break before the picture keeps it from being cut
+    in two; a long table simply continues on the next pages.
+    """
+    px = sum(widths.get(c, 8.43) * 7 + 5 if widths.get(c, 8.43) > 0 else 0
+             for c in range(chart_col))
+    scale = int(np.clip(math.floor(100 * _PRINT_WIDTH_PX / (px + _CHART_W + 20)), 25, 100))
+    ws.set_print_scale(scale)
+    ws.set_h_pagebreaks([picture_row])
+
+
 def _page_setup(ws: Worksheet) -> None:
     ws.set_default_row(_ROW_PT)
-    # One page wide, landscape: the table, the chart and the picture print side by side and
-    # a long table continues on further pages instead of being shrunk to nothing.
     ws.set_landscape()
     ws.set_paper(9)  # A4
-    ws.fit_to_pages(1, 0)
+    ws.set_margins(left=0.5, right=0.5, top=0.6, bottom=0.6)
     ws.hide_gridlines(1)  # gridlines on screen, not on paper
 
 
@@ -492,8 +518,8 @@ def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFr
         ws.write_string(row, 0, "Click a feature to open its curve.", fmts.label)
         row += 1
     table_top = row + 1
-    last_row, last_col = _write_table(ws, fmts, table, table_top, 0, links=links,
-                                      percent_columns=["share"])
+    last_row, last_col, widths = _write_table(ws, fmts, table, table_top, 0, links=links,
+                                              percent_columns=["share"])
     skipped = ranking.attrs.get("skipped") or {}
     if skipped:
         # Features the engine could not estimate are named with the reason, not dropped
@@ -502,13 +528,16 @@ def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFr
         for i, (feature, reason) in enumerate(skipped.items()):
             ws.write_string(last_row + 3 + i, 0, str(feature))
             ws.write_string(last_row + 3 + i, 1, str(reason))
-    ws.set_column(0, 0, max(28.0, _column_width("feature", table["feature"], False)))
+    widths[0] = max(max(len(label) for label, _ in items) + 2.0, widths[0], 12.0)
+    ws.set_column(0, 0, widths[0])
     chart = _impact_chart(wb.book, ranking, table, sheet, table_top)
     chart_col = last_col + 2
     chart_h = _impact_chart_height(len(table))
     wb.insert_chart(ws, 2, chart_col, chart, (_CHART_W, chart_h), impact_title(ranking))
     fig = impact_figure(ranking)
-    ws.insert_image(2 + _rows_for(chart_h), chart_col, f"{sheet}.png",
+    picture_row = 2 + _rows_for(chart_h)
+    _print_layout(ws, widths, chart_col, picture_row)
+    ws.insert_image(picture_row, chart_col, f"{sheet}.png",
                     {"image_data": io.BytesIO(figure_png(fig)), "object_position": 3,
                      "description": impact_title(ranking)})
 

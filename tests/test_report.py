@@ -145,6 +145,12 @@ def test_numeric_curve_workbook(tmp_path):
     assert "<c:scatterChart>" in chart
     assert chart.count("<c:ser>") == 3  # curve + low + high
     assert "partial dependence of price on carat (StratPD, n=1,180)" in chart
+    # Printed: a new page starts at the picture so it is never cut in two, and a print
+    # scale (not "fit to", under which Excel ignores page breaks) keeps the row readable.
+    (picture,) = ws._images
+    assert [b.id for b in ws.row_breaks.brk] == [picture.anchor._from.row]
+    assert 25 <= ws.page_setup.scale <= 100
+    assert not ws.sheet_properties.pageSetUpPr.fitToPage
     drawing = zip_text(path, "xl/drawings/drawing1.xml")
     # Size-based anchors, so LibreOffice does not stretch the picture (see report.py).
     assert drawing.count("<xdr:oneCellAnchor>") == 2
