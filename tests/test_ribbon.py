@@ -81,10 +81,24 @@ class FakeSheet:
         self.name = name
         self.cells: dict[tuple[int, int], Any] = dict(cells or {})
         self.log: list[tuple] = []
+        self.formats: list[tuple] = []
         self.pictures = FakePictures(self)
 
-    def range(self, address: tuple[int, int]) -> FakeRange:
-        return FakeRange(self, *address)
+    def range(self, first: tuple[int, int], last: tuple[int, int] | None = None) -> Any:
+        if last is None:
+            return FakeRange(self, *first)
+        sheet = self
+
+        class Block:  # a multi-cell range: only formats are set on those
+            @property
+            def number_format(self):
+                raise AssertionError("not read")
+
+            @number_format.setter
+            def number_format(self, fmt):
+                sheet.formats.append((first, last, fmt))
+
+        return Block()
 
 
 class FakeSheets:
@@ -158,6 +172,10 @@ def test_ranking_and_one_curve_block_per_feature(analysed):
     assert "price" in new.cells[(1, 1)] and "Data!$A$1:$J$401" in new.cells[(2, 1)]
     ranking = _table_at(new, layout.ranking_row + 1)
     assert ranking[0] == ["feature", "kind", "impact", "share"]
+    # Shares show as percentages: the format covers exactly the share cells.
+    n = len(ranking) - 1
+    first = (layout.ranking_row + 2, 4)
+    assert new.formats == [(first, (first[0] + n - 1, 4), "0.0%")]
     features = [r[0] for r in ranking[1:]]
     assert sorted(features) == sorted(c for c in _diamonds(1)[0] if c != "price")
     titles = {v: k for k, v in new.cells.items() if isinstance(v, str) and ": partial" in v}
@@ -175,11 +193,12 @@ def test_pictures_sit_beside_their_tables(analysed):
     book, name, _ = analysed
     new = book.sheets[name]
     pictures = new.pictures.items
-    assert set(pictures) == {"StratPD impact"} | {f"StratPD {c}" for c in _diamonds(1)[0][:-1]}
+    features = _diamonds(1)[0][:-1]
+    assert set(pictures) == {"StratPD ranking"} | {f"StratPD curve {c}" for c in features}
     for cell, value in new.cells.items():
         if isinstance(value, str) and value.endswith(": partial dependence of price"):
             feature = value.split(":")[0]
-            left, top = pictures[f"StratPD {feature}"]
+            left, top = pictures[f"StratPD curve {feature}"]
             width = len(_table_at(new, cell[0] + 1)[0])
             assert left == (width + 1) * COLUMN_PT  # one empty column after the table
             assert top == (cell[0] - 1) * ROW_PT
@@ -289,3 +308,17 @@ def test_package_main_is_the_ribbon_entry_point():
 
     assert callable(stratpd_xl.main)
     assert "excel.ribbon import main" in Path(stratpd_xl.__file__).read_text()
+
+
+def test_text_that_looks_like_a_formula_stays_text():
+    rows = _diamonds(300)
+    header = rows[0]
+    cut = header.index("cut")
+    bands = {"Ideal": "=best", "Premium": "+good", "Very Good": "-ok", "Good": "@fine"}
+    for r in rows[1:]:
+        r[cut] = bands.get(r[cut], r[cut])
+    book = FakeBook()
+    name = ribbon.analyse_selection(book, rows)
+    written = {v for v in book.sheets[name].cells.values() if isinstance(v, str)}
+    assert {"'=best", "'+good", "'-ok", "'@fine"} <= written
+    assert not any(v[:1] in "=+-@" for v in written)

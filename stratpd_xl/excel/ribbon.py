@@ -36,6 +36,9 @@ __all__ = ["TARGET_NAME", "Layout", "analyse_selection", "main", "read_selection
 TARGET_NAME = "StratPD_target"
 # The button must give the same numbers each time it is pressed on the same data.
 RANDOM_STATE = 0
+# Picture names; different words, so that no feature name can make two pictures clash.
+RANKING_PICTURE = "StratPD ranking"
+CURVE_PICTURE = "StratPD curve {feature}"
 
 Status = Callable[[str | None], None]
 
@@ -118,9 +121,17 @@ def target_name(book: Any) -> str | None:
     return None
 
 
+def _literal(value: Any) -> Any:
+    # Excel reads a written "=..." (or "+...", "-...", "@...") text as a formula; the apostrophe
+    # keeps a category such as "-5 to 0" text, and Excel does not show it.
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value
+
+
 def _write(new_sheet: Any, row: int, col: int, cells: list[list[Any]]) -> tuple[int, int]:
     """Write a block of values at (row, col); return its (height, width)."""
-    new_sheet.range((row, col)).value = cells
+    new_sheet.range((row, col)).value = [[_literal(v) for v in r] for r in cells]
     return len(cells), max((len(r) for r in cells), default=0)
 
 
@@ -220,7 +231,9 @@ def _write_results(
     _write(new_sheet, row, 1, [["Impact ranking"]])
     ranking_cells = sheet.cells_from_frame(tables.impact_table(ranking))
     height, width = _write(new_sheet, row + 1, 1, ranking_cells)
-    _picture(new_sheet, charts.figure_png(charts.impact_figure(ranking)), "StratPD impact",
+    share_col = 1 + ranking_cells[0].index("share")
+    new_sheet.range((row + 2, share_col), (row + height, share_col)).number_format = "0.0%"
+    _picture(new_sheet, charts.figure_png(charts.impact_figure(ranking)), RANKING_PICTURE,
              row, 1 + width + layout.gap_columns)
     row += 1 + max(height, layout.picture_rows)
     if analysis.skipped:
@@ -236,7 +249,7 @@ def _write_results(
             new_sheet, row + 1, 1, sheet.cells_from_frame(tables.curve_table(curve))
         )
         _picture(new_sheet, charts.figure_png(charts.curve_figure(curve)),
-                 f"StratPD {feature}", row, 1 + width + layout.gap_columns)
+                 CURVE_PICTURE.format(feature=feature), row, 1 + width + layout.gap_columns)
         row += 1 + max(height, layout.picture_rows) + layout.gap_rows
 
 
