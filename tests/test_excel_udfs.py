@@ -171,7 +171,18 @@ def cells():
 class FakePicture:
     def __init__(self, log, pictures, name, left, top, png):
         self.log, self.pictures = log, pictures
-        self.name, self.left, self.top, self.png = name, left, top, png
+        self._name, self.left, self.top, self.png = name, left, top, png
+
+    @property
+    def name(self):
+        return self._name
+
+    @name.setter
+    def name(self, new):
+        assert new not in self.pictures.items
+        self.log.append(("rename", self._name, new))
+        self.pictures.items[new] = self.pictures.items.pop(self._name)
+        self._name = new
 
     def update(self, path):
         self.png = Path(path).read_bytes()
@@ -189,6 +200,9 @@ class FakePictures:
 
     def __contains__(self, name):
         return name in self.items
+
+    def __iter__(self):
+        return iter(list(self.items.values()))
 
     def __getitem__(self, name):
         return self.items[name]
@@ -433,6 +447,20 @@ def test_chart_false_and_errors_leave_no_picture(xl, cells):
     out = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "karat", caller=caller)
     assert out[0][0].startswith("STRATPD: ") and "StratPD A3" not in sheet.pictures
     assert [e[0] for e in sheet.log] == ["add", "delete", "add", "delete"]
+
+
+def test_inserted_rows_move_formula_and_picture_without_an_orphan(xl, cells):
+    sheet = FakeSheet()
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=FakeCell(sheet, 2, 2))
+    # Two rows inserted above: Excel moves the formula to B4 and the picture down with it.
+    sheet.pictures["StratPD B2"].top += 2 * 20.0
+    ribbon_picture = sheet.pictures.add(__file__, name="StratPD curve carat", left=5 * 64.0,
+                                        top=3 * 20.0)  # not ours to take over
+    call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", caller=FakeCell(sheet, 4, 2))
+    assert sorted(sheet.pictures.items) == ["StratPD B4", "StratPD curve carat"]
+    assert ("rename", "StratPD B2", "StratPD B4") in sheet.log
+    assert ribbon_picture.name == "StratPD curve carat"
+    assert [e[0] for e in sheet.log].count("add") == 2  # the first picture and the stranger
 
 
 def test_picture_name_comes_from_the_top_left_cell():

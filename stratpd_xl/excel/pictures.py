@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import threading
 from typing import Any
@@ -22,6 +23,8 @@ from typing import Any
 NAME_PREFIX = "StratPD"
 #: Empty columns between the spilled table and the picture.
 GAP_COLUMNS = 1
+# Names this module gives ("StratPD B2"); the ribbon's pictures ("StratPD curve x") never match.
+_CELL_NAME = re.compile(rf"{NAME_PREFIX} [A-Z]{{1,3}}[0-9]{{1,7}}")
 
 # Digest of the PNG last placed under each (book, sheet, picture name): an unchanged chart is
 # not re-inserted on every recalculation, which would flicker and grow Excel's undo history.
@@ -51,7 +54,8 @@ def place_picture(caller: Any, png: bytes, table_columns: int) -> str:
     A picture of the same name is updated in place (xlwings keeps its position and size, so
     a picture the user moved or resized stays where they put it), unless the table grew
     under it, in which case it moves right of the table again.  An identical PNG already
-    placed under that name is left alone.
+    placed under that name is left alone.  When the formula moved because rows or columns
+    were inserted, the picture Excel moved along with it is renamed and reused.
 
     Parameters
     ----------
@@ -73,6 +77,8 @@ def place_picture(caller: Any, png: bytes, table_columns: int) -> str:
     key = _sheet_key(caller, name)
     digest = hashlib.sha256(png).hexdigest()
     exists = name in pictures
+    if not exists:
+        exists = _adopt_moved_picture(pictures, name, anchor)
     with _placed_lock:
         if exists and _placed.get(key) == digest:
             picture = pictures[name]
@@ -99,6 +105,22 @@ def place_picture(caller: Any, png: bytes, table_columns: int) -> str:
     with _placed_lock:
         _placed[key] = digest
     return name
+
+
+def _adopt_moved_picture(pictures: Any, name: str, anchor: Any) -> bool:
+    """Rename the picture of a formula that moved (rows or columns inserted before it).
+
+    Excel moves the formula and its picture together, so the picture still named after the
+    old cell sits exactly where the new one would go; taking it over avoids an orphan copy.
+    """
+    for picture in pictures:
+        old = picture.name
+        if old == name or not _CELL_NAME.fullmatch(old):
+            continue
+        if abs(picture.left - anchor.left) < 0.5 and abs(picture.top - anchor.top) < 0.5:
+            picture.name = name
+            return True
+    return False
 
 
 def remove_picture(caller: Any) -> bool:
