@@ -372,6 +372,16 @@ def test_recalculation_is_served_from_the_cache(xl, cells, monkeypatch):
     assert len(calls) == 3
 
 
+def test_cache_key_is_a_digest_that_tells_types_apart():
+    from stratpd_xl.excel.udfs import _data_key
+
+    a = _data_key([["x", "y"], [1.0, 2.0]])
+    assert a == _data_key((("x", "y"), (1.0, 2.0)))  # list or tuple: the same cells
+    assert a != _data_key([["x", "y"], ["1.0", 2.0]])  # a number stored as text differs
+    assert a != _data_key([["x", "y"], [1.0, 2.0000000000000004]])
+    assert len(repr(a)) < 100
+
+
 def test_cache_is_bounded():
     from stratpd_xl.excel.udfs import _LRU
 

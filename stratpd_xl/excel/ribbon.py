@@ -263,9 +263,14 @@ def main() -> None:  # pragma: no cover - needs Excel; the logic above is tested
     def status(text: str | None) -> None:
         app.status_bar = text if text is not None else False  # False gives Excel's bar back
 
+    updating = app.screen_updating
     try:
         values, source = read_selection(book.selection)
+        app.screen_updating = False  # writing many blocks and pictures is faster unseen
         analyse_selection(book, values, source=source, status=status)
     except Exception as exc:  # the user sees one sentence, never a traceback
         status(None)
+        app.screen_updating = updating
         app.alert(sheet.error_text(exc), title="StratPD", mode="critical")
+    finally:
+        app.screen_updating = updating
