@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -121,9 +122,19 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
     except OSError as exc:
         raise StratPDInputError(f'cannot read "{path}": {exc.strerror or exc}') from exc
     text, used = _decode(raw, encoding, path)
-    dialect = sniff_text(text)
+    # Excel writes, and obeys, a first line "sep=;" naming the delimiter.
+    hint = re.match(r'"?sep=([^\r\n])"?[ \t]*\r?\n', text)
+    if hint:
+        text = text[hint.end() :]
+    dialect = sniff_text(text, delimiter=hint.group(1) if hint else None)
     delimiter = dialect["delimiter"]
-    rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as exc:
+        raise StratPDInputError(
+            f'"{path.name}" is not a readable CSV file ({exc}); check that it is a table '
+            "saved as CSV"
+        ) from exc
     if decimal is None:
         decimal = dialect["decimal"]
     frame = _frame(rows, decimal, f'"{path.name}"')
@@ -166,13 +177,15 @@ def _decode(raw: bytes, encoding: str | None, path: Path) -> tuple[str, str]:
     raise AssertionError("latin-1 decodes every byte")  # pragma: no cover
 
 
-def sniff_text(text: str) -> dict[str, Any]:
+def sniff_text(text: str, *, delimiter: str | None = None) -> dict[str, Any]:
     """Guess the delimiter and decimal separator of delimited text.
 
     Parameters
     ----------
     text
         The whole file (only the first lines are looked at).
+    delimiter
+        A delimiter known in advance (from a "sep=" line); then only the decimal is guessed.
 
     Returns
     -------
@@ -189,9 +202,10 @@ def sniff_text(text: str) -> dict[str, Any]:
     lines = [ln for ln in text.splitlines()[:_SNIFF_LINES] if ln.strip()]
     sample = "\n".join(lines)
     best: tuple[float, int, int] = (0.0, 1, 0)
-    delimiter = ","
-    for rank, cand in enumerate(reversed(_DELIMITERS)):
-        widths = [len(r) for r in csv.reader(io.StringIO(sample), delimiter=cand) if r]
+    candidates = () if delimiter else _DELIMITERS
+    delimiter = delimiter or ","
+    for rank, cand in enumerate(reversed(candidates)):
+        widths = [len(r) for r in _sample_rows(sample, cand) if r]
         if not widths:
             continue
         width, hits = Counter(widths).most_common(1)[0]
@@ -202,8 +216,19 @@ def sniff_text(text: str) -> dict[str, Any]:
         score = (hits / len(widths), width, rank)
         if score > best:
             best, delimiter = score, cand
-    rows = list(csv.reader(io.StringIO(sample), delimiter=delimiter))[1:]
+    rows = _sample_rows(sample, delimiter)[1:]
     return {"delimiter": delimiter, "decimal": _sniff_decimal(rows, delimiter)}
+
+
+def _sample_rows(sample: str, delimiter: str) -> list[list[str]]:
+    """Rows of the sample; a CSV error here only means "not this delimiter" (reading reports it)."""
+    rows: list[list[str]] = []
+    try:
+        for row in csv.reader(io.StringIO(sample), delimiter=delimiter):
+            rows.append(row)
+    except csv.Error:
+        pass
+    return rows
 
 
 def _sniff_decimal(rows: list[list[str]], delimiter: str) -> str | None:

@@ -91,6 +91,15 @@ def test_encoding_option(tmp_path):
     assert read_table(path, encoding="latin-1")["name"].tolist() == ["Åse", "Øyvind"]
 
 
+def test_excel_sep_line_names_the_delimiter(tmp_path):
+    # Without the hint, "," would split these rows evenly too; the hint wins and is not a row.
+    path = write(tmp_path / "s.csv", "sep=;\r\nname;pair\r\na;1,2\r\nb;3,4\r\n")
+    frame = read_table(path)
+    assert list(frame.columns) == ["name", "pair"]
+    assert frame["pair"].tolist() == [1.2, 3.4]
+    assert frame.attrs["source"]["delimiter"] == ";"
+
+
 def test_single_column_file(tmp_path):
     frame = read_table(write(tmp_path / "one.csv", "price\n1.5\n2\n"))
     assert frame["price"].tolist() == [1.5, 2.0]
@@ -257,6 +266,12 @@ def test_binary_file_named_csv(tmp_path):
     path = tmp_path / "pic.csv"
     path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     with pytest.raises(StratPDInputError, match="does not look like a text file"):
+        read_table(path)
+
+
+def test_csv_with_a_field_too_large_for_the_csv_module(tmp_path):
+    path = write(tmp_path / "big.csv", 'a,b\n1,"' + "x" * 200_000 + '"\n')
+    with pytest.raises(StratPDInputError, match='"big.csv" is not a readable CSV file'):
         read_table(path)
 
 
