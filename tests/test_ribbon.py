@@ -322,3 +322,26 @@ def test_text_that_looks_like_a_formula_stays_text():
     written = {v for v in book.sheets[name].cells.values() if isinstance(v, str)}
     assert {"'=best", "'+good", "'-ok", "'@fine"} <= written
     assert not any(v[:1] in "=+-@" for v in written)
+
+
+def test_a_chart_that_cannot_be_placed_is_reported_and_tables_are_written():
+    class ProtectedPictures(FakePictures):
+        def add(self, path, *, name, left, top):
+            raise RuntimeError("The sheet is protected.")
+
+    class ProtectedSheets(FakeSheets):
+        def add(self, name, after=None):
+            new = super().add(name, after)
+            new.pictures = ProtectedPictures(new)
+            return new
+
+    book = FakeBook()
+    book.sheets = ProtectedSheets(list(book.sheets))
+    warnings: list[str] = []
+    name = ribbon.analyse_selection(book, _diamonds(200), warn=warnings.append)
+    new = book.sheets[name]
+    assert _table_at(new, ribbon.Layout().ranking_row + 1)[0][0] == "feature"
+    assert len(warnings) == 10  # the ranking chart and nine curves
+    assert warnings[0] == (
+        'the chart "StratPD ranking" could not be placed (RuntimeError: The sheet is protected.)'
+    )

@@ -135,13 +135,19 @@ def _write(new_sheet: Any, row: int, col: int, cells: list[list[Any]]) -> tuple[
     return len(cells), max((len(r) for r in cells), default=0)
 
 
-def _picture(new_sheet: Any, png: bytes, name: str, row: int, col: int) -> None:
+def _picture(
+    new_sheet: Any, png: bytes, name: str, row: int, col: int, warn: Callable[[str], None]
+) -> None:
+    """Place a chart; a chart that cannot be placed is reported, not fatal to the tables."""
     anchor = new_sheet.range((row, col))
     fd, path = tempfile.mkstemp(prefix="stratpd-", suffix=".png")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(png)
         new_sheet.pictures.add(path, name=name, left=anchor.left, top=anchor.top)
+    except Exception as exc:  # e.g. a protected sheet, or Excel refusing the file
+        detail = " ".join(str(exc).split())[:120]
+        warn(f'the chart "{name}" could not be placed ({type(exc).__name__}: {detail})')
     finally:
         try:
             os.unlink(path)
@@ -155,6 +161,7 @@ def analyse_selection(
     *,
     source: str = "",
     status: Status | None = None,
+    warn: Callable[[str], None] | None = None,
     layout: Layout = Layout(),
     **engine_kw: Any,
 ) -> str:
@@ -171,6 +178,8 @@ def analyse_selection(
         The selection's address, shown on the new sheet.
     status : callable, optional
         Receives progress text, and ``None`` at the end (Excel: restore the status bar).
+    warn : callable, optional
+        Receives one sentence per chart that could not be placed (the tables are written).
     layout : Layout
         Positions on the new sheet.
     **engine_kw
@@ -212,14 +221,16 @@ def analyse_selection(
         name = unique_sheet_names([f"StratPD {target}"], taken=[s.name for s in sheets])[0]
         # A brand-new sheet: nothing the user typed can be overwritten.
         new_sheet = book.sheets.add(name, after=sheets[-1] if sheets else None)
-        _write_results(new_sheet, analysis, target, frame, source, leaf, layout)
+        _write_results(new_sheet, analysis, target, frame, source, leaf, layout,
+                       warn or (lambda text: None))
     finally:
         say(None)
     return name
 
 
 def _write_results(
-    new_sheet: Any, analysis: Any, target: str, frame: Any, source: str, leaf: int, layout: Layout
+    new_sheet: Any, analysis: Any, target: str, frame: Any, source: str, leaf: int,
+    layout: Layout, warn: Callable[[str], None],
 ) -> None:
     ranking = analysis.impact
     notes = f"{len(frame):,} rows" + (f" from {source}" if source else "")
@@ -234,7 +245,7 @@ def _write_results(
     share_col = 1 + ranking_cells[0].index("share")
     new_sheet.range((row + 2, share_col), (row + height, share_col)).number_format = "0.0%"
     _picture(new_sheet, charts.figure_png(charts.impact_figure(ranking)), RANKING_PICTURE,
-             row, 1 + width + layout.gap_columns)
+             row, 1 + width + layout.gap_columns, warn)
     row += 1 + max(height, layout.picture_rows)
     if analysis.skipped:
         skipped = [[f"not estimated: {f}", reason] for f, reason in analysis.skipped.items()]
@@ -249,7 +260,8 @@ def _write_results(
             new_sheet, row + 1, 1, sheet.cells_from_frame(tables.curve_table(curve))
         )
         _picture(new_sheet, charts.figure_png(charts.curve_figure(curve)),
-                 CURVE_PICTURE.format(feature=feature), row, 1 + width + layout.gap_columns)
+                 CURVE_PICTURE.format(feature=feature), row, 1 + width + layout.gap_columns,
+                 warn)
         row += 1 + max(height, layout.picture_rows) + layout.gap_rows
 
 
@@ -264,10 +276,15 @@ def main() -> None:  # pragma: no cover - needs Excel; the logic above is tested
         app.status_bar = text if text is not None else False  # False gives Excel's bar back
 
     updating = app.screen_updating
+    warnings: list[str] = []
     try:
         values, source = read_selection(book.selection)
         app.screen_updating = False  # writing many blocks and pictures is faster unseen
-        analyse_selection(book, values, source=source, status=status)
+        analyse_selection(book, values, source=source, status=status, warn=warnings.append)
+        if warnings:
+            app.screen_updating = updating
+            shown = warnings[:3] + ([f"... and {len(warnings) - 3} more"] if warnings[3:] else [])
+            app.alert("StratPD wrote the tables, but " + "\n".join(shown), title="StratPD")
     except Exception as exc:  # the user sees one sentence, never a traceback
         status(None)
         app.screen_updating = updating
