@@ -316,3 +316,32 @@ def test_empty_sheet_names_the_sheet(tmp_path):
     book.save(path)
     with pytest.raises(StratPDInputError, match='sheet "Blank" of "book.xlsx" is empty'):
         read_table(path, sheet="Blank")
+
+
+# --------------------------------------------------------------------------- LibreOffice-made files
+
+
+def test_workbooks_recalculated_by_libreoffice_give_formula_values_and_errors(tmp_path):
+    from .test_cli import _lo_convert
+
+    book = openpyxl.Workbook()
+    ws = book.active
+    ws.title = "Data"
+    ws.append(["x", "double", "ratio", "label"])
+    for i in range(1, 7):
+        r = i + 1
+        ws.append(
+            [i, f"=A{r}*2", f"=A{r}/0" if i % 2 else f"=A{r}/2", f'=IF(A{r}>3,"big","small")']
+        )
+    src = tmp_path / "formulas.xlsx"
+    book.save(src)
+    # LibreOffice opens, calculates and saves: values next to formulas, as a user's file has.
+    ods = _lo_convert(src, "ods", tmp_path / "ods", tmp_path / "profile")
+    xlsx = _lo_convert(ods, "xlsx", tmp_path / "xlsx", tmp_path / "profile")
+    for path in (ods, xlsx):
+        frame = read_table(path)
+        assert frame["double"].tolist() == [2, 4, 6, 8, 10, 12], path
+        assert frame["ratio"].isna().tolist() == [True, False] * 3, path
+        assert frame["ratio"].dropna().tolist() == [1.0, 2.0, 3.0], path
+        assert frame["label"].tolist() == ["small"] * 3 + ["big"] * 3, path
+        assert 'column "ratio": 3 error values (#DIV/0!) treated as missing' in frame.attrs["notes"]
