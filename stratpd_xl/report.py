@@ -62,16 +62,19 @@ _CHART_W, _CHART_H = 614, 384
 # anchored to cells then come out squashed; an explicit 15.75 pt (21 px) row avoids that.
 _ROW_PT = 15.75
 _ROW_PX = 21
-_INVALID_SHEET_CHARS = re.compile(r"[\[\]:*?/\\]")
+# Excel's forbidden characters, plus what XML 1.0 cannot hold (control characters,
+# surrogates, U+FFFE/U+FFFF).
+_INVALID_SHEET_CHARS = re.compile(r"[\[\]:*?/\\\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 _MAX_SHEET = 31
 
 
 def unique_sheet_names(names: Iterable[str], *, taken: Iterable[str] = ()) -> list[str]:
     """Turn arbitrary names into valid, unique Excel sheet names.
 
-    Excel sheet names are at most 31 characters, may not contain ``[ ] : * ? / \\``, may not
-    start or end with an apostrophe, may not be blank or ``History``, and are compared
-    case-insensitively.  Clashes get a ``" (2)"``, ``" (3)"`` ... suffix.
+    Excel sheet names are at most 31 characters (counted in UTF-16 units), may not contain
+    ``[ ] : * ? / \\``, may not start or end with an apostrophe, may not be blank or
+    ``History``, and are compared case-insensitively.  Clashes get a ``" (2)"``,
+    ``" (3)"`` ... suffix.  Characters XML cannot hold are replaced like forbidden ones.
 
     Parameters
     ----------
@@ -88,18 +91,40 @@ def unique_sheet_names(names: Iterable[str], *, taken: Iterable[str] = ()) -> li
     used = {t.casefold() for t in taken}
     out: list[str] = []
     for raw in names:
-        base = _INVALID_SHEET_CHARS.sub("_", str(raw)).strip().strip("'").strip()
-        base = base[:_MAX_SHEET].strip() or "feature"
+        base = _INVALID_SHEET_CHARS.sub("_", str(raw))
+        base = _tidy_sheet_name(_cut_utf16(base, _MAX_SHEET)) or "feature"
         if base.casefold() == "history":
             base = "History_"
         name, k = base, 1
         while name.casefold() in used:
             k += 1
             suffix = f" ({k})"
-            name = base[: _MAX_SHEET - len(suffix)].rstrip() + suffix
+            name = _tidy_sheet_name(_cut_utf16(base, _MAX_SHEET - len(suffix))) + suffix
         used.add(name.casefold())
         out.append(name)
     return out
+
+
+def _cut_utf16(name: str, limit: int) -> str:
+    """The longest prefix of ``name`` within ``limit`` UTF-16 code units.
+
+    Excel counts sheet-name length in UTF-16, where characters beyond U+FFFF (emoji,
+    some CJK) take two units each.
+    """
+    units = 0
+    for i, char in enumerate(name):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > limit:
+            return name[:i]
+    return name
+
+
+def _tidy_sheet_name(name: str) -> str:
+    # Strip until stable: removing a space can expose an apostrophe and vice versa.
+    previous = None
+    while previous != name:
+        previous, name = name, name.strip().strip("'")
+    return name
 
 
 # ----------------------------------------------------------------------------- cells

@@ -13,6 +13,8 @@ import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import stratpd_xl as sx
 from stratpd_xl.errors import StratPDInputError
@@ -321,3 +323,64 @@ def test_report_from_real_engine(tmp_path):
         np.testing.assert_allclose([r[1] for r in rows], curve["pd"].to_numpy(), rtol=1e-12)
     sold = table_cells(book["sold"])[1][0]
     assert sold.is_date
+
+
+def test_report_with_nothing_estimated_lists_the_reasons(tmp_path):
+    ranking = pd.DataFrame(columns=["feature", "kind", "impact", "share"])
+    ranking.attrs = {"target": "price", "n_rows": 12, "params": {},
+                     "skipped": {"carat": "only 12 rows with a value in \"price\""}}
+    path = tmp_path / "empty.xlsx"
+    write_report(FakeAnalysis(ranking, {}), path)
+    summary = openpyxl.load_workbook(path)["Summary"]
+    texts = [c.value for row in summary.iter_rows() for c in row if c.value]
+    assert "Not estimated" in texts and 'only 12 rows with a value in "price"' in texts
+
+
+def test_apostrophes_and_unicode_in_names(tmp_path):
+    name = "owner's größe (€)"
+    curve = categorical_result(feature=name)
+    ranking = pd.DataFrame({"feature": [name], "kind": ["categorical"], "impact": [1.0],
+                            "share": [1.0]})
+    ranking.attrs = {"target": "prix", "n_rows": 1200, "params": {}}
+    path = tmp_path / "names.xlsx"
+    write_report(FakeAnalysis(ranking, {name: curve}), path)
+    book = openpyxl.load_workbook(path)
+    assert book.sheetnames == ["Summary", name]
+    (link,) = [c[0].hyperlink.location for c in table_cells(book["Summary"])[1:]]
+    assert link == "'owner''s größe (€)'!A1"
+    chart = zip_text(path, "xl/charts/chart2.xml")
+    refs = re.findall(r"<c:f>([^<]*)</c:f>", chart)
+    assert refs and all(r.startswith("'owner''s größe (€)'!$") for r in refs)
+
+
+@given(st.lists(st.text(max_size=40), min_size=1, max_size=30))
+@settings(max_examples=200, deadline=None)
+def test_unique_sheet_names_property(names):
+    out = unique_sheet_names(names, taken=["Summary"])
+    assert len(out) == len(names)
+    folded = [n.casefold() for n in out]
+    assert len(set(folded)) == len(out) and "summary" not in folded
+    for name in out:
+        assert 1 <= len(name.encode("utf-16-le")) // 2 <= 31 and name == name.strip()
+        assert not re.search(r"[\[\]:*?/\\]", name)
+        assert not name.startswith("'") and not name.endswith("'")
+
+
+@given(st.lists(st.text(max_size=40), min_size=1, max_size=8))
+@settings(max_examples=25, deadline=None)
+def test_unique_sheet_names_open_in_openpyxl(names):
+    import xlsxwriter
+
+    out = unique_sheet_names(names)
+    buffer = io.BytesIO()
+    book = xlsxwriter.Workbook(buffer, {"in_memory": True})
+    for name in out:
+        book.add_worksheet(name)
+    book.close()
+    buffer.seek(0)
+    assert openpyxl.load_workbook(buffer).sheetnames == out
+
+
+def test_sheet_name_cut_to_31_does_not_end_in_apostrophe():
+    (name,) = unique_sheet_names(["a" * 29 + " 'b"])
+    assert name == "a" * 29
