@@ -393,8 +393,24 @@ def test_cache_is_bounded():
     assert lru.get("b") is None and lru.get("a") == 1 and lru.get("c") == 3
 
 
-def test_warm_up_finished(xl):
-    assert xl.udfs.wait_for_warm_up(0)
+def test_warm_up_runs_both_kernels_and_the_chart(xl, monkeypatch):
+    assert xl.udfs.wait_for_warm_up(0), "the import-time warm-up must have finished"
+    seen = []
+    real_pd, real_png = xl.udfs.engine.partial_dependence, xl.udfs.charts.figure_png
+
+    def recording_pd(data, target, feature, **kw):
+        result = real_pd(data, target, feature, **kw)
+        seen.append((feature, result.attrs["kind"]))
+        return result
+
+    def recording_png(fig, **kw):
+        seen.append(("png", len(real_png(fig, **kw)) > 0))
+        return b""
+
+    monkeypatch.setattr(xl.udfs.engine, "partial_dependence", recording_pd)
+    monkeypatch.setattr(xl.udfs.charts, "figure_png", recording_png)
+    xl.udfs._warm_up()
+    assert seen == [("x", "numeric"), ("c", "categorical"), ("png", True)]
 
 
 # --------------------------------------------------------------------------- pictures

@@ -16,6 +16,7 @@ imports this module, so the first formula does not wait for a compile.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -32,6 +33,8 @@ from ..errors import StratPDInputError
 from . import pictures
 
 __all__ = ["STRATIMPACT", "STRATPD", "clear_cache", "wait_for_warm_up"]
+
+_log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------- declarations
 # Argument options as data: the decorators below apply them, and tests feed the same options to
@@ -299,11 +302,12 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
 
 
 def _show_picture(caller: Any, curve: _Curve) -> None:
-    # A picture that cannot be placed (protected sheet, Excel busy) must not cost the table.
+    # A picture that cannot be placed (protected sheet, Excel busy) must not cost the table;
+    # the reason goes to the log (xlwings' console with "Show Console" in the config).
     try:
         pictures.place_picture(caller, _chart_png(curve), len(curve.cells[0]))
-    except Exception:  # noqa: BLE001
-        pass
+    except Exception as exc:
+        _log.warning("STRATPD chart not placed: %s: %s", type(exc).__name__, exc)
 
 
 def _drop_picture(caller: Any) -> None:
@@ -311,8 +315,8 @@ def _drop_picture(caller: Any) -> None:
         return
     try:
         pictures.remove_picture(caller)
-    except Exception:  # noqa: BLE001
-        pass
+    except Exception as exc:
+        _log.warning("STRATPD chart not removed: %s: %s", type(exc).__name__, exc)
 
 
 @_excel_function(
