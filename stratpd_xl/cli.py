@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -319,11 +319,9 @@ def _write_atomic(path: Path, write: Callable[[Path], None], force: bool) -> Non
     """Write via a temporary file in the same folder, so a failure never leaves half a file."""
     if path.exists() and not force:  # created while we were computing
         raise _UserError(f'"{path}" already exists; add --force to overwrite it')
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{path.stem}-", suffix=path.suffix, dir=path.parent if str(path.parent) else "."
-    )
-    os.close(fd)
-    tmp = Path(tmp_name)
+    # Not tempfile.mkstemp: its 0600 mode would survive the rename and hide the report from
+    # colleagues; the writers create the file with the usual permissions instead.
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}-{secrets.token_hex(4)}.tmp{path.suffix}")
     try:
         write(tmp)
         os.replace(tmp, path)
@@ -377,6 +375,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
 
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, Path(args.input))
     frame, target = _read(args)
+    source = frame.attrs.get("source")
     feature = resolve_column(frame, args.feature, role="feature")
     check_rows(frame, target, feature, min_samples_leaf=args.min_samples_leaf)
     frame, _ = _without_unusable(frame, target, [feature])
@@ -392,7 +391,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     for out in outs:
         suffix = out.suffix.lower()
         if suffix == ".csv":
-            writer = _csv_writer(result, frame.attrs.get("source"))
+            writer = _csv_writer(result, source)
         elif suffix == ".png":
             from .charts import curve_figure
 
@@ -458,6 +457,7 @@ def _analyse(
 def _cmd_impact(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, Path(args.input))
     frame, target = _read(args)
+    source = frame.attrs.get("source")
     analysis = _analyse(frame, target, _features(frame, args.features), args)
     ranking = analysis.impact
     if not outs:
@@ -465,7 +465,7 @@ def _cmd_impact(args: argparse.Namespace) -> int:
     for out in outs:
         suffix = out.suffix.lower()
         if suffix == ".csv":
-            writer = _csv_writer(ranking, frame.attrs.get("source"))
+            writer = _csv_writer(ranking, source)
         elif suffix == ".png":
             from .charts import impact_figure
 

@@ -80,6 +80,11 @@ def test_curve_writes_csv_xlsx_and_png(csv_path, tmp_path, capsys):
     span = table["pd"].iloc[-1] - table["pd"].iloc[0]
     assert span == pytest.approx(50 * (table["x"].iloc[-1] - table["x"].iloc[0]), rel=0.15)
 
+    # the usual permissions (umask), not a temporary file's private 0600
+    umask = os.umask(0)
+    os.umask(umask)
+    assert {o.stat().st_mode & 0o777 for o in outs} == {0o666 & ~umask}
+
     book = openpyxl.load_workbook(outs[1])
     assert len(book.sheetnames) >= 1
     assert outs[2].read_bytes().startswith(PNG_MAGIC)
