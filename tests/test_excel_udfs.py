@@ -129,7 +129,8 @@ def call_like_excel(xl, func, *args: Any, caller: Any = None) -> list[list[Any]]
     converted = []
     for arg_info, value in zip(info["args"], values, strict=True):
         if arg_info["name"] == "caller":
-            converted.append(caller)
+            # call_udf puts the caller Range in and converts it like any other argument.
+            converted.append(xl.conversion.read(None, caller, arg_info["options"]))
         elif isinstance(value, int) and value == MISSING:
             converted.append(arg_info.get("optional"))
         else:
@@ -329,6 +330,19 @@ def test_bad_input_is_one_readable_cell(xl, cells):
         got = call_like_excel(xl, xl.udfs.STRATPD, *args)
         assert len(got) == 1 and got[0][0].startswith("STRATPD: "), (args[1:], got)
         assert expected in got[0][0], (args[1:], got)
+
+
+def test_blank_or_text_optional_cells(xl, cells):
+    def stratpd(*args):
+        return call_like_excel(xl, xl.udfs.STRATPD, cells, *args)
+
+    default = stratpd("price", "carat")
+    # Optional arguments pointing at blank cells arrive as None: the defaults apply.
+    assert stratpd("price", "carat", None, None, None) == default
+    # Numbers typed as text and TRUE/FALSE in words are understood.
+    assert stratpd("price", "carat", "10", "1", "TRUE") == default
+    # Column names are matched ignoring case and surrounding spaces.
+    assert stratpd(" PRICE ", "Carat") == default
 
 
 def test_stratimpact_ranks_columns(xl, cells):
