@@ -494,3 +494,32 @@ def test_error_text_of_an_interrupt():
 def test_symbols_alone_are_text_not_numbers(odd):
     frame = frame_from_cells([["x", "n"], [odd, 1], ["b", 2]])
     assert frame["x"].tolist() == [odd.strip(), "b"]
+
+
+# --------------------------------------------------------------------------- anything goes
+
+_cell = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**15), 10**15),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.datetimes(min_value=dt.datetime(1900, 1, 1), max_value=dt.datetime(2100, 1, 1)),
+    st.sampled_from(["", " ", "#N/A", "#WERT!", "1,5", "1.234,5", "1,234.5", "12%", "$", "-"]),
+    st.sampled_from(["TRUE", "wahr", "31.01.2024", "2024-02-30", "1/2/2024", "(3)", "NA"]),
+    st.text(max_size=8),
+)
+
+
+@given(st.lists(st.lists(_cell, min_size=0, max_size=5), min_size=0, max_size=8))
+def test_any_block_of_cells_gives_a_table_or_a_sentence(cells):
+    try:
+        frame = frame_from_cells(cells)
+    except StratPDInputError as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    names = [str(c) for c in frame.columns]
+    assert len(set(names)) == len(names)
+    assert len({n.casefold().replace(" ", "") for n in names}) == len(names)
+    assert 1 <= len(frame) <= len(cells) - 1
+    back = cells_from_frame(frame)  # and the way back to cells never fails either
+    assert back[0] == names and len(back) == len(frame) + 1
