@@ -171,3 +171,37 @@ def test_package_parts_and_relationships_resolve(built):
                 )
                 assert path in names, f"{rels}: {target}"
         assert z.testzip() is None
+
+
+# A subset of the Office 2010 customUI schema, for the elements our ribbon uses: unknown
+# attributes or children make Excel drop the whole ribbon silently.
+_ALLOWED = {
+    "customUI": ({"onLoad", "loadImage"}, {"ribbon"}),
+    "ribbon": ({"startFromScratch"}, {"tabs"}),
+    "tabs": (set(), {"tab"}),
+    "tab": ({"id", "idMso", "label", "keytip", "visible", "insertAfterMso"}, {"group"}),
+    "group": ({"id", "label", "keytip", "visible", "imageMso"}, {"button", "labelControl"}),
+    "button": ({"id", "label", "size", "imageMso", "onAction", "screentip", "supertip",
+                "keytip", "visible", "enabled", "showLabel", "showImage"}, set()),
+    "labelControl": ({"id", "label", "screentip", "supertip", "visible", "showLabel"}, set()),
+}
+
+
+def test_ribbon_uses_only_known_elements_attributes_and_unique_ids(built):
+    with zipfile.ZipFile(built) as z:
+        root = ET.fromstring(z.read("customUI/customUI14.xml"))
+    ns = f"{{{builder.RIBBON_NAMESPACE}}}"
+    ids = []
+    for el in root.iter():
+        assert el.tag.startswith(ns), el.tag
+        tag = el.tag[len(ns):]
+        assert tag in _ALLOWED, f"unexpected element {tag}"
+        attrs, children = _ALLOWED[tag]
+        assert set(el.attrib) <= attrs, (tag, set(el.attrib) - attrs)
+        assert {c.tag[len(ns):] for c in el} <= children, tag
+        if "id" in el.attrib:
+            ids.append(el.get("id"))
+            assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", el.get("id")), el.get("id")
+        for text_attr in ("label", "screentip"):
+            assert len(el.get(text_attr, "")) <= 1024
+    assert len(ids) == len(set(ids)), "ids must be unique"
