@@ -10,6 +10,8 @@ import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.files import read_table, sniff_text
@@ -345,3 +347,23 @@ def test_workbooks_recalculated_by_libreoffice_give_formula_values_and_errors(tm
         assert frame["ratio"].dropna().tolist() == [1.0, 2.0, 3.0], path
         assert frame["label"].tolist() == ["small"] * 3 + ["big"] * 3, path
         assert 'column "ratio": 3 error values (#DIV/0!) treated as missing' in frame.attrs["notes"]
+
+
+# --------------------------------------------------------------------------- anything goes
+
+_csv_text = st.text(alphabet=st.sampled_from(list('ab1,.;\t"\r\n #%-é€ ')), max_size=120)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.one_of(_csv_text.map(lambda t: t.encode("utf-8")), st.binary(max_size=120)))
+def test_any_file_gives_a_table_or_a_sentence(tmp_path, data):
+    path = tmp_path / "fuzz.csv"
+    path.write_bytes(data)
+    try:
+        frame = read_table(path)
+    except StratPDInputError as exc:
+        assert str(exc) and "\n" not in str(exc)
+    else:
+        assert len(frame.columns) >= 1 and len(frame) >= 1
