@@ -180,6 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="decimal separator in a text file, '.' or ',' (default: detected)",
     )
     r.add_argument("--encoding", metavar="NAME", help="text file encoding (default: detected)")
+    r.add_argument(
+        "--categorical",
+        action="append",
+        metavar="COL",
+        help="treat this column of numbers as categories (codes such as store or month "
+        "numbers); may repeat",
+    )
 
     writing = _Parser(add_help=False)
     writing.add_argument("--force", action="store_true", help="overwrite existing output files")
@@ -358,6 +365,15 @@ def _read(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
     for note in frame.attrs.get("notes", []):
         _note(note)
     target = resolve_column(frame, args.target, role="target")
+    for name in args.categorical or []:
+        column = resolve_column(frame, name, role="categorical")
+        if column == target:
+            raise StratPDInputError(
+                f'the target "{target}" must stay numeric; leave it out of --categorical'
+            )
+        # A pandas category column is categorical for the engine, both as the feature and
+        # when it stratifies the others; numbers keep their numeric order as categories.
+        frame[column] = frame[column].astype("category")
     return frame, target
 
 

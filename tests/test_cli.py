@@ -67,6 +67,19 @@ def test_curve_of_a_text_feature_uses_catstratpd(csv_path, capsys):
     assert "CatStratPD" in err
 
 
+def test_categorical_option_turns_number_codes_into_categories(csv_path, capsys):
+    code, out, err = run(["curve", csv_path, "-t", "price", "-f", "rooms"], capsys)
+    assert code == 0 and out.split()[0] == "x"
+    code, out, err = run(
+        ["curve", csv_path, "-t", "price", "-f", "rooms", "--categorical", "Rooms"], capsys
+    )
+    assert code == 0, err
+    assert out.split()[:3] == ["category", "pd", "count"]
+    categories = [int(float(ln.split()[0])) for ln in out.splitlines()[1:]]
+    assert categories == sorted(categories)  # numeric order, not "10" before "2"
+    assert "CatStratPD" in err
+
+
 def test_curve_writes_csv_xlsx_and_png(csv_path, tmp_path, capsys):
     outs = [tmp_path / "area.csv", tmp_path / "area.xlsx", tmp_path / "area.png"]
     args = ["curve", csv_path, "-t", "price", "-f", "area", "--seed", "1", "--trials", "3"]
@@ -307,6 +320,8 @@ def _bad_cases(tmp: Path, good: Path) -> list[tuple[list, str]]:
         ([*curve, "--trials", "many"], "--trials: expected a whole number, got 'many'"),
         ([*curve, "--decimal", ";"], "--decimal: use '.' or ','"),
         ([*curve, "--encoding", "klingon"], 'unknown encoding "klingon"'),
+        ([*curve, "--categorical", "price"], 'the target "price" must stay numeric'),
+        ([*curve, "--categorical", "colour"], 'categorical column "colour" not found'),
         (["curve", good, "-t", "price"], "the following arguments are required: --feature"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         ([], "the following arguments are required: COMMAND"),
