@@ -282,8 +282,11 @@ def _xlsx_cells(path: Path, sheet: str | None) -> tuple[list[list[Any]], str]:
     try:
         name = _pick_sheet(book.sheetnames, sheet, path)
         ws = book[name]
-        if getattr(ws, "max_row", 1) is None or not hasattr(ws, "iter_rows"):
+        if not hasattr(ws, "iter_rows"):
             raise StratPDInputError(f'sheet "{name}" in "{path.name}" is a chart, not a table')
+        # Files written by other tools often declare a wrong used range ("A1"); without this
+        # the read-only reader would stop at the declared range and drop the data.
+        ws.reset_dimensions()
         cells = [list(row) for row in ws.iter_rows(values_only=True)]
     finally:
         book.close()

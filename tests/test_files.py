@@ -197,6 +197,23 @@ def test_xlsx_formula_is_read_as_its_value_never_as_formula_text(tmp_path):
     assert frame["total"].isna().all()
 
 
+def test_xlsx_with_a_wrong_declared_used_range_is_read_in_full(tmp_path):
+    import zipfile
+
+    path = make_xlsx(tmp_path / "book.xlsx")
+    bad = tmp_path / "bad.xlsx"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(bad, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                assert b'<dimension ref="A1:E4" />' in data
+                data = data.replace(b'<dimension ref="A1:E4" />', b'<dimension ref="A1" />')
+            dst.writestr(item, data)
+    frame = read_table(bad)
+    assert list(frame.columns) == ["price", "when", "flag", "city"]
+    assert len(frame) == 3
+
+
 def test_ods_with_sheets_and_types(tmp_path):
     path = tmp_path / "book.ods"
     first = pd.DataFrame(
