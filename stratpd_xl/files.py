@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from .errors import StratPDInputError
-from .sheet import _NUM_COMMA, _NUM_DOT, _clean_number_text, frame_from_cells
+from .sheet import _NUM_COMMA, _NUM_DOT, _clean_number_text, _is_blank, frame_from_cells
 
 __all__ = ["TEXT_SUFFIXES", "WORKBOOK_SUFFIXES", "read_table", "sniff_text"]
 
@@ -97,20 +97,31 @@ def read_table(
 
 
 def _frame(cells: list[list[Any]], decimal: str | None, where: str) -> pd.DataFrame:
-    """frame_from_cells, with the empty-table sentences naming the file instead of a selection."""
-    filled = 0
-    for row in cells:
-        if any(v is not None and str(v).strip() != "" for v in row):
-            filled += 1
-            if filled > 1:
-                break
-    if filled == 0:
+    """frame_from_cells for a whole file or sheet: skip title rows, name the file in errors."""
+    filled = [i for i, row in enumerate(cells) if _filled(row)]
+    if not filled:
         raise StratPDInputError(f"{where} is empty; it needs a header row and data rows below it")
-    if filled == 1:
+    # Sheets made for people often carry a title ("Sales 2024", "Source: ...") in one cell
+    # above the table; as a header it would turn every column into text.
+    widest = max(_filled(cells[i]) for i in filled[:50])
+    skip = 0
+    while widest >= 3 and len(filled) - skip > 2 and _filled(cells[filled[skip]]) == 1:
+        skip += 1
+    if len(filled) - skip < 2:
         raise StratPDInputError(
             f"{where} has a header row but no data rows; add the data below the column names"
         )
-    return frame_from_cells(cells, decimal=decimal)
+    titles = [next(str(v).strip() for v in cells[i] if not _is_blank(v)) for i in filled[:skip]]
+    frame = frame_from_cells(cells[filled[skip] :], decimal=decimal)
+    if titles:
+        shown = "; ".join(t if len(t) <= 40 else t[:37] + "..." for t in titles)
+        rows = "row" if skip == 1 else "rows"
+        frame.attrs["notes"].insert(0, f"skipped {skip} title {rows} above the table ({shown})")
+    return frame
+
+
+def _filled(row: list[Any]) -> int:
+    return sum(not _is_blank(v) for v in row)
 
 
 # --------------------------------------------------------------------------- text files

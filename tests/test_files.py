@@ -214,6 +214,33 @@ def test_xlsx_with_a_wrong_declared_used_range_is_read_in_full(tmp_path):
     assert len(frame) == 3
 
 
+def test_title_rows_above_the_table_are_skipped_with_a_note(tmp_path):
+    book = openpyxl.Workbook()
+    ws = book.active
+    ws.append(["House prices 2024"])
+    ws.append(["Source: land registry, all regions"])
+    ws.append([])
+    ws.append(["price", "area", "city"])
+    ws.append([100_000, 50.5, "Leeds"])
+    ws.append([250_000, 80, "York"])
+    path = tmp_path / "titled.xlsx"
+    book.save(path)
+    frame = read_table(path)
+    assert list(frame.columns) == ["price", "area", "city"]
+    assert frame["price"].tolist() == [100_000, 250_000]
+    assert frame.attrs["notes"][0] == (
+        "skipped 2 title rows above the table (House prices 2024; Source: land registry, "
+        "all regions)"
+    )
+
+
+def test_a_narrow_table_keeps_its_first_row_as_header(tmp_path):
+    # Two columns: a one-cell first row is a header with a blank name, not a title.
+    frame = read_table(write(tmp_path / "n.csv", "price,\n1,2\n3,4\n"))
+    assert list(frame.columns) == ["price", "column 2"]
+    assert frame.attrs["notes"] == []
+
+
 def test_ods_with_sheets_and_types(tmp_path):
     path = tmp_path / "book.ods"
     first = pd.DataFrame(
