@@ -75,6 +75,20 @@ def test_cp1252_file_with_accents(tmp_path):
     assert frame.attrs["source"]["encoding"] == "cp1252"
 
 
+def test_german_excel_csv_export_with_euros_percents_and_dates(tmp_path):
+    text = (
+        "Datum;Umsatz;Filiale;Rabatt\r\n31.01.2024;1.234,50 €;Köln;10 %\r\n"
+        "01.02.2024;980,00 €;Bonn;5 %\r\n02.02.2024;-12,5 €;Köln;0 %\r\n"
+    )
+    frame = read_table(write(tmp_path / "export.csv", text, encoding="cp1252"))
+    assert frame["Datum"].tolist() == list(
+        pd.to_datetime(["2024-01-31", "2024-02-01", "2024-02-02"])
+    )
+    assert frame["Umsatz"].tolist() == [1234.5, 980.0, -12.5]
+    assert frame["Filiale"].tolist() == ["Köln", "Bonn", "Köln"]
+    assert frame["Rabatt"].tolist() == pytest.approx([0.10, 0.05, 0.0])
+
+
 def test_utf8_with_bom(tmp_path):
     path = write(tmp_path / "b.csv", "price,città\n1,Tórino\n2,Milano\n", encoding="utf-8-sig")
     frame = read_table(path)
