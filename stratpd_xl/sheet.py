@@ -236,37 +236,43 @@ def _column_from_cells(
     n = len(cells)
     kinds: list[str] = ["missing"] * n
     parsed: list[Any] = [None] * n
-    texts: dict[int, str] = {}
-    errors: list[str] = []
-
+    text_rows: list[int] = []
     for i, value in enumerate(cells):
-        if _is_blank(value):
-            continue
         if isinstance(value, str):
-            text = value.strip()
-            upper = text.upper()
-            if upper in EXCEL_ERRORS or upper in LOCALISED_ERRORS or _ERROR_LIKE.fullmatch(text):
-                errors.append(text.upper())
-                continue
-            if text.casefold() in _MISSING_TEXT:
-                continue
-            texts[i] = text
-            continue
-        kinds[i], parsed[i] = _classify_value(value)
+            text_rows.append(i)
+        elif not _is_blank(value):
+            kinds[i], parsed[i] = _classify_value(value)
 
-    if texts:
-        # Columns repeat their values a lot (grades, prices); classify each distinct text once.
-        distinct = list(dict.fromkeys(texts.values()))
+    errors: dict[str, int] = {}
+    if text_rows:
+        # Columns repeat their values a lot (grades, prices, CSV cells): look at each distinct
+        # string once, which keeps a 50,000-row file fast.
+        first: dict[str, tuple[str, Any]] = {}
+        for raw in dict.fromkeys(cells[i] for i in text_rows):
+            text = raw.strip()
+            upper = text.upper()
+            if not text or text.casefold() in _MISSING_TEXT:
+                first[raw] = ("missing", None)
+            elif upper in EXCEL_ERRORS or upper in LOCALISED_ERRORS or _ERROR_LIKE.fullmatch(text):
+                first[raw] = ("error", upper)
+            else:
+                first[raw] = ("text", text)
+        distinct = list(dict.fromkeys(t for k, t in first.values() if k == "text"))
         col_decimal = decimal or _column_decimal(distinct)
         date_order = _slash_date_order(distinct)
         known = {t: _classify_text(t, col_decimal, date_order) for t in distinct}
-        for i, text in texts.items():
-            kinds[i], parsed[i] = known[text]
+        for i in text_rows:
+            kind, value = first[cells[i]]
+            if kind == "text":
+                kinds[i], parsed[i] = known[value]
+            elif kind == "error":
+                errors[value] = errors.get(value, 0) + 1
 
     if errors:
-        shown = ", ".join(sorted(set(errors))[:3])
+        count = sum(errors.values())
+        shown = ", ".join(sorted(errors)[:3])
         notes.append(
-            f'column "{name}": {len(errors)} error value{"s" if len(errors) > 1 else ""} '
+            f'column "{name}": {count} error value{"s" if count > 1 else ""} '
             f"({shown}) treated as missing"
         )
     return _build_series(name, kinds, parsed, cells, notes)
