@@ -444,7 +444,7 @@ def test_installed_script_reports_bad_input_without_traceback(tmp_path):
 def _soffice() -> str:
     exe = shutil.which("soffice") or shutil.which("libreoffice")
     if exe is None:
-        if os.environ.get("CI") == "true":
+        if os.environ.get("CI", "").lower() == "true":
             pytest.fail("LibreOffice (soffice) is required in CI")
         pytest.skip("LibreOffice (soffice) not installed")
     return exe
