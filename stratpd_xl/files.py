@@ -72,6 +72,12 @@ def read_table(
         raise StratPDInputError(
             f'"{path}" is a folder; give the path of a .csv, .xlsx or .ods file'
         )
+    try:  # one clear sentence for permissions and locks, whatever the format
+        path.open("rb").close()
+    except OSError as exc:
+        raise StratPDInputError(
+            f'cannot open "{path}": {exc.strerror or exc}; check that you may read it'
+        ) from exc
     suffix = path.suffix.lower()
     if suffix in TEXT_SUFFIXES:
         if sheet is not None:

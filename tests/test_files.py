@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import os
 from pathlib import Path
 
 import numpy as np
@@ -305,6 +306,18 @@ def test_folder_instead_of_file(tmp_path):
 def test_unsupported_formats(tmp_path, name, phrase):
     path = write(tmp_path / name, "a,b\n1,2\n")
     with pytest.raises(StratPDInputError, match=phrase.replace(".", r"\.").replace("(", r"\(")):
+        read_table(path)
+
+
+def test_unreadable_file(tmp_path, monkeypatch):
+    path = make_xlsx(tmp_path / "locked.xlsx")
+
+    def denied(self, *args, **kwargs):
+        # what a chmod 000 file or one locked by Excel on Windows gives (root ignores chmod)
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "open", denied)
+    with pytest.raises(StratPDInputError, match='cannot open ".*locked.xlsx": Permission denied'):
         read_table(path)
 
 
