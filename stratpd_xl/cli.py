@@ -568,6 +568,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success, 2 on a user error (message on stderr), 1 on an internal error,
         130 when interrupted.  Set ``STRATPD_XL_DEBUG=1`` to see tracebacks of internal errors.
     """
+    for stream in (sys.stdout, sys.stderr):
+        # A Windows console (cp1252, cp850) cannot show every column name; print "?" for
+        # those characters rather than failing after the work is done.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors

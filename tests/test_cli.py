@@ -349,6 +349,21 @@ def test_an_internal_error_is_one_line_with_exit_code_1(csv_path, capsys, monkey
     assert "please report it" in err and "Traceback" not in err
 
 
+def test_a_console_that_cannot_show_a_name_gets_question_marks(tmp_path, monkeypatch):
+    data = houses()
+    data["garden"] = data["garden"].map({"yes": "jardín 庭", "no": "ninguno"})
+    src = tmp_path / "es.csv"
+    data.to_csv(src, index=False)
+    raw_out, raw_err = io.BytesIO(), io.BytesIO()
+    # like a Windows console: an 8-bit code page and strict errors
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw_out, encoding="cp1252"))
+    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(raw_err, encoding="cp1252"))
+    code = main(["curve", str(src), "-t", "price", "-f", "garden"])
+    sys.stdout.flush()
+    assert code == 0, raw_err.getvalue()
+    assert "jardín ?" in raw_out.getvalue().decode("cp1252")
+
+
 def test_help_and_version(capsys):
     code, out, _ = run(["--help"], capsys)
     assert code == 0 and "curve" in out and "report" in out and "demo" in out
