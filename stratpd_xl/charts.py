@@ -32,6 +32,8 @@ _CURVE = "#1f5f9f"
 _BAND = "#8fb4d9"
 _DENSITY = "#9a9a9a"
 _CATEGORICAL = "#d9822b"
+# Column names are text, not TeX: "$ spent" or "cost_$" must not switch on mathtext.
+_PLAIN = {"parse_math": False}
 # Above this many points the markers hide the line, so only the line is drawn.
 _MAX_MARKERS = 30
 # Up to this many distinct x values each one gets its own stick in the density strip;
@@ -152,7 +154,7 @@ def curve_figure(result: pd.DataFrame, *, width_in: float = 6.4, height_in: floa
         _draw_categorical(fig, result)
     else:
         _draw_numeric(fig, result)
-    fig.suptitle(_wrapped(curve_title(result), width_in), fontsize=11)
+    fig.suptitle(_wrapped(curve_title(result), width_in), fontsize=11, **_PLAIN)
     return fig
 
 
@@ -186,7 +188,7 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     _thousands(ax, y if not has_band else np.concatenate([y, low, high]))
     if len(result) == 0:
         ax.text(0.5, 0.5, "no points to draw", transform=ax.transAxes, ha="center", color="0.4")
-    ax.set_ylabel(_y_label(result))
+    ax.set_ylabel(_y_label(result), **_PLAIN)
     ax.grid(True, color="#eeeeee", linewidth=0.8)
     ax.tick_params(labelbottom=False)
     for side in ("top", "right"):
@@ -204,7 +206,7 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     ax_density.set_ylim(bottom=0)
     ax_density.set_yticks([])
     ax_density.set_ylabel("data", fontsize=8, rotation=0, ha="right", va="center")
-    ax_density.set_xlabel(feature)
+    ax_density.set_xlabel(feature, **_PLAIN)
     for side in ("top", "right", "left"):
         ax_density.spines[side].set_visible(False)
     if np.issubdtype(np.asarray(x).dtype, np.datetime64) or isinstance(
@@ -250,11 +252,11 @@ def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
     ax.set_xticks(positions)
     # Rotate only when the labels would not fit side by side (~70 characters across).
     if len(labels) > 20:
-        ax.set_xticklabels(labels, rotation=90, fontsize=7)
+        ax.set_xticklabels(labels, rotation=90, fontsize=7, **_PLAIN)
     elif sum(len(s) + 3 for s in labels) > 70:
-        ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8)
+        ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8, **_PLAIN)
     else:
-        ax.set_xticklabels(labels)
+        ax.set_xticklabels(labels, **_PLAIN)
     baseline = result.attrs.get("baseline")
     if baseline is not None and str(baseline) in labels:
         # The baseline's bar has height 0 by definition; say so instead of leaving a gap.
@@ -267,8 +269,8 @@ def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
     if len(result) == 0:
         ax.text(0.5, 0.5, "no categories to draw", transform=ax.transAxes, ha="center")
     _thousands(ax, y)
-    ax.set_xlabel(str(result.attrs.get("feature", "category")))
-    ax.set_ylabel(_y_label(result))
+    ax.set_xlabel(str(result.attrs.get("feature", "category")), **_PLAIN)
+    ax.set_ylabel(_y_label(result), **_PLAIN)
     ax.grid(True, axis="y", color="#eeeeee", linewidth=0.8, zorder=0)
     ax.set_axisbelow(True)
     for side in ("top", "right"):
@@ -326,7 +328,7 @@ def impact_figure(ranking: pd.DataFrame) -> Figure:
     positions = np.arange(n)
     ax.barh(positions, np.nan_to_num(impact, nan=0.0), color=colors, height=0.65)
     ax.set_yticks(positions)
-    ax.set_yticklabels([str(f) for f in ranked["feature"]])
+    ax.set_yticklabels([str(f) for f in ranked["feature"]], **_PLAIN)
     ax.invert_yaxis()
     finite = impact[np.isfinite(impact)]
     right = float(finite.max()) if finite.size else 1.0
@@ -339,7 +341,7 @@ def impact_figure(ranking: pd.DataFrame) -> Figure:
                     va="center", ha="left", fontsize=8, color="#333333")
     # Leave room on the right for the percentage labels.
     ax.set_xlim(0, right * 1.12)
-    ax.set_xlabel(f"impact on {ranking.attrs.get('target', 'target')}")
+    ax.set_xlabel(f"impact on {ranking.attrs.get('target', 'target')}", **_PLAIN)
     if {"numeric", "categorical"} <= set(kinds):
         from matplotlib.patches import Patch
 
@@ -354,7 +356,7 @@ def impact_figure(ranking: pd.DataFrame) -> Figure:
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    fig.suptitle(_wrapped(impact_title(ranking), width_in), fontsize=11)
+    fig.suptitle(_wrapped(impact_title(ranking), width_in), fontsize=11, **_PLAIN)
     return fig
 
 

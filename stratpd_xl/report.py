@@ -249,7 +249,9 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
     ``general_columns`` are shown as entered (feature values: a year must not read "2,020"
     and a carat of 0.23 must not become "0.230").
     """
-    columns = [str(c) for c in table.columns]
+    # Table column names live in an XML attribute, where line breaks turn into spaces and
+    # control characters are not allowed; the header cell must match the name exactly.
+    columns = [_NOT_XML.sub("\ufffd", re.sub(r"[\r\n\t]", " ", str(c))) for c in table.columns]
     n = len(table)
     last_row = top + max(n, 1)  # an Excel table needs at least one data row
     last_col = left + len(columns) - 1
@@ -596,7 +598,7 @@ class _Book:
 
     def close(self) -> None:
         self.book.close()
-        data = _one_cell_anchors(self.buffer.getvalue(), self.chart_px)
+        data = _finish_package(self.buffer.getvalue(), self.chart_px)
         if isinstance(self.path, io.BytesIO):
             self.path.write(data)
             return
@@ -611,13 +613,19 @@ class _Book:
 
 
 _EMU_PER_PX = 9525
+# Characters XML 1.0 cannot hold.  xlsxwriter escapes them in cell text but not in chart
+# titles, chart caches, link texts or picture descriptions, where a stray control character
+# from a pasted header would make the whole file unreadable; there they become U+FFFD.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _ANCHOR = re.compile(r'<xdr:twoCellAnchor(?: editAs="\w+")?>(.*?)</xdr:twoCellAnchor>', re.S)
 _TO = re.compile(r"<xdr:to>.*?</xdr:to>", re.S)
 _EXT = re.compile(r'<a:ext cx="(\d+)" cy="(\d+)"/>')
 
 
-def _one_cell_anchors(xlsx: bytes, chart_px: Mapping[int, tuple[int, int]]) -> bytes:
+def _finish_package(xlsx: bytes, chart_px: Mapping[int, tuple[int, int]]) -> bytes:
     """Anchor pictures and charts by their size in EMU instead of by a bottom-right cell.
+
+    Also replaces characters XML cannot hold in every XML part (see ``_NOT_XML``).
 
     xlsxwriter anchors drawings to a top-left and a bottom-right cell, computed from Calibri's
     column widths.  LibreOffice without a Calibri-compatible font converts column widths
@@ -653,8 +661,10 @@ def _one_cell_anchors(xlsx: bytes, chart_px: Mapping[int, tuple[int, int]]) -> b
         for item in src.infolist():
             data = src.read(item.filename)
             if item.filename in drawing_sheet or item.filename.startswith("xl/drawings/drawing"):
-                text = data.decode("utf-8")
+                text = _NOT_XML.sub("\ufffd", data.decode("utf-8"))
                 data = _ANCHOR.sub(fix(drawing_sheet.get(item.filename)), text).encode("utf-8")
+            elif item.filename.endswith((".xml", ".rels")):
+                data = _NOT_XML.sub("\ufffd", data.decode("utf-8")).encode("utf-8")
             dst.writestr(item, data)
     return out.getvalue()
 

@@ -293,3 +293,11 @@ def test_real_engine_ranking_draws():
     ax = impact_figure(ranking).axes[0]
     assert len(ax.patches) == len(ranking) == 3
     assert [t.get_text() for t in ax.get_yticklabels()] == list(ranking["feature"])
+
+
+def test_dollar_signs_are_text_not_math():
+    result = numeric_result(feature="spend in $ per $1k", target="$$ revenue")
+    fig = curve_figure(result)
+    assert figure_png(fig).startswith(PNG_SIGNATURE)  # mathtext would fail on "$$"
+    assert fig.axes[1].get_xlabel() == "spend in $ per $1k"
+    assert "$$ revenue" in fig.get_suptitle()

@@ -384,3 +384,27 @@ def test_unique_sheet_names_open_in_openpyxl(names):
 def test_sheet_name_cut_to_31_does_not_end_in_apostrophe():
     (name,) = unique_sheet_names(["a" * 29 + " 'b"])
     assert name == "a" * 29
+
+
+NASTY = st.text(alphabet=st.sampled_from(list("ab $\\_^{}'[]:*?/\x01\x1f\t\n€\U00010000\ufffe=")),
+                min_size=1, max_size=30)
+
+
+@given(NASTY, NASTY, st.booleans())
+@settings(max_examples=30, deadline=None)
+def test_any_column_names_give_a_readable_report(feature, target, categorical):
+    # Names come from whatever an analyst's header row holds: control characters from a
+    # paste, "$", brackets, emoji.  The workbook must still open.
+    if categorical:
+        curve = categorical_result(feature=feature, categories=(feature, target, "x"))
+    else:
+        curve = numeric_result(feature=feature, target=target)
+    curve.attrs["target"] = target
+    ranking = pd.DataFrame({"feature": [feature], "kind": [curve.attrs["kind"]],
+                            "impact": [1.0], "share": [1.0]})
+    ranking.attrs = {"target": target, "n_rows": 5, "params": {}}
+    buffer = io.BytesIO()
+    write_report(FakeAnalysis(ranking, {feature: curve}), buffer)
+    buffer.seek(0)
+    book = openpyxl.load_workbook(buffer)
+    assert len(book.sheetnames) == 2
