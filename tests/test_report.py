@@ -390,6 +390,8 @@ NASTY = st.text(alphabet=st.sampled_from(list("ab $\\_^{}'[]:*?/\x01\x1f\t\n€\
                 min_size=1, max_size=30)
 
 
+# Fonts lack glyphs for some of these characters; matplotlib says so, which is fine here.
+@pytest.mark.filterwarnings("ignore:Glyph .* missing from font:UserWarning")
 @given(NASTY, NASTY, st.booleans())
 @settings(max_examples=30, deadline=None)
 def test_any_column_names_give_a_readable_report(feature, target, categorical):
