@@ -87,6 +87,9 @@ _CURRENCY = "$€£¥"
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?")
 _DOT_DATE = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4})(?: (\d{1,2}):(\d{2})(?::(\d{2}))?)?")
 _SLASH_DATE = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})(?: (\d{1,2}):(\d{2})(?::(\d{2}))?)?")
+# Year first: "2024/01/31" (East Asian and some exports) and a month alone, "2024-01".
+_YMD_SLASH_DATE = re.compile(r"(\d{4})/(\d{1,2})/(\d{1,2})")
+_YEAR_MONTH = re.compile(r"(\d{4})-(\d{2})")
 
 # A column is numeric (or dates) when at least this share of its non-blank cells are numbers
 # (dates); the remaining cells ("?", "n.a.", "see note") then count as missing, with a note.
@@ -368,6 +371,10 @@ def _parse_date(text: str, slash_order: str) -> dt.datetime | None:
     try:
         if _ISO_DATE.fullmatch(text):
             return dt.datetime.fromisoformat(text)
+        m = _YEAR_MONTH.fullmatch(text) or _YMD_SLASH_DATE.fullmatch(text)
+        if m:  # a month stands for its first day, so months work as a numeric feature
+            day = int(m.group(3)) if m.re is _YMD_SLASH_DATE else 1
+            return dt.datetime(int(m.group(1)), int(m.group(2)), day)
         m = _DOT_DATE.fullmatch(text)
         if m:
             day, month = int(m.group(1)), int(m.group(2))
@@ -428,8 +435,11 @@ def _build_series(
             )
         values = [p if k == kind else None for k, p in zip(kinds, parsed, strict=True)]
     else:
+        # Text typed by the user stays as typed ("2011-12" a fiscal year, "1,5" a label); only
+        # real numbers, dates and booleans among the text are written out.
         values = [
-            None if k == "missing" else _as_text(k, p) for k, p in zip(kinds, parsed, strict=True)
+            None if k == "missing" else c.strip() if isinstance(c, str) else _as_text(k, p)
+            for k, p, c in zip(kinds, parsed, cells, strict=True)
         ]
 
     if kind == "number":

@@ -234,11 +234,25 @@ def test_time_zone_aware_datetimes_keep_their_wall_clock_time():
         (["31.01.2024", "01.02.2024"], ["2024-01-31", "2024-02-01"]),
         (["1/31/2024", "2/1/2024"], ["2024-01-31", "2024-02-01"]),  # month first
         (["31/1/2024", "1/2/2024"], ["2024-01-31", "2024-02-01"]),  # day first, 31 decides
+        (["2024/01/31", "2024/2/1"], ["2024-01-31", "2024-02-01"]),  # year first
+        (["2024-01", "2024-12"], ["2024-01-01", "2024-12-01"]),  # months
     ],
 )
 def test_dates_stored_as_text_become_dates(texts, expected):
     frame = frame_from_cells([["d"], *([t] for t in texts)])
     assert frame["d"].tolist() == [pd.Timestamp(e) for e in expected]
+
+
+def test_impossible_dates_stay_text():
+    frame = frame_from_cells([["d", "n"], ["2024-13", 1], ["31.02.2024", 2], ["2024/02/30", 3]])
+    assert frame["d"].tolist() == ["2024-13", "31.02.2024", "2024/02/30"]
+
+
+def test_text_columns_keep_date_and_number_like_text_as_typed():
+    # fiscal years: "2011-12" alone would read as December 2011
+    cells = [["year", "n"], ["2010-11", 1], ["2011-12", 2], ["2012-13", 3], ["1,5", 4]]
+    frame = frame_from_cells(cells)
+    assert frame["year"].tolist() == ["2010-11", "2011-12", "2012-13", "1,5"]
 
 
 def test_dates_work_as_a_numeric_feature_in_the_engine():
