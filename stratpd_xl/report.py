@@ -201,6 +201,13 @@ def _number_format(values: pd.Series) -> str:
     return "#,##0" + ("." + "0" * decimals if decimals else "")
 
 
+def _axis_format(values: pd.Series) -> str:
+    """Thousands separators on a chart axis when the values reach 1,000; else Excel's own."""
+    numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    finite = np.abs(numeric[np.isfinite(numeric)])
+    return "#,##0" if finite.size and finite.max() >= 1000 else "General"
+
+
 def _write_value(ws: Worksheet, row: int, col: int, value: Any, fmt: Any = None,
                  date_fmt: Any = None) -> None:
     """Write one value with the writer matching its type; missing values become blanks."""
@@ -292,8 +299,14 @@ def _write_info(ws: Worksheet, fmts: _Formats, top: int,
     """Write label/value pairs in columns A:B from row ``top``; return the next free row."""
     for i, (label, value) in enumerate(items):
         ws.write_string(top + i, 0, label, fmts.label)
-        _write_value(ws, top + i, 1, value, fmts.get(align="left"))
+        # Counts read better as 53,940; parameters (a seed of 12345) stay as typed.
+        count = label.startswith(_COUNT_LABELS)
+        _write_value(ws, top + i, 1, value,
+                     fmts.get(align="left", num_format="#,##0" if count else "General"))
     return top + len(items)
+
+
+_COUNT_LABELS = ("rows ", "leaves", "distinct ")
 
 
 def _param_items(params: Any) -> list[tuple[str, Any]]:
@@ -412,6 +425,7 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
         chart.set_legend({"position": "bottom"} if has_band else {"none": True})
     chart.set_title({"name": curve_title(result), "name_font": {"size": 11, "bold": True}})
     chart.set_y_axis({"name": f"partial dependence of {target}",
+                      "num_format": _axis_format(table[PD]),
                       "major_gridlines": {"visible": True, "line": {"color": "#E5E5E5"}}})
     chart.set_size({"width": _CHART_W, "height": _CHART_H})
     return chart

@@ -170,7 +170,7 @@ def test_numeric_values_and_band_headers_printed(converted):
     last = result.iloc[-1]
     assert has_row(lines, f"{last['x']:g}", f"{last['pd']:,.0f}", f"{last['pd_low']:,.0f}",
                    f"{last['pd_high']:,.0f}", str(int(last["n_slopes"]))), lines
-    assert has_row(lines, "rows used", "1180"), lines
+    assert has_row(lines, "rows used", "1,180"), lines
 
 
 def test_dates_printed_as_dates(converted):
