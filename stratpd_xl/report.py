@@ -58,8 +58,8 @@ _CATEGORICAL_COLOR = "#D9822B"
 # Native chart size in pixels; close to the picture's size (704 x 440 px at 110 dpi, which
 # Excel shows at 96/110 of that) so the two line up one under the other.
 _CHART_W, _CHART_H = 614, 384
-# LibreOffice ignores xlsx's default row height unless it is marked custom, and pictures
-# anchored to cells then come out squashed; an explicit 15.75 pt (21 px) row avoids that.
+# Rows get an explicit height so "N rows below the chart" is the same distance in Excel and
+# in LibreOffice, which otherwise uses its own default row height.
 _ROW_PT = 15.75
 _ROW_PX = 21
 # Excel's forbidden characters, plus what XML 1.0 cannot hold (control characters,
@@ -272,11 +272,12 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
     })
     for j, name in enumerate(columns):
         series = table.iloc[:, j]
+        original = str(table.columns[j])
         is_date = pd.api.types.is_datetime64_any_dtype(series) or (
             series.dtype == object and any(_as_datetime(v) for v in series.head(50)))
-        if name in percent_columns:
+        if original in percent_columns:
             fmt = fmts.get(num_format="0.0%")
-        elif name in general_columns:
+        elif original in general_columns:
             fmt = None
         elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             fmt = fmts.get(num_format=_number_format(series))
