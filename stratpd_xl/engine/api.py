@@ -7,7 +7,7 @@ made; plotting and spreadsheets live elsewhere (``stratpd_xl.charts``, ``stratpd
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,6 +116,18 @@ def _attrs(
     }
 
 
+def _bootstrap_strata(
+    xb: np.ndarray, y: np.ndarray, p: _Params, rng: np.random.Generator
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``n_trials`` bootstrap samples: the picked row indices and their strata."""
+    n = y.size
+    for _ in range(p.n_trials):
+        pick = rng.integers(0, n, n)
+        # Copies of a row share their honest half (groups), so no copy chooses its strata.
+        yield pick, stratify(xb[pick], y[pick], p.min_samples_leaf, rng, honest=p.honest,
+                             groups=pick)
+
+
 def _band(trials: np.ndarray, fallback: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and 2.5/97.5 % across trials (rows of ``trials``), ignoring failed trials."""
     ok = ~np.all(np.isnan(trials), axis=1)
@@ -170,12 +182,7 @@ def _stratpd_table(
     pd_values = curve.pd
     if p.n_trials > 1:
         trials = np.empty((p.n_trials, curve.x.size))
-        n = rows.y.size
-        for t in range(p.n_trials):
-            pick = rng.integers(0, n, n)
-            leaf_b = stratify(
-                xb[pick], rows.y[pick], p.min_samples_leaf, rng, honest=p.honest, groups=pick
-            )
+        for t, (pick, leaf_b) in enumerate(_bootstrap_strata(xb, rows.y, p, rng)):
             trials[t] = curve_on_grid(
                 slope_field(x[pick], rows.y[pick], leaf_b), p.min_slopes_per_x, curve.x
             )
@@ -219,12 +226,7 @@ def _catstratpd_table(
     values = eff.effect
     if p.n_trials > 1:
         trials = np.full((p.n_trials, len(cats)), np.nan)
-        n = rows.y.size
-        for t in range(p.n_trials):
-            pick = rng.integers(0, n, n)
-            leaf_b = stratify(
-                xb[pick], rows.y[pick], p.min_samples_leaf, rng, honest=p.honest, groups=pick
-            )
+        for t, (pick, leaf_b) in enumerate(_bootstrap_strata(xb, rows.y, p, rng)):
             e = category_effects(codes[pick], len(cats), rows.y[pick], leaf_b).effect
             # Same baseline as the full-data estimate, so the trials are comparable.
             trials[t] = e - e[eff.baseline]
