@@ -456,9 +456,11 @@ def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFram
         chart_col = last_col + 4
     chart = _curve_chart(wb.book, result, table, sheet, table_top, 0, error_cols)
     wb.insert_chart(ws, top + 2, chart_col, chart, (_CHART_W, _CHART_H), curve_title(result))
-    png = figure_png(curve_figure(result))
+    figure = curve_figure(result)
+    png = figure_png(figure)
     picture_row = top + 2 + _rows_for(_CHART_H)
-    _print_layout(ws, widths, chart_col, picture_row)
+    # Excel shows the picture at 96 dpi: its height in inches times 96 pixels.
+    _print_layout(ws, widths, chart_col, picture_row, figure.get_figheight() * 96)
     ws.insert_image(picture_row, chart_col, f"{sheet}.png",
                     {"image_data": io.BytesIO(png), "object_position": 3,
                      "description": curve_title(result)})
@@ -485,24 +487,35 @@ def _write_error_lengths(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top
     return col, col + 1
 
 
-# Printable width of landscape A4 with 0.5 in margins, in pixels at 96 dpi, less 15 % because
-# LibreOffice without Calibri's metrics draws columns wider than Excel does.
+# Printable area of landscape A4 (0.5 in side and 0.6 in top/bottom margins) in pixels at
+# 96 dpi, less 15 % because LibreOffice without Calibri's metrics draws columns wider than
+# Excel does, and less 10 % of the height for a header/footer LibreOffice may add.
 _PRINT_WIDTH_PX = (11.69 - 2 * 0.5) * 96 * 0.85
+_PRINT_HEIGHT_PX = (8.27 - 2 * 0.6) * 96 * 0.9
+# Below this scale a page is hard to read; the picture then gets a page of its own.
+_MIN_SCALE = 40
 
 
 def _print_layout(ws: Worksheet, widths: Mapping[int, float], chart_col: int,
-                  picture_row: int) -> None:
-    """Print the table and the native chart one page wide, and the picture on its own page.
+                  picture_row: int, picture_px: float) -> None:
+    """Choose a print scale so the first page shows the header, the chart and the picture.
 
-    A print scale is used instead of "fit to one page wide" because Excel ignores manual
-    page breaks under "fit to", and the break before the picture keeps it from being cut
-    in two; a long table simply continues on the next pages.
+    The table, the native chart and the picture print one page wide; when fitting the
+    picture under the chart on the first page would shrink it below a readable scale, a
+    page break before the picture moves it to the next page instead of cutting it in two.
+    A print scale is used rather than "fit to one page wide" because Excel ignores manual
+    page breaks under "fit to".  A long table simply continues on the next pages.
     """
-    px = sum(widths.get(c, 8.43) * 7 + 5 if widths.get(c, 8.43) > 0 else 0
-             for c in range(chart_col))
-    scale = int(np.clip(math.floor(100 * _PRINT_WIDTH_PX / (px + _CHART_W + 20)), 25, 100))
-    ws.set_print_scale(scale)
-    ws.set_h_pagebreaks([picture_row])
+    width_px = sum(widths.get(c, 8.43) * 7 + 5 if widths.get(c, 8.43) > 0 else 0
+                   for c in range(chart_col)) + _CHART_W + 20
+    height_px = picture_row * _ROW_PX + picture_px + 10
+    by_width = 100 * _PRINT_WIDTH_PX / width_px
+    by_height = 100 * _PRINT_HEIGHT_PX / height_px
+    if min(by_width, by_height) >= _MIN_SCALE:
+        ws.set_print_scale(int(min(by_width, by_height, 100)))
+    else:
+        ws.set_print_scale(int(np.clip(by_width, 25, 100)))
+        ws.set_h_pagebreaks([picture_row])
 
 
 def _page_setup(ws: Worksheet) -> None:
@@ -578,7 +591,7 @@ def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFr
     wb.insert_chart(ws, 2, chart_col, chart, (_CHART_W, chart_h), impact_title(ranking))
     fig = impact_figure(ranking)
     picture_row = 2 + _rows_for(chart_h)
-    _print_layout(ws, widths, chart_col, picture_row)
+    _print_layout(ws, widths, chart_col, picture_row, fig.get_figheight() * 96)
     ws.insert_image(picture_row, chart_col, f"{sheet}.png",
                     {"image_data": io.BytesIO(figure_png(fig)), "object_position": 3,
                      "description": impact_title(ranking)})

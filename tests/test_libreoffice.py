@@ -76,6 +76,13 @@ def pdf_text(pdf: Path) -> str:
     return " ".join(out.split())
 
 
+def pdf_pages(pdf: Path) -> list[str]:
+    """The text of each page (pdftotext separates pages with form feeds)."""
+    out = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    return out.split("\f")[:-1] if out.endswith("\f") else out.split("\f")
+
+
 def pdf_lines(pdf: Path) -> list[str]:
     """The PDF's text laid out as printed, one printed line per item, spaces collapsed.
 
@@ -144,6 +151,7 @@ def converted(tmp_path_factory) -> dict[str, dict]:
         case["pdf"] = pdf
         case["text"] = pdf_text(pdf)
         case["lines"] = pdf_lines(pdf)
+        case["pages"] = [" ".join(page.split()) for page in pdf_pages(pdf)]
         case["images"] = pdf_images(pdf)
     return cases
 
@@ -157,6 +165,11 @@ def test_curve_workbook_prints_title_chart_and_picture(converted, name):
     assert case["text"].count(title) == 2, case["text"][:2000]
     assert "partial dependence of price" in case["text"].replace(title, "")
     assert case["images"] == [(704, 440)]
+    # Header, chart and picture share the first printed page.
+    first_page = subprocess.run(["pdfimages", "-list", "-f", "1", "-l", "1", str(case["pdf"])],
+                                capture_output=True, text=True, check=True).stdout
+    assert " image " in first_page
+    assert case["pages"][0].count(title) == 2
 
 
 def test_numeric_values_and_band_headers_printed(converted):

@@ -147,12 +147,11 @@ def test_numeric_curve_workbook(tmp_path):
     assert "<c:scatterChart>" in chart
     assert chart.count("<c:ser>") == 3  # curve + low + high
     assert "partial dependence of price on carat (StratPD, n=1,180)" in chart
-    # Printed: a new page starts at the picture so it is never cut in two, and a print
-    # scale (not "fit to", under which Excel ignores page breaks) keeps the row readable.
-    (picture,) = ws._images
-    assert [b.id for b in ws.row_breaks.brk] == [picture.anchor._from.row]
-    assert 25 <= ws.page_setup.scale <= 100
+    # Printed: a print scale (not "fit to", under which Excel ignores page breaks) that puts
+    # the chart and the picture on the first page, without a page break.
+    assert 40 <= ws.page_setup.scale <= 100
     assert not ws.sheet_properties.pageSetUpPr.fitToPage
+    assert not ws.row_breaks.brk
     drawing = zip_text(path, "xl/drawings/drawing1.xml")
     # Size-based anchors, so LibreOffice does not stretch the picture (see report.py).
     assert drawing.count("<xdr:oneCellAnchor>") == 2
@@ -410,3 +409,17 @@ def test_any_column_names_give_a_readable_report(feature, target, categorical):
     buffer.seek(0)
     book = openpyxl.load_workbook(buffer)
     assert len(book.sheetnames) == 2
+
+
+def test_tall_impact_picture_gets_its_own_printed_page(tmp_path):
+    ranking = pd.DataFrame({"feature": [f"column {i}" for i in range(40)],
+                            "kind": "numeric", "impact": np.linspace(40, 1, 40)})
+    ranking["share"] = ranking["impact"] / ranking["impact"].sum()
+    ranking.attrs = ranking_result().attrs
+    path = tmp_path / "tall.xlsx"
+    write_impact_workbook(ranking, path)
+    ws = openpyxl.load_workbook(path).active
+    (picture,) = ws._images
+    # Fitting a 40-bar chart and picture on one page would shrink them below 40 %.
+    assert [b.id for b in ws.row_breaks.brk] == [picture.anchor._from.row]
+    assert 40 <= ws.page_setup.scale <= 100
