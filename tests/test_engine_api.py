@@ -168,3 +168,18 @@ def test_bad_input_gets_one_sentence(weight, call, message):
         call(weight)
     assert message in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_few_strata_still_give_a_curve():
+    # One yes/no column besides x makes four honest strata: fewer than min_slopes_per_x=5,
+    # so the threshold is capped at the number of strata rather than dropping every point.
+    rng = np.random.default_rng(5)
+    n = 300
+    area = rng.uniform(30, 150, n)
+    garden = rng.integers(0, 2, n).astype(bool)
+    data = pd.DataFrame({"area": area, "garden": garden,
+                         "price": 2 * area + 20 * garden + rng.normal(0, 1, n)})
+    curve = sx.stratpd(data, "price", "area", random_state=0)
+    assert curve.attrs["n_leaves"] < 5
+    assert len(curve) > 100
+    assert np.polyfit(curve["x"], curve["pd"], 1)[0] == pytest.approx(2, abs=0.1)

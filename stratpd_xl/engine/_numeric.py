@@ -74,6 +74,17 @@ class Curve:
     count: np.ndarray
 
 
+def kept_points(field: SlopeField, min_slopes_per_x: int) -> np.ndarray:
+    """Indices of the unique x values backed by enough leaf slopes.
+
+    A leaf contributes at most one slope at any x, so a threshold above the number of leaves
+    could never be met (a table with one yes/no column besides x has four honest strata):
+    the threshold is capped at the number of leaves instead of silently emptying the curve.
+    """
+    need = max(1, min(min_slopes_per_x, field.n_leaves))
+    return np.flatnonzero(field.count >= need)
+
+
 def integrate(field: SlopeField, min_slopes_per_x: int) -> Curve | None:
     """Integrate the slopes at the x values backed by at least ``min_slopes_per_x`` slopes.
 
@@ -82,7 +93,7 @@ def integrate(field: SlopeField, min_slopes_per_x: int) -> Curve | None:
     x right after the last kept one, so the largest value of a discrete x (e.g. the top
     product size) is not lost to the forward difference.  Returns None when no x qualifies.
     """
-    keep = np.flatnonzero(field.count >= min_slopes_per_x)
+    keep = kept_points(field, min_slopes_per_x)
     if keep.size == 0:
         return None
     xs = field.ux[keep]
@@ -104,7 +115,7 @@ def curve_on_grid(field: SlopeField, min_slopes_per_x: int, grid: np.ndarray) ->
     to the left (the first kept slope left of its support), so every trial yields a
     curve on the same points and the trials can be averaged point by point.
     """
-    keep = np.flatnonzero(field.count >= min_slopes_per_x)
+    keep = kept_points(field, min_slopes_per_x)
     if keep.size == 0 or grid.size == 0:
         return np.full(grid.shape, np.nan)
     xs = field.ux[keep]

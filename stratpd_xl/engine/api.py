@@ -290,7 +290,8 @@ def stratpd(
         Smallest stratum.  Smaller strata hold the other columns more constant but are
         noisier.
     min_slopes_per_x : int, default 5
-        x values backed by fewer leaf slopes are dropped from the curve.
+        x values backed by fewer leaf slopes are dropped from the curve.  A leaf gives at
+        most one slope at any x, so the threshold is capped at the number of leaves.
     n_trials : int, default 1
         With more than 1, bootstrap the rows ``n_trials`` times: ``pd`` is the mean of the
         trials and ``pd_low``/``pd_high`` their 2.5 % and 97.5 % points.
