@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +16,7 @@ from hypothesis import strategies as st
 import stratpd_xl as sx
 from stratpd_xl.engine import get_backend, set_backend
 from stratpd_xl.engine._backend import HAVE_NUMBA
+from tests.synthetic import body_weight
 
 SETTINGS = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -105,3 +111,21 @@ def test_numba_and_numpy_backends_agree(data, seed):
     for a, b in zip(results["numba"], results["numpy"], strict=True):
         pd.testing.assert_frame_equal(a, b)
         assert a.attrs == b.attrs
+
+
+def test_works_without_numba_installed():
+    # A fresh interpreter in which "import numba" fails: the numpy fallback takes over and
+    # gives exactly the curve the numba kernels give in this process.
+    code = (
+        "import json, sys; sys.modules['numba'] = None\n"
+        "from tests.synthetic import body_weight\n"
+        "import stratpd_xl as sx\n"
+        "from stratpd_xl.engine import get_backend\n"
+        "assert get_backend() == 'numpy', get_backend()\n"
+        "c = sx.stratpd(body_weight(seed=1), 'weight', 'height', random_state=4)\n"
+        "print(json.dumps(c['pd'].tolist()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], check=True).stdout
+    expected = sx.stratpd(body_weight(seed=1), "weight", "height", random_state=4)
+    assert json.loads(out) == expected["pd"].tolist()
