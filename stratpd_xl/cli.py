@@ -407,23 +407,34 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     sys.stderr.write(
         f"{a.get('method', 'StratPD')}: {target} on {feature}, {used_text} rows used\n"
     )
+    from .charts import curve_figure
+    from .report import write_curve_workbook
+
+    _deliver(result, outs, source, args.force, curve_figure, write_curve_workbook)
+    return 0
+
+
+def _deliver(
+    table: pd.DataFrame,
+    outs: Sequence[Path],
+    source: dict[str, Any] | None,
+    force: bool,
+    figure: Callable[[pd.DataFrame], Any],
+    workbook: Callable[[pd.DataFrame, Path], None],
+) -> None:
+    """Print ``table``, or write it to each output in the format its suffix names."""
     if not outs:
-        _print_table(result)
+        _print_table(table)
     for out in outs:
         suffix = out.suffix.lower()
         if suffix == ".csv":
-            writer = _csv_writer(result, source)
+            writer = _csv_writer(table, source)
         elif suffix == ".png":
-            from .charts import curve_figure
-
-            writer = _png_writer(lambda: curve_figure(result))
+            writer = _png_writer(lambda: figure(table))
         else:
-            from .report import write_curve_workbook
-
-            writer = partial(write_curve_workbook, result)
-        _write_atomic(out, writer, args.force)
+            writer = partial(workbook, table)
+        _write_atomic(out, writer, force)
         print(f"wrote {out}")
-    return 0
 
 
 def _features(frame: pd.DataFrame, names: Sequence[str] | None) -> list[str] | None:
@@ -480,23 +491,10 @@ def _cmd_impact(args: argparse.Namespace) -> int:
     frame, target = _read(args)
     source = frame.attrs.get("source")
     analysis = _analyse(frame, target, _features(frame, args.features), args)
-    ranking = analysis.impact
-    if not outs:
-        _print_table(ranking)
-    for out in outs:
-        suffix = out.suffix.lower()
-        if suffix == ".csv":
-            writer = _csv_writer(ranking, source)
-        elif suffix == ".png":
-            from .charts import impact_figure
+    from .charts import impact_figure
+    from .report import write_impact_workbook
 
-            writer = _png_writer(lambda: impact_figure(ranking))
-        else:
-            from .report import write_impact_workbook
-
-            writer = partial(write_impact_workbook, ranking)
-        _write_atomic(out, writer, args.force)
-        print(f"wrote {out}")
+    _deliver(analysis.impact, outs, source, args.force, impact_figure, write_impact_workbook)
     return 0
 
 
