@@ -29,6 +29,8 @@ from pathlib import Path
 import pandas as pd
 import xlsxwriter
 
+from stratpd_xl.cli import DEMO_LEFT_OUT
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = ROOT / "stratpd_xl" / "data" / "diamonds.csv"
@@ -43,8 +45,12 @@ CREATED = dt.datetime(2026, 11, 22)
 
 
 def sample(path: Path = DATA, n: int = N_ROWS, seed: int = SEED) -> pd.DataFrame:
-    """A fixed random sample of the diamonds data with the target as the last column."""
-    data = pd.read_csv(path)
+    """A fixed random sample of the diamonds data with the target as the last column.
+
+    The stone's dimensions x, y, z are left out, as in ``stratpd-xl demo``: together they
+    nearly determine carat, so none of them can vary with carat held fixed.
+    """
+    data = pd.read_csv(path).drop(columns=list(DEMO_LEFT_OUT))
     rows = data.sample(n=n, random_state=seed).sort_index()
     return rows[[c for c in rows.columns if c != TARGET] + [TARGET]].reset_index(drop=True)
 
@@ -98,6 +104,9 @@ INSTRUCTIONS = [
     (f"{N_ROWS:,} diamonds drawn at random (seed {SEED}) from the 53,940 of the diamonds data "
      "set of ggplot2 (MIT licence), as shipped by plotnine 0.15.9. See "
      "workbook_templates/README.md for source and licence.", None),
+    ("The stone's length, width and depth in mm (x, y, z in the original data) are left out: "
+     "together they nearly determine carat, so no group of similar diamonds lets one of them "
+     "change while carat stays fixed, and their curves would be noise.", None),
 ]
 
 
