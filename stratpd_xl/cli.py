@@ -407,6 +407,8 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     sys.stderr.write(
         f"{a.get('method', 'StratPD')}: {target} on {feature}, {used_text} rows used\n"
     )
+    for warning in a.get("warnings") or []:
+        _note(warning)
     from .charts import curve_figure
     from .report import write_curve_workbook
 
@@ -478,6 +480,9 @@ def _analyse(
     analysis = sx.analyse(frame, target, features, progress=ProgressBar(), **_engine_kw(args))
     for feature, reason in analysis.skipped.items():
         _note(f'skipped "{feature}": {reason}')
+    for curve in analysis.curves.values():
+        for warning in curve.attrs.get("warnings") or []:
+            _note(warning)
     if analysis.impact.empty:
         raise StratPDInputError(
             f'no feature gave a curve for "{target}"; see the notes above, '

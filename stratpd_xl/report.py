@@ -341,6 +341,7 @@ def _curve_info(result: pd.DataFrame) -> list[tuple[str, Any]]:
     without = attrs.get("categories_without_estimate")
     if without:
         items.append(("categories without an estimate", ", ".join(str(c) for c in without)))
+    items.extend(("warning", str(w)) for w in attrs.get("warnings") or [])
     return items + _param_items(attrs.get("params"))
 
 

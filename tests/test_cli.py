@@ -535,3 +535,16 @@ def test_libreoffice_reads_our_european_csv_back_as_numbers(tmp_path, capsys):
     assert all(isinstance(v, int | float) for v in xs + pds)
     assert xs == pytest.approx(ours["x"].tolist())
     assert pds == pytest.approx(ours["pd"].tolist())
+
+
+def test_curve_warns_when_other_columns_duplicate_the_feature(tmp_path, capsys):
+    data = houses(n=600)
+    data["area_sqft"] = (data["area"] * 10.764).round(1)  # the same size in other units
+    path = tmp_path / "twins.csv"
+    data.to_csv(path, index=False)
+    code, out, err = run(["curve", path, "-t", "price", "-f", "area", "--seed", "0"], capsys)
+    assert code == 0
+    assert 'note: "area" barely varies inside the strata' in err
+    code, out, err = run(["report", path, "-t", "price", "--seed", "0",
+                          "-o", tmp_path / "r.xlsx"], capsys)
+    assert code == 0 and "barely varies" in err

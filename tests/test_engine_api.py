@@ -183,3 +183,25 @@ def test_few_strata_still_give_a_curve():
     assert curve.attrs["n_leaves"] < 5
     assert len(curve) > 100
     assert np.polyfit(curve["x"], curve["pd"], 1)[0] == pytest.approx(2, abs=0.1)
+
+
+def test_warns_when_other_columns_nearly_determine_the_feature():
+    rng = np.random.default_rng(6)
+    n = 4000
+    size = rng.uniform(1, 10, n)
+    data = pd.DataFrame({
+        "size": size,
+        "size_cm": size * 2.54 + rng.normal(0, 0.01, n),  # the same thing in other units
+        "age": rng.uniform(0, 50, n),
+    })
+    data["price"] = 3 * data["size"] - 0.5 * data["age"] + rng.normal(0, 1, n)
+    twin = sx.stratpd(data, "price", "size", random_state=0)
+    assert twin.attrs["within_strata_share"] < 0.1
+    assert len(twin.attrs["warnings"]) == 1
+    assert "leave out the columns that duplicate it" in twin.attrs["warnings"][0]
+    alone = sx.stratpd(data.drop(columns=["size_cm"]), "price", "size", random_state=0)
+    assert alone.attrs["warnings"] == [] and alone.attrs["within_strata_share"] > 0.5
+
+    data["region"] = np.where(data["age"] > 25, "north", "south")  # a function of age
+    effects = sx.catstratpd(data, "price", "region", random_state=0)
+    assert effects.attrs["warnings"] and "one category" in effects.attrs["warnings"][0]

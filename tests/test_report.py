@@ -423,3 +423,12 @@ def test_tall_impact_picture_gets_its_own_printed_page(tmp_path):
     # Fitting a 40-bar chart and picture on one page would shrink them below 40 %.
     assert [b.id for b in ws.row_breaks.brk] == [picture.anchor._from.row]
     assert 40 <= ws.page_setup.scale <= 100
+
+
+def test_curve_sheet_shows_the_engine_warnings(tmp_path):
+    result = numeric_result()
+    result.attrs = {**result.attrs, "warnings": ['"x" barely varies inside the strata']}
+    path = tmp_path / "warned.xlsx"
+    write_curve_workbook(result, path)
+    cells = [[c.value for c in row] for row in openpyxl.load_workbook(path).active.iter_rows()]
+    assert ["warning", '"x" barely varies inside the strata'] in [row[:2] for row in cells]
