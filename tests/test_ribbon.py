@@ -189,6 +189,16 @@ def test_ranking_and_one_curve_block_per_feature(analysed):
     assert rows == sorted(rows)
 
 
+def test_engine_warnings_are_listed_under_the_ranking(analysed):
+    # The diamonds' dimensions x, y, z nearly determine carat: the sheet says so.
+    book, name, _ = analysed
+    new = book.sheets[name]
+    notes = {v: new.cells.get((r, c + 1)) for (r, c), v in new.cells.items()
+             if isinstance(v, str) and v.startswith("note on ")}
+    assert "note on carat" in notes
+    assert "barely varies inside the strata" in notes["note on carat"]
+
+
 def test_pictures_sit_beside_their_tables(analysed):
     book, name, _ = analysed
     new = book.sheets[name]

@@ -247,9 +247,11 @@ def _write_results(
     _picture(new_sheet, charts.figure_png(charts.impact_figure(ranking)), RANKING_PICTURE,
              row, 1 + width + layout.gap_columns, warn)
     row += 1 + max(height, layout.picture_rows)
-    if analysis.skipped:
-        skipped = [[f"not estimated: {f}", reason] for f, reason in analysis.skipped.items()]
-        height, _ = _write(new_sheet, row, 1, skipped)
+    notes = [[f"not estimated: {f}", reason] for f, reason in analysis.skipped.items()]
+    notes += [[f"note on {f}", w] for f, curve in analysis.curves.items()
+              for w in curve.attrs.get("warnings") or []]
+    if notes:
+        height, _ = _write(new_sheet, row, 1, notes)
         row += height
     row += layout.gap_rows
 
