@@ -32,7 +32,7 @@ def column_kind(series: pd.Series) -> str:
     return CATEGORICAL
 
 
-def _as_float(series: pd.Series) -> np.ndarray:
+def as_float(series: pd.Series) -> np.ndarray:
     """Numeric/datetime/bool column as float64 with NaN for missing (datetimes in days)."""
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         s = series
@@ -46,7 +46,7 @@ def _as_float(series: pd.Series) -> np.ndarray:
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def _category_codes(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
+def category_codes(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """Integer codes (-1 missing) and the categories in display order."""
     if isinstance(series.dtype, pd.CategoricalDtype):
         cat = series.cat.remove_unused_categories()
@@ -89,9 +89,9 @@ class Table:
         s = self.frame[name]
         if self.kinds[name] == NUMERIC:
             # A fixed seed: bin edges are a property of the column, not of the call.
-            b = bin_numeric(_as_float(s), np.random.default_rng(0))
+            b = bin_numeric(as_float(s), np.random.default_rng(0))
         else:
-            codes, cats = _category_codes(s)
+            codes, cats = category_codes(s)
             b = bin_codes_by_target(codes, len(cats), self.y)
         return b, hashlib.blake2b(b.tobytes(), digest_size=16).digest()
 
@@ -140,9 +140,10 @@ def build_table(data: pd.DataFrame, target: str) -> Table:
         raise StratPDInputError(
             f'target column "{target}" must hold numbers; choose a numeric column as target'
         )
-    y_all = _as_float(y_raw)
+    y_all = as_float(y_raw)
     has_y = ~np.isnan(y_all)
-    frame = data.loc[has_y].reset_index(drop=True)
+    # Columns are read by position only; copy the table only when rows must go.
+    frame = data if has_y.all() else data.loc[has_y].reset_index(drop=True)
     others = [c for c in columns if c != target]
     return Table(
         target=target,
@@ -167,9 +168,9 @@ __all__ = [
     "CATEGORICAL",
     "NUMERIC",
     "Table",
+    "as_float",
     "build_table",
+    "category_codes",
     "column_kind",
     "require_column",
-    "_as_float",
-    "_category_codes",
 ]

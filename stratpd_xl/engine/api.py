@@ -22,9 +22,9 @@ from ._table import (
     CATEGORICAL,
     NUMERIC,
     Table,
-    _as_float,
-    _category_codes,
+    as_float,
     build_table,
+    category_codes,
     require_column,
 )
 
@@ -171,7 +171,7 @@ def _stratpd_table(
     table: Table, feature: str, p: _Params, row_pd: bool = False
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
     """StratPD curve, plus (if asked) the per-row pd used by the impact ranking."""
-    x_all = _as_float(table.frame[feature])
+    x_all = as_float(table.frame[feature])
     present = ~np.isnan(x_all)
     rows = _rows_for(table, feature, present, p)
     x = x_all[rows.index]
@@ -226,7 +226,7 @@ def _catstratpd_table(
     table: Table, feature: str, p: _Params, row_pd: bool = False
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
     """CatStratPD table, plus (if asked) the per-row pd used by the impact ranking."""
-    codes_all, cats = _category_codes(table.frame[feature])
+    codes_all, cats = category_codes(table.frame[feature])
     rows = _rows_for(table, feature, codes_all >= 0, p)
     codes = codes_all[rows.index]
     xb = table.strata_matrix(feature, rows.index)
