@@ -112,24 +112,24 @@ class ProgressBar:
 # --------------------------------------------------------------------------- arguments
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
+def _whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum``, else one sentence."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+        if value < minimum:
+            least = "0 or a positive number" if minimum == 0 else f"a number of at least {minimum}"
+            raise argparse.ArgumentTypeError(f"expected {least}, got {value}")
+        return value
+
+    return parse
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or a positive number, got {value}")
-    return value
+_positive_int = _whole_number(1)
+_seed = _whole_number(0)
 
 
 def _decimal(text: str) -> str:
