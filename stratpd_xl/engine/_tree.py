@@ -75,7 +75,7 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
     stack_node = np.empty(max_nodes, np.int64)
     stack_lo = np.empty(max_nodes, np.int64)
     stack_hi = np.empty(max_nodes, np.int64)
-    top = 0
+    # Depth-first; a leaf holds at least min_samples_leaf rows, so at most 2n/msl nodes.
     stack_node[0] = 0
     stack_lo[0] = 0
     stack_hi[0] = n_fit
