@@ -25,7 +25,7 @@ import pandas as pd
 from . import __version__
 from .errors import StratPDInputError
 from .files import read_table
-from .sheet import check_rows, default_features, error_text, resolve_column
+from .sheet import check_rows, error_text, resolve_column, usable_table
 
 __all__ = ["ProgressBar", "build_parser", "main"]
 
@@ -448,16 +448,11 @@ def _features(frame: pd.DataFrame, names: Sequence[str] | None) -> list[str] | N
 def _without_unusable(
     frame: pd.DataFrame, target: str, keep: Sequence[str]
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Drop identifier-like, empty and constant columns (unless named), with a note for each.
-
-    They are dropped from the table, not just from the list of curves, because the engine
-    stratifies on every other column and an identifier would split the rows into groups of one.
-    """
-    usable, left_out = default_features(frame, target)
-    dropped = [name for name in left_out if name not in keep]
-    for name in dropped:
-        _note(f'left out "{name}": {left_out[name]}')
-    return frame.drop(columns=dropped), usable
+    """Drop identifier-like, empty and constant columns (unless named), with a note for each."""
+    frame, usable, dropped = usable_table(frame, target, keep)
+    for name, why in dropped.items():
+        _note(f'left out "{name}": {why}')
+    return frame, usable
 
 
 def _analyse(

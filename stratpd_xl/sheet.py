@@ -36,6 +36,7 @@ __all__ = [
     "error_text",
     "frame_from_cells",
     "resolve_column",
+    "usable_table",
 ]
 
 #: Error values as Excel, LibreOffice and openpyxl hand them over; they become missing values.
@@ -606,7 +607,11 @@ def check_rows(
 
 
 def default_features(
-    frame: pd.DataFrame, target: str, *, min_rows: int = 20
+    frame: pd.DataFrame,
+    target: str,
+    *,
+    min_rows: int = 20,
+    how_to_keep: str = "name it with --feature to analyse it anyway",
 ) -> tuple[list[str], dict[str, str]]:
     """The columns worth analysing when the user did not name any, and why others are left out.
 
@@ -618,6 +623,8 @@ def default_features(
         Exact name of the target column (never a feature).
     min_rows
         Identifier detection only applies to columns with at least this many values.
+    how_to_keep
+        End of the identifier sentence: how, in this front end, to analyse such a column anyway.
 
     Returns
     -------
@@ -649,11 +656,38 @@ def default_features(
         ):
             left_out[name] = (
                 f"it looks like an identifier ({distinct:,} different texts in {len(values):,} "
-                "rows); name it with --feature to analyse it anyway"
+                f"rows); {how_to_keep}"
             )
         else:
             features.append(name)
     return features, left_out
+
+
+def usable_table(
+    frame: pd.DataFrame,
+    target: str,
+    keep: Sequence[str] = (),
+    *,
+    how_to_keep: str = "name it with --feature to analyse it anyway",
+) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
+    """The table without the columns :func:`default_features` leaves out, unless kept.
+
+    They are dropped from the table, not only from the features, because the engine stratifies
+    on every other column and an identifier would split the rows into groups of one.  Every
+    front end (CLI, formulas, ribbon) goes through here, so they all analyse the same columns.
+
+    Returns
+    -------
+    frame : DataFrame
+        ``frame`` without the dropped columns.
+    features : list of str
+        The usable features (``keep`` is never dropped).
+    dropped : dict
+        Column name -> sentence saying why it was left out.
+    """
+    usable, left_out = default_features(frame, target, how_to_keep=how_to_keep)
+    dropped = {name: why for name, why in left_out.items() if name not in keep}
+    return frame.drop(columns=list(dropped)), usable, dropped
 
 
 def _is_numeric(series: pd.Series) -> bool:

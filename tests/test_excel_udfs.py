@@ -357,6 +357,17 @@ def test_stratimpact_ranks_columns(xl, cells):
     assert bad[0][0].startswith('STRATIMPACT: target column "colour" not found')
 
 
+def test_stratimpact_leaves_an_id_column_out_but_stratpd_can_name_it(xl, cells):
+    # A text column with a different value in every row would split the rows into groups of
+    # one; the ranking leaves it out (as the CLI and the ribbon do), a named col keeps it.
+    with_id = [[*cells[0], "order id"]] + [[*r, f"A-{i:05d}"] for i, r in enumerate(cells[1:])]
+    out = call_like_excel(xl, xl.udfs.STRATIMPACT, with_id, "price")
+    assert "order id" not in [r[0] for r in out[1:]]
+    assert out == call_like_excel(xl, xl.udfs.STRATIMPACT, cells, "price")
+    named = call_like_excel(xl, xl.udfs.STRATPD, with_id, "price", "order id", 10, 1, False)
+    assert named[0] == ["order id", "partial dependence", "rows"]
+
+
 def test_plain_python_with_a_dataframe_and_no_caller(xl, cells):
     import pandas as pd
 

@@ -199,6 +199,19 @@ def test_engine_warnings_are_listed_under_the_ranking(analysed):
     assert "barely varies inside the strata" in notes["note on carat"]
 
 
+def test_id_like_columns_are_left_out_with_a_note():
+    book = FakeBook()
+    rows = _diamonds(200)
+    with_id = [[*rows[0][:-1], "lot", rows[0][-1]]] + [
+        [*r[:-1], f"L{i:04d}", r[-1]] for i, r in enumerate(rows[1:])
+    ]
+    name = ribbon.analyse_selection(book, with_id)
+    new = book.sheets[name]
+    assert new.cells.get(next(k for k, v in new.cells.items() if v == "left out: lot")
+                         [:1] + (2,)).startswith("it looks like an identifier")
+    assert not any(isinstance(v, str) and v.startswith("lot: partial") for v in new.cells.values())
+
+
 def test_pictures_sit_beside_their_tables(analysed):
     book, name, _ = analysed
     new = book.sheets[name]

@@ -5,3 +5,6 @@
 * ``pictures``: where the chart picture of a formula goes and what it is called;
 * ``config``: the add-in's config file, written by the installers in ``installer/``.
 """
+
+#: How an Excel user analyses a column the sheet layer leaves out of rankings (an ID-like text).
+KEEP_HINT = "name it as col in =STRATPD to analyse it anyway"

@@ -29,6 +29,7 @@ from typing import Any
 from .. import charts, engine, sheet, tables
 from ..errors import StratPDInputError
 from ..report import unique_sheet_names
+from . import KEEP_HINT
 
 __all__ = ["TARGET_NAME", "Layout", "analyse_selection", "main", "read_selection", "target_name"]
 
@@ -203,6 +204,7 @@ def analyse_selection(
     )
     leaf = int(engine_kw.pop("min_samples_leaf", 10))
     sheet.check_rows(frame, target, min_samples_leaf=leaf)
+    frame, features, left_out = sheet.usable_table(frame, target, how_to_keep=KEEP_HINT)
     engine_kw.setdefault("random_state", RANDOM_STATE)
 
     def progress(done: int, total: int, feature: str) -> None:
@@ -211,7 +213,7 @@ def analyse_selection(
 
     try:
         analysis = engine.analyse(
-            frame, target, progress=progress, min_samples_leaf=leaf, **engine_kw
+            frame, target, features, progress=progress, min_samples_leaf=leaf, **engine_kw
         )
         if analysis.impact.empty:
             reasons = "; ".join(f"{f}: {r}" for f, r in analysis.skipped.items())
@@ -222,7 +224,7 @@ def analyse_selection(
         # A brand-new sheet: nothing the user typed can be overwritten.
         new_sheet = book.sheets.add(name, after=sheets[-1] if sheets else None)
         _write_results(new_sheet, analysis, target, frame, source, leaf, layout,
-                       warn or (lambda text: None))
+                       warn or (lambda text: None), left_out)
     finally:
         say(None)
     return name
@@ -230,7 +232,7 @@ def analyse_selection(
 
 def _write_results(
     new_sheet: Any, analysis: Any, target: str, frame: Any, source: str, leaf: int,
-    layout: Layout, warn: Callable[[str], None],
+    layout: Layout, warn: Callable[[str], None], left_out: dict[str, str],
 ) -> None:
     ranking = analysis.impact
     notes = f"{len(frame):,} rows" + (f" from {source}" if source else "")
@@ -247,7 +249,8 @@ def _write_results(
     _picture(new_sheet, charts.figure_png(charts.impact_figure(ranking)), RANKING_PICTURE,
              row, 1 + width + layout.gap_columns, warn)
     row += 1 + max(height, layout.picture_rows)
-    notes = [[f"not estimated: {f}", reason] for f, reason in analysis.skipped.items()]
+    notes = [[f"left out: {f}", reason] for f, reason in left_out.items()]
+    notes += [[f"not estimated: {f}", reason] for f, reason in analysis.skipped.items()]
     notes += [[f"note on {f}", w] for f, curve in analysis.curves.items()
               for w in curve.attrs.get("warnings") or []]
     if notes:

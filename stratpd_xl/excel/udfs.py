@@ -30,7 +30,7 @@ import xlwings as xw
 
 from .. import charts, engine, sheet, tables
 from ..errors import StratPDInputError
-from . import pictures
+from . import KEEP_HINT, pictures
 
 __all__ = ["STRATIMPACT", "STRATPD", "clear_cache", "wait_for_warm_up"]
 
@@ -230,6 +230,7 @@ def _curve(data: Any, target: Any, col: Any, min_samples_leaf: int, trials: int)
     target_name = sheet.resolve_column(frame, target, role="target")
     feature = sheet.resolve_column(frame, col, role="feature")
     sheet.check_rows(frame, target_name, feature, min_samples_leaf=min_samples_leaf)
+    frame, _, _ = sheet.usable_table(frame, target_name, [feature], how_to_keep=KEEP_HINT)
     result = engine.partial_dependence(
         frame, target_name, feature, min_samples_leaf=min_samples_leaf,
         n_trials=trials, random_state=RANDOM_STATE,
@@ -356,8 +357,9 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
             frame = _table(data)
             target_name = sheet.resolve_column(frame, target, role="target")
             sheet.check_rows(frame, target_name, min_samples_leaf=leaf)
+            frame, features, _ = sheet.usable_table(frame, target_name, how_to_keep=KEEP_HINT)
             ranking = engine.impact(
-                frame, target_name, min_samples_leaf=leaf, random_state=RANDOM_STATE
+                frame, target_name, features, min_samples_leaf=leaf, random_state=RANDOM_STATE
             )
             if ranking.empty:
                 skipped = ranking.attrs.get("skipped", {})
