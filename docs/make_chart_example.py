@@ -9,7 +9,7 @@ from pathlib import Path
 
 import stratpd_xl as sx
 from stratpd_xl.charts import curve_figure, figure_png
-from stratpd_xl.cli import DEMO_LEFT_OUT, demo_data
+from stratpd_xl.demo import DEMO_LEFT_OUT, demo_data
 
 
 def main() -> None:

@@ -3,15 +3,34 @@
 >>> import stratpd_xl as sx
 >>> curve = sx.stratpd(df, "price", "carat")          # doctest: +SKIP
 >>> ranking = sx.impact(df, "price")                  # doctest: +SKIP
+
+Layers, each importing only those below it::
+
+    front ends      cli, excel.udfs, excel.ribbon (thin adapters)
+    workflow        names -> checks -> usable columns -> engine -> results with notes
+    sheet, files    cells and files <-> typed DataFrames, column at a time
+    engine          the numbers (numpy/numba)
+    tables, labels, charts, report   presentation
+    params, schema, errors           parameter table, result columns, the error type
+
+The engine is imported on first use of its names, so ``import stratpd_xl.sheet`` or
+``stratpd_xl.labels`` loads neither numba nor matplotlib.
 """
 
 from __future__ import annotations
 
-from .engine import Analysis, analyse, catstratpd, impact, partial_dependence, stratpd
+from typing import TYPE_CHECKING, Any
+
 from .errors import StratPDInputError
+from .params import PARAMETERS, Settings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Analysis, analyse, catstratpd, impact, partial_dependence, stratpd
 
 __all__ = [
+    "PARAMETERS",
     "Analysis",
+    "Settings",
     "StratPDInputError",
     "analyse",
     "catstratpd",
@@ -21,6 +40,18 @@ __all__ = [
     "stratpd",
 ]
 __version__ = "0.1.0"
+
+_ENGINE_NAMES = frozenset(
+    {"Analysis", "analyse", "catstratpd", "impact", "partial_dependence", "stratpd"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ENGINE_NAMES:
+        from . import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module 'stratpd_xl' has no attribute {name!r}")
 
 
 def main() -> None:

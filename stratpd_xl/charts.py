@@ -10,13 +10,23 @@ from __future__ import annotations
 
 import io
 import textwrap
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+from .labels import (
+    BAND_COLOR,
+    CATEGORICAL_COLOR,
+    CURVE_COLOR,
+    DENSITY_COLOR,
+    curve_title,
+    impact_title,
+    is_categorical,
+    share_fractions,
+)
 
 __all__ = [
     "curve_figure",
@@ -28,10 +38,6 @@ __all__ = [
     "is_categorical",
 ]
 
-_CURVE = "#1f5f9f"
-_BAND = "#8fb4d9"
-_DENSITY = "#9a9a9a"
-_CATEGORICAL = "#d9822b"
 # Column names are text, not TeX: "$ spent" or "cost_$" must not switch on mathtext.
 _PLAIN = {"parse_math": False}
 # Above this many points the markers hide the line, so only the line is drawn.
@@ -39,75 +45,6 @@ _MAX_MARKERS = 30
 # Up to this many distinct x values each one gets its own stick in the density strip;
 # more than that and a histogram reads better.
 _MAX_STICKS = 40
-
-
-def is_categorical(result: pd.DataFrame) -> bool:
-    """Tell a CatStratPD result (one row per category) from a StratPD curve.
-
-    Parameters
-    ----------
-    result : DataFrame
-        A result of ``stratpd`` or ``catstratpd``.
-
-    Returns
-    -------
-    bool
-        True for a categorical result.
-    """
-    kind = result.attrs.get("kind")
-    if kind in ("categorical", "numeric"):
-        return kind == "categorical"
-    return "category" in result.columns and "x" not in result.columns
-
-
-def _n_label(attrs: Mapping[str, Any]) -> str:
-    n = attrs.get("n_used", attrs.get("n_rows"))
-    if n is None:
-        return ""
-    try:
-        return f", n={int(n):,}"
-    except (TypeError, ValueError):
-        return f", n={n}"
-
-
-def curve_title(result: pd.DataFrame) -> str:
-    """The one-line title of a curve, shared by the picture and the native Excel chart.
-
-    Parameters
-    ----------
-    result : DataFrame
-        A result of ``stratpd`` or ``catstratpd`` with its ``attrs``.
-
-    Returns
-    -------
-    str
-        e.g. ``"partial dependence of price on carat (StratPD, n=53,940)"``.
-    """
-    attrs = result.attrs
-    categorical = is_categorical(result)
-    method = attrs.get("method") or ("CatStratPD" if categorical else "StratPD")
-    target = attrs.get("target", "target")
-    feature = attrs.get("feature", "feature")
-    return f"partial dependence of {target} on {feature} ({method}{_n_label(attrs)})"
-
-
-def impact_title(ranking: pd.DataFrame) -> str:
-    """The title of the impact ranking chart.
-
-    Parameters
-    ----------
-    ranking : DataFrame
-        A result of ``impact`` with its ``attrs``.
-
-    Returns
-    -------
-    str
-        e.g. ``"impact of each feature on price (n=53,940)"``.
-    """
-    target = ranking.attrs.get("target", "target")
-    n = ranking.attrs.get("n_rows")
-    n_part = f" (n={int(n):,})" if isinstance(n, int | np.integer) else ""
-    return f"impact of each feature on {target}{n_part}"
 
 
 def _new_figure(width_in: float, height_in: float) -> Figure:
@@ -176,11 +113,11 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     has_band = low is not None and high is not None
     if has_band:
         ax.fill_between(
-            x, low, high, color=_BAND, alpha=0.45, linewidth=0, zorder=2,
+            x, low, high, color=BAND_COLOR, alpha=0.45, linewidth=0, zorder=2,
             label="95% bootstrap band",
         )
     ax.plot(
-        x, y, color=_CURVE, linewidth=2.0, zorder=3, label="partial dependence",
+        x, y, color=CURVE_COLOR, linewidth=2.0, zorder=3, label="partial dependence",
         marker="o" if len(result) <= _MAX_MARKERS else None, markersize=4,
     )
     if has_band:
@@ -200,9 +137,9 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     if n_distinct == 0:
         pass
     elif n_distinct <= _MAX_STICKS:
-        ax_density.vlines(x, 0, weights, color=_DENSITY, linewidth=3)
+        ax_density.vlines(x, 0, weights, color=DENSITY_COLOR, linewidth=3)
     else:
-        ax_density.hist(x, bins=_MAX_STICKS, weights=weights, color=_DENSITY)
+        ax_density.hist(x, bins=_MAX_STICKS, weights=weights, color=DENSITY_COLOR)
     ax_density.set_ylim(bottom=0)
     ax_density.set_yticks([])
     ax_density.set_ylabel("data", fontsize=8, rotation=0, ha="right", va="center")
@@ -244,7 +181,7 @@ def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
         yerr = np.vstack([np.clip(y - low, 0, None), np.clip(high - y, 0, None)])
         yerr = np.nan_to_num(yerr, nan=0.0)
     ax.bar(
-        positions, y, color=_CATEGORICAL, width=0.7, zorder=2, yerr=yerr,
+        positions, y, color=CATEGORICAL_COLOR, width=0.7, zorder=2, yerr=yerr,
         error_kw={"ecolor": "#444444", "capsize": 3, "linewidth": 1},
         label="partial dependence",
     )
@@ -277,28 +214,6 @@ def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
         ax.spines[side].set_visible(False)
 
 
-def share_fractions(ranking: pd.DataFrame) -> np.ndarray:
-    """The ``share`` column of an impact ranking as fractions of 1.
-
-    Parameters
-    ----------
-    ranking : DataFrame
-        A result of ``impact``.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shares as floats in [0, 1]; computed from ``impact`` when ``share`` is absent.
-    """
-    if "share" in ranking.columns:
-        share = pd.to_numeric(ranking["share"], errors="coerce").to_numpy(dtype=float)
-    else:
-        impact = pd.to_numeric(ranking["impact"], errors="coerce").to_numpy(dtype=float)
-        total = np.nansum(impact)
-        share = impact / total if total > 0 else np.full(len(impact), np.nan)
-    return share
-
-
 def impact_figure(ranking: pd.DataFrame) -> Figure:
     """Horizontal bars of each feature's impact, largest on top, labelled with its share.
 
@@ -324,7 +239,7 @@ def impact_figure(ranking: pd.DataFrame) -> Figure:
     impact = pd.to_numeric(ranked["impact"], errors="coerce").to_numpy(dtype=float)
     share = share_fractions(ranking)[order]
     kinds = ranked["kind"].astype(str).to_numpy() if "kind" in ranked.columns else ["numeric"] * n
-    colors = [_CATEGORICAL if k == "categorical" else _CURVE for k in kinds]
+    colors = [CATEGORICAL_COLOR if k == "categorical" else CURVE_COLOR for k in kinds]
     positions = np.arange(n)
     ax.barh(positions, np.nan_to_num(impact, nan=0.0), color=colors, height=0.65)
     ax.set_yticks(positions)
@@ -346,8 +261,8 @@ def impact_figure(ranking: pd.DataFrame) -> Figure:
         from matplotlib.patches import Patch
 
         ax.legend(
-            handles=[Patch(color=_CURVE, label="numeric"),
-                     Patch(color=_CATEGORICAL, label="categorical")],
+            handles=[Patch(color=CURVE_COLOR, label="numeric"),
+                     Patch(color=CATEGORICAL_COLOR, label="categorical")],
             loc="lower right", fontsize=8, frameon=False,
         )
     if n == 0:

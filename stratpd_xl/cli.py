@@ -16,34 +16,30 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
-from . import __version__
-from .errors import StratPDInputError
+from . import __version__, workflow
+from .demo import DEMO_LEFT_OUT, DEMO_SETTINGS, DEMO_TARGET, demo_data
+from .errors import StratPDInputError, error_text
 from .files import read_table
-from .sheet import check_rows, error_text, resolve_column, usable_table
+from .params import PARAMETERS, Settings
 
 __all__ = ["ProgressBar", "build_parser", "main"]
 
 PROG = "stratpd-xl"
-DEMO_TARGET = "price"
-# Quality grades of the diamonds data, worst to best, so charts show them in a sensible order.
-DEMO_ORDERS = {
-    "cut": ["Fair", "Good", "Very Good", "Premium", "Ideal"],
-    "color": ["J", "I", "H", "G", "F", "E", "D"],
-    "clarity": ["I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1", "IF"],
+# How a CLI user analyses a column that looks like an identifier.
+KEEP_HINT = "name it with --feature to analyse it anyway"
+# CLI option -> parameter of the table (the option names users already know stay).
+_OPTIONS = {
+    "min_samples_leaf": "--min-samples-leaf",
+    "min_slopes_per_x": "--min-slopes-per-x",
+    "n_trials": "--trials",
+    "random_state": "--seed",
+    "max_points": "--max-points",
 }
-DEMO_TRIALS = 10
-DEMO_SEED = 1
-# The stone's length, width and depth in mm are, together, almost a function of carat: no
-# stratum can hold carat fixed while one of them varies, so their "all else equal" curves are
-# noise amplified (and they blur carat's own curve).  The demo asks the analyst's question:
-# what do weight and the three grades do to the price?
-DEMO_LEFT_OUT = {"x": "length in mm", "y": "width in mm", "z": "depth in mm"}
 
 _CURVE_FORMATS = (".csv", ".xlsx", ".png")
 _REPORT_FORMATS = (".xlsx",)
@@ -112,24 +108,20 @@ class ProgressBar:
 # --------------------------------------------------------------------------- arguments
 
 
-def _whole_number(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number of at least ``minimum``, else one sentence."""
+def _parameter(name: str) -> Callable[[str], int | None]:
+    """An argparse type checking one parameter against the table, in the table's words."""
 
-    def parse(text: str) -> int:
+    def parse(text: str) -> int | None:
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
-        if value < minimum:
-            least = "0 or a positive number" if minimum == 0 else f"a number of at least {minimum}"
-            raise argparse.ArgumentTypeError(f"expected {least}, got {value}")
-        return value
+            value = Settings.make(**{name: text})
+        except StratPDInputError as exc:
+            # "min_samples_leaf must be between 1 and ...; got 0" -> "expected a whole number
+            # between 1 and ..., got 0": argparse already names the option.
+            reason = str(exc).split(" must be ", 1)[-1].replace("; got", ", got")
+            raise argparse.ArgumentTypeError(f"expected {reason}") from None
+        return getattr(value, name)
 
     return parse
-
-
-_positive_int = _whole_number(1)
-_seed = _whole_number(0)
 
 
 def _decimal(text: str) -> str:
@@ -142,34 +134,18 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``stratpd-xl`` (exposed so docs and tests can inspect it)."""
     engine = _Parser(add_help=False)
     g = engine.add_argument_group("StratPD parameters")
+    for name, option in _OPTIONS.items():
+        p = PARAMETERS[name]
+        default = "none" if p.default is None else p.default
+        extra = {"n_trials": "; demo 10", "random_state": "; demo 1"}.get(name, "")
+        # None: "not given", so the demo can tell its own defaults from the user's choice.
+        g.add_argument(
+            option, dest=name, type=_parameter(name), default=None, metavar="N",
+            help=f"{p.help} (default {default}{extra})".replace("%", "%%"),
+        )
     g.add_argument(
-        "--min-samples-leaf",
-        type=_positive_int,
-        default=10,
-        metavar="N",
-        help="smallest group of similar rows (default 10); larger = smoother but coarser",
-    )
-    g.add_argument(
-        "--min-slopes-per-x",
-        type=_positive_int,
-        default=5,
-        metavar="N",
-        help="drop curve points backed by fewer slopes (default 5; numeric features only)",
-    )
-    g.add_argument(
-        "--trials",
-        type=_positive_int,
-        default=None,
-        metavar="N",
-        help="bootstrap trials (default 1; demo 10); more than 1 adds a 95%% band "
-        "(pd_low, pd_high)",
-    )
-    g.add_argument(
-        "--seed",
-        type=_seed,
-        default=None,
-        metavar="N",
-        help="seed, for repeatable results (demo: 1)",
+        "--all-points", action="store_true",
+        help="every distinct value of a numeric feature on its curve (same as --max-points 0)",
     )
 
     reading = _Parser(add_help=False)
@@ -289,17 +265,13 @@ def _features_option(p: argparse.ArgumentParser) -> None:
 # --------------------------------------------------------------------------- commands
 
 
-def _engine_kw(args: argparse.Namespace) -> dict[str, Any]:
-    # The demo shows a band and the same numbers every time unless asked otherwise.  (Not
-    # set_defaults on the demo parser: parent-parser actions are shared, so that would
-    # change the defaults of every command.)
-    demo = args.command == "demo"
-    return {
-        "min_samples_leaf": args.min_samples_leaf,
-        "min_slopes_per_x": args.min_slopes_per_x,
-        "n_trials": args.trials or (DEMO_TRIALS if demo else 1),
-        "random_state": args.seed if args.seed is not None or not demo else DEMO_SEED,
-    }
+def _settings(args: argparse.Namespace) -> Settings:
+    """The parameters given on the command line, over the defaults (the demo has its own)."""
+    base = DEMO_SETTINGS if args.command == "demo" else Settings()
+    given = {name: getattr(args, name) for name in _OPTIONS if getattr(args, name) is not None}
+    if getattr(args, "all_points", False):
+        given["max_points"] = 0
+    return Settings.make(base, **given)
 
 
 def _check_outputs(
@@ -365,21 +337,8 @@ def _png_writer(make_figure: Callable[[], Any]) -> Callable[[Path], None]:
     return write
 
 
-def _read(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
-    frame = read_table(args.input, sheet=args.sheet, decimal=args.decimal, encoding=args.encoding)
-    for note in frame.attrs.get("notes", []):
-        _note(note)
-    target = resolve_column(frame, args.target, role="target")
-    for name in args.categorical or []:
-        column = resolve_column(frame, name, role="categorical")
-        if column == target:
-            raise StratPDInputError(
-                f'the target "{target}" must stay numeric; leave it out of --categorical'
-            )
-        # A pandas category column is categorical for the engine, both as the feature and
-        # when it stratifies the others; numbers keep their numeric order as categories.
-        frame[column] = frame[column].astype("category")
-    return frame, target
+def _read(args: argparse.Namespace) -> pd.DataFrame:
+    return read_table(args.input, sheet=args.sheet, decimal=args.decimal, encoding=args.encoding)
 
 
 def _note(text: str) -> None:
@@ -392,27 +351,28 @@ def _print_table(table: pd.DataFrame) -> None:
 
 
 def _cmd_curve(args: argparse.Namespace) -> int:
-    import stratpd_xl as sx
-
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, Path(args.input))
-    frame, target = _read(args)
-    source = frame.attrs.get("source")
-    feature = resolve_column(frame, args.feature, role="feature")
-    check_rows(frame, target, feature, min_samples_leaf=args.min_samples_leaf)
-    frame, _ = _without_unusable(frame, target, [feature])
-    result = sx.partial_dependence(frame, target, feature, **_engine_kw(args))
-    a = result.attrs
+    frame = _read(args)
+    result = workflow.curve(
+        frame, args.target, args.feature, settings=_settings(args),
+        categorical=args.categorical or (), how_to_keep=KEEP_HINT,
+    )
+    a = result.curve.attrs
     used, given = a.get("n_used"), a.get("n_rows", len(frame))
     used_text = f"{used:,} of {given:,}" if isinstance(used, int) else f"{given:,}"
+    for note in result.notes:
+        _note(note)
     sys.stderr.write(
-        f"{a.get('method', 'StratPD')}: {target} on {feature}, {used_text} rows used\n"
+        f"{a.get('method', 'StratPD')}: {result.target} on {result.feature}, "
+        f"{used_text} rows used\n"
     )
-    for warning in a.get("warnings") or []:
-        _note(warning)
     from .charts import curve_figure
     from .report import write_curve_workbook
 
-    _deliver(result, outs, source, args.force, curve_figure, write_curve_workbook)
+    _deliver(
+        result.curve, outs, frame.attrs.get("source"), args.force, curve_figure,
+        write_curve_workbook,
+    )
     return 0
 
 
@@ -424,7 +384,11 @@ def _deliver(
     figure: Callable[[pd.DataFrame], Any],
     workbook: Callable[[pd.DataFrame, Path], None],
 ) -> None:
-    """Print ``table``, or write it to each output in the format its suffix names."""
+    """Print ``table``, or write it to each output in the format its suffix names.
+
+    The printout and ``.csv`` keep the result's documented column names
+    (:mod:`stratpd_xl.schema`), so scripts can read them; workbooks label them for people.
+    """
     if not outs:
         _print_table(table)
     for out in outs:
@@ -439,62 +403,30 @@ def _deliver(
         print(f"wrote {out}")
 
 
-def _features(frame: pd.DataFrame, names: Sequence[str] | None) -> list[str] | None:
-    if not names:
-        return None
-    return [resolve_column(frame, n, role="feature") for n in names]
-
-
-def _without_unusable(
-    frame: pd.DataFrame, target: str, keep: Sequence[str]
-) -> tuple[pd.DataFrame, list[str]]:
-    """Drop identifier-like, empty and constant columns (unless named), with a note for each."""
-    frame, usable, dropped = usable_table(frame, target, keep)
-    for name, why in dropped.items():
-        _note(f'left out "{name}": {why}')
-    return frame, usable
-
-
 def _analyse(
-    frame: pd.DataFrame, target: str, features: list[str] | None, args: argparse.Namespace
-) -> Any:
-    import stratpd_xl as sx
-
-    check_rows(frame, target, min_samples_leaf=args.min_samples_leaf)
-    for f in features or []:
-        if f == target:
-            raise StratPDInputError(f'"{f}" is the target; leave it out of the features')
-    frame, usable = _without_unusable(frame, target, features or [])
-    if features is None:
-        features = usable
-        if not features:
-            raise StratPDInputError(
-                f'no column to analyse besides the target "{target}"; '
-                "the table needs at least one other column with varying values"
-            )
-    analysis = sx.analyse(frame, target, features, progress=ProgressBar(), **_engine_kw(args))
-    for feature, reason in analysis.skipped.items():
-        _note(f'skipped "{feature}": {reason}')
-    for curve in analysis.curves.values():
-        for warning in curve.attrs.get("warnings") or []:
-            _note(warning)
-    if analysis.impact.empty:
-        raise StratPDInputError(
-            f'no feature gave a curve for "{target}"; see the notes above, '
-            "or try a smaller --min-samples-leaf"
-        )
-    return analysis
+    frame: pd.DataFrame, target: str, args: argparse.Namespace
+) -> workflow.AnalysisResult:
+    result = workflow.analysis(
+        frame, target, args.features if getattr(args, "features", None) else None,
+        settings=_settings(args), categorical=getattr(args, "categorical", None) or (),
+        how_to_keep=KEEP_HINT, progress=ProgressBar(),
+    )
+    for note in result.notes:
+        _note(note)
+    return result
 
 
 def _cmd_impact(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, Path(args.input))
-    frame, target = _read(args)
-    source = frame.attrs.get("source")
-    analysis = _analyse(frame, target, _features(frame, args.features), args)
+    frame = _read(args)
+    result = _analyse(frame, args.target, args)
     from .charts import impact_figure
     from .report import write_impact_workbook
 
-    _deliver(analysis.impact, outs, source, args.force, impact_figure, write_impact_workbook)
+    _deliver(
+        result.impact, outs, frame.attrs.get("source"), args.force, impact_figure,
+        write_impact_workbook,
+    )
     return 0
 
 
@@ -502,27 +434,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .report import write_report
 
     (out,) = _check_outputs([args.out], _REPORT_FORMATS, args.force, Path(args.input))
-    frame, target = _read(args)
-    analysis = _analyse(frame, target, _features(frame, args.features), args)
-    _write_atomic(out, lambda p: write_report(analysis, p), args.force)
+    result = _analyse(_read(args), args.target, args)
+    _write_atomic(out, lambda p: write_report(result, p), args.force)
     print(f"wrote {out}")
     return 0
-
-
-def demo_data() -> pd.DataFrame:
-    """The bundled diamonds table (53,940 rows), read like any user file, grades ordered.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns carat, cut, color, clarity, depth, table, price, x, y, z; ``cut``, ``color``
-        and ``clarity`` are ordered categories from worst to best grade.
-    """
-    with resources.as_file(resources.files("stratpd_xl") / "data" / "diamonds.csv") as path:
-        frame = read_table(path)
-    for column, order in DEMO_ORDERS.items():
-        frame[column] = pd.Categorical(frame[column], categories=order, ordered=True)
-    return frame
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -536,20 +451,20 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     frame = demo_data()
     sys.stderr.write(
         f"demo: what drives the {DEMO_TARGET} of {len(frame):,} diamonds "
-        f"({_engine_kw(args)['n_trials']} bootstrap trials)\n"
+        f"({_settings(args).n_trials} bootstrap trials)\n"
     )
     _note(
         "left out " + ", ".join(f'"{c}" ({m})' for c, m in DEMO_LEFT_OUT.items())
         + ": the dimensions nearly determine carat, so they cannot vary with carat held fixed"
     )
     frame = frame.drop(columns=list(DEMO_LEFT_OUT))
-    analysis = _analyse(frame, DEMO_TARGET, None, args)
+    result = _analyse(frame, DEMO_TARGET, args)
     report = out_dir / "diamonds-report.xlsx"
     picture = out_dir / "diamonds-impact.png"
     # The demo folder is our own output, so replacing earlier demo files is expected.
-    _write_atomic(report, lambda p: write_report(analysis, p), force=True)
-    _write_atomic(picture, _png_writer(lambda: impact_figure(analysis.impact)), force=True)
-    top = analysis.impact.iloc[0]
+    _write_atomic(report, lambda p: write_report(result, p), force=True)
+    _write_atomic(picture, _png_writer(lambda: impact_figure(result.impact)), force=True)
+    top = result.impact.iloc[0]
     print(f"top driver of {DEMO_TARGET}: {top['feature']} ({top['share']:.0%} of total impact)")
     print(f"wrote {report.resolve()}")
     print(f"wrote {picture.resolve()}")

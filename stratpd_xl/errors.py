@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["StratPDInputError", "error_text"]
+
 
 class StratPDInputError(ValueError):
     """Bad input from the user, with a one-sentence message that names the fix.
@@ -10,3 +12,36 @@ class StratPDInputError(ValueError):
     layer (unreadable cells, ambiguous headers).  Adapters show ``str(exc)`` to the user
     as it is: in a cell, on stderr with exit code 2, or in Excel's status bar.
     """
+
+
+def error_text(exc: BaseException, *, prefix: str = "STRATPD") -> str:
+    """One line for a cell, status bar or stderr; never a traceback.
+
+    Parameters
+    ----------
+    exc
+        The exception caught by a front end.
+    prefix
+        Start of the text, so a cell shows where the message comes from.
+
+    Returns
+    -------
+    str
+        ``"STRATPD: <sentence>"`` for :class:`StratPDInputError` (the sentence names the fix);
+        for anything else a short sentence saying it is a bug to report, with the exception
+        type and the first line of its message so the report is useful.
+    """
+    if isinstance(exc, StratPDInputError):
+        return f"{prefix}: {_one_line(str(exc))}"
+    if isinstance(exc, KeyboardInterrupt):
+        return f"{prefix}: cancelled"
+    if isinstance(exc, MemoryError):
+        return f"{prefix}: out of memory; try fewer rows or columns"
+    detail = _one_line(str(exc))
+    detail = detail if len(detail) <= 120 else detail[:117] + "..."
+    what = type(exc).__name__ + (f": {detail}" if detail else "")
+    return f"{prefix}: internal error ({what}); this is a bug in stratpd-xl, please report it"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

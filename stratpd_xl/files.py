@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from .errors import StratPDInputError
-from .sheet import _NUM_COMMA, _NUM_DOT, _clean_number_text, _is_blank, frame_from_cells
+from .sheet import frame_from_cells, guess_decimal
 
 __all__ = ["TEXT_SUFFIXES", "WORKBOOK_SUFFIXES", "read_table", "sniff_text"]
 
@@ -103,31 +103,8 @@ def read_table(
 
 
 def _frame(cells: list[list[Any]], decimal: str | None, where: str) -> pd.DataFrame:
-    """frame_from_cells for a whole file or sheet: skip title rows, name the file in errors."""
-    filled = [i for i, row in enumerate(cells) if _filled(row)]
-    if not filled:
-        raise StratPDInputError(f"{where} is empty; it needs a header row and data rows below it")
-    # Sheets made for people often carry a title ("Sales 2024", "Source: ...") in one cell
-    # above the table; as a header it would turn every column into text.
-    widest = max(_filled(cells[i]) for i in filled[:50])
-    skip = 0
-    while widest >= 3 and len(filled) - skip > 2 and _filled(cells[filled[skip]]) == 1:
-        skip += 1
-    if len(filled) - skip < 2:
-        raise StratPDInputError(
-            f"{where} has a header row but no data rows; add the data below the column names"
-        )
-    titles = [next(str(v).strip() for v in cells[i] if not _is_blank(v)) for i in filled[:skip]]
-    frame = frame_from_cells(cells[filled[skip] :], decimal=decimal)
-    if titles:
-        shown = "; ".join(t if len(t) <= 40 else t[:37] + "..." for t in titles)
-        rows = "row" if skip == 1 else "rows"
-        frame.attrs["notes"].insert(0, f"skipped {skip} title {rows} above the table ({shown})")
-    return frame
-
-
-def _filled(row: list[Any]) -> int:
-    return sum(not _is_blank(v) for v in row)
+    """frame_from_cells for a whole file or sheet: title rows skipped, the file named in errors."""
+    return frame_from_cells(cells, decimal=decimal, skip_titles=True, where=where)
 
 
 # --------------------------------------------------------------------------- text files
@@ -250,21 +227,12 @@ def _sample_rows(sample: str, delimiter: str) -> list[list[str]]:
 
 def _sniff_decimal(rows: list[list[str]], delimiter: str) -> str | None:
     """Comma when values can only be decimal-comma numbers and none decimal-point ones."""
-    comma_only = dot_only = 0
-    for row in rows:
-        for cell in row:
-            s, _ = _clean_number_text(cell.strip())
-            is_dot = _NUM_DOT.fullmatch(s) is not None
-            is_comma = _NUM_COMMA.fullmatch(s) is not None
-            comma_only += is_comma and not is_dot
-            dot_only += is_dot and not is_comma
-    if comma_only and not dot_only:
-        return ","
-    if dot_only and not comma_only:
-        return "."
+    found = guess_decimal(cell for row in rows for cell in row)
+    if found is not None:
+        return found
     # A comma-separated file can only hold a decimal comma inside quotes; absent evidence,
     # a ";" or tab file from a European locale is still ambiguous, so let columns decide.
-    return "." if delimiter == "," and not comma_only else None
+    return "." if delimiter == "," else None
 
 
 # --------------------------------------------------------------------------- workbooks

@@ -17,7 +17,7 @@ import numbers
 import os
 import re
 import zipfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,15 +28,17 @@ from xlsxwriter.utility import quote_sheetname, xl_range_abs
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
-from .charts import (
-    curve_figure,
+from .charts import curve_figure, figure_png, impact_figure
+from .errors import StratPDInputError
+from .labels import (
+    BAND_COLOR,
+    CATEGORICAL_COLOR,
+    CURVE_COLOR,
     curve_title,
-    figure_png,
-    impact_figure,
     impact_title,
     is_categorical,
+    unique_sheet_names,
 )
-from .errors import StratPDInputError
 from .tables import BAND_HIGH, BAND_LOW, PD, curve_table, impact_table
 
 __all__ = [
@@ -52,9 +54,6 @@ Progress = Callable[[int, int, str], None]
 PathLike = str | os.PathLike[str]
 
 SUMMARY = "Summary"
-_CURVE_COLOR = "#1F5F9F"
-_BAND_COLOR = "#8FB4D9"
-_CATEGORICAL_COLOR = "#D9822B"
 # Native chart size in pixels; close to the picture's size (704 x 440 px at 110 dpi, which
 # Excel shows at 96/110 of that) so the two line up one under the other.
 _CHART_W, _CHART_H = 614, 384
@@ -62,69 +61,6 @@ _CHART_W, _CHART_H = 614, 384
 # in LibreOffice, which otherwise uses its own default row height.
 _ROW_PT = 15.75
 _ROW_PX = 21
-# Excel's forbidden characters, plus what XML 1.0 cannot hold (control characters,
-# surrogates, U+FFFE/U+FFFF).
-_INVALID_SHEET_CHARS = re.compile(r"[\[\]:*?/\\\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
-_MAX_SHEET = 31
-
-
-def unique_sheet_names(names: Iterable[str], *, taken: Iterable[str] = ()) -> list[str]:
-    """Turn arbitrary names into valid, unique Excel sheet names.
-
-    Excel sheet names are at most 31 characters (counted in UTF-16 units), may not contain
-    ``[ ] : * ? / \\``, may not start or end with an apostrophe, may not be blank or
-    ``History``, and are compared case-insensitively.  Clashes get a ``" (2)"``,
-    ``" (3)"`` ... suffix.  Characters XML cannot hold are replaced like forbidden ones.
-
-    Parameters
-    ----------
-    names : iterable of str
-        Wanted names, e.g. feature names.
-    taken : iterable of str
-        Names already used in the workbook (e.g. ``"Summary"``).
-
-    Returns
-    -------
-    list of str
-        One valid name per input, in order.
-    """
-    used = {t.casefold() for t in taken}
-    out: list[str] = []
-    for raw in names:
-        base = _INVALID_SHEET_CHARS.sub("_", str(raw))
-        base = _tidy_sheet_name(_cut_utf16(base, _MAX_SHEET)) or "feature"
-        if base.casefold() == "history":
-            base = "History_"
-        name, k = base, 1
-        while name.casefold() in used:
-            k += 1
-            suffix = f" ({k})"
-            name = _tidy_sheet_name(_cut_utf16(base, _MAX_SHEET - len(suffix))) + suffix
-        used.add(name.casefold())
-        out.append(name)
-    return out
-
-
-def _cut_utf16(name: str, limit: int) -> str:
-    """The longest prefix of ``name`` within ``limit`` UTF-16 code units.
-
-    Excel counts sheet-name length in UTF-16, where characters beyond U+FFFF (emoji,
-    some CJK) take two units each.
-    """
-    units = 0
-    for i, char in enumerate(name):
-        units += 2 if ord(char) > 0xFFFF else 1
-        if units > limit:
-            return name[:i]
-    return name
-
-
-def _tidy_sheet_name(name: str) -> str:
-    # Strip until stable: removing a space can expose an apostrophe and vice versa.
-    previous = None
-    while previous != name:
-        previous, name = name, name.strip().strip("'")
-    return name
 
 
 # ----------------------------------------------------------------------------- cells
@@ -375,7 +311,7 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
             "name": PD,
             "categories": _ref(sheet, first, col[feature], last),
             "values": _ref(sheet, first, col[PD], last),
-            "fill": {"color": _CATEGORICAL_COLOR},
+            "fill": {"color": CATEGORICAL_COLOR},
             "gap": 60,
         }
         if error_cols is not None:
@@ -401,10 +337,10 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
             "name": PD,
             "categories": x_ref,
             "values": _ref(sheet, first, col[PD], last),
-            "line": {"color": _CURVE_COLOR, "width": 2.25},
+            "line": {"color": CURVE_COLOR, "width": 2.25},
         }
         main["marker"] = ({"type": "circle", "size": 4,
-                           "fill": {"color": _CURVE_COLOR}, "border": {"color": _CURVE_COLOR}}
+                           "fill": {"color": CURVE_COLOR}, "border": {"color": CURVE_COLOR}}
                           if few else {"type": "none"})
         has_band = BAND_LOW in col and BAND_HIGH in col
         if has_band:
@@ -415,7 +351,7 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
                     "name": name,
                     "categories": x_ref,
                     "values": _ref(sheet, first, col[name], last),
-                    "line": {"color": _BAND_COLOR, "width": 1.25, "dash_type": "dash"},
+                    "line": {"color": BAND_COLOR, "width": 1.25, "dash_type": "dash"},
                     "marker": {"type": "none"},
                 })
         chart.add_series(main)
@@ -538,7 +474,7 @@ def _impact_chart(book: Workbook, ranking: pd.DataFrame, table: pd.DataFrame, sh
     chart = book.add_chart({"type": "bar"})
     labels = [{"value": ("<1%" if 0 < s < 0.005 else f"{s:.0%}")} if math.isfinite(s)
               else {"delete": True} for s in table["share"].to_numpy(dtype=float)]
-    points = [{"fill": {"color": _CATEGORICAL_COLOR if k == "categorical" else _CURVE_COLOR}}
+    points = [{"fill": {"color": CATEGORICAL_COLOR if k == "categorical" else CURVE_COLOR}}
               for k in table["kind"]]
     chart.add_series({
         "name": "impact",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .charts import is_categorical, share_fractions
+from .labels import is_categorical, share_fractions
 
 __all__ = [
     "BAND_HIGH",

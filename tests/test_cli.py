@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import stratpd_xl
-from stratpd_xl import cli
+from stratpd_xl import demo
 from stratpd_xl.cli import ProgressBar, main
 from stratpd_xl.files import read_table
 
@@ -312,12 +312,12 @@ def _bad_cases(tmp: Path, good: Path) -> list[tuple[list, str]]:
             ["report", good, "-t", "price", "-o", tmp / "r.csv"],
             'unknown output type ".csv"; use .xlsx',
         ),
-        (["impact", good, "-t", "price", "-f", "price"], '"price" is the target'),
+        (["impact", good, "-t", "price", "-f", "price"], '"price" is both the target'),
         (
             [*curve, "--min-samples-leaf", "0"],
-            "--min-samples-leaf: expected a number of at least 1",
+            "--min-samples-leaf: expected a whole number between 1 and 1,000,000, got 0",
         ),
-        ([*curve, "--trials", "many"], "--trials: expected a whole number, got 'many'"),
+        ([*curve, "--trials", "many"], "--trials: expected a whole number such as 20, got 'many'"),
         ([*curve, "--decimal", ";"], "--decimal: use '.' or ','"),
         ([*curve, "--encoding", "klingon"], 'unknown encoding "klingon"'),
         ([*curve, "--categorical", "price"], 'the target "price" must stay numeric'),
@@ -342,7 +342,7 @@ def test_an_internal_error_is_one_line_with_exit_code_1(csv_path, capsys, monkey
     def boom(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(stratpd_xl, "partial_dependence", boom)
+    monkeypatch.setattr(stratpd_xl.engine, "partial_dependence", boom)
     code, _, err = run(["curve", csv_path, "-t", "price", "-f", "area"], capsys)
     assert code == 1
     assert "internal error (ZeroDivisionError: division by zero)" in err
@@ -414,7 +414,7 @@ def _script() -> Path:
 
 
 def test_demo_data_is_the_bundled_diamonds():
-    frame = cli.demo_data()
+    frame = demo.demo_data()
     assert frame.shape == (53_940, 10)
     assert list(frame["cut"].cat.categories) == ["Fair", "Good", "Very Good", "Premium", "Ideal"]
     assert frame["price"].between(326, 18_823).all()

@@ -17,8 +17,9 @@ def weight():
 
 
 def test_stratpd_columns_and_attrs(weight):
-    curve = sx.stratpd(weight, "weight", "height", random_state=0)
+    curve = sx.stratpd(weight, "weight", "height", random_state=0, max_points=None)
     assert list(curve.columns) == ["x", "pd", "slope", "n_slopes"]
+    assert curve.attrs["n_points_full"] == len(curve)
     a = curve.attrs
     assert a["method"] == "StratPD" and a["kind"] == "numeric"
     assert a["target"] == "weight" and a["feature"] == "height"
@@ -26,15 +27,62 @@ def test_stratpd_columns_and_attrs(weight):
     assert a["n_used"] + a["n_ignored"] == 2000
     assert a["n_leaves"] > 50
     assert a["params"] == {"min_samples_leaf": 10, "min_slopes_per_x": 5, "n_trials": 1,
-                           "random_state": 0, "honest": True}
+                           "random_state": 0, "max_points": None, "honest": True}
 
 
 def test_band_columns_with_trials(weight):
-    curve = sx.stratpd(weight, "weight", "height", random_state=0, n_trials=5)
+    curve = sx.stratpd(weight, "weight", "height", random_state=0, n_trials=5, max_points=None)
     assert list(curve.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high"]
     assert (curve["pd_low"] <= curve["pd_high"]).all()
     cats = sx.catstratpd(weight, "weight", "sex", random_state=0, n_trials=5)
     assert list(cats.columns) == ["category", "pd", "count", "pd_low", "pd_high"]
+
+
+def test_a_curve_with_many_values_is_summarised_by_points_of_the_full_curve(weight):
+    full = sx.stratpd(weight, "weight", "height", random_state=0, n_trials=5, max_points=None)
+    short = sx.stratpd(weight, "weight", "height", random_state=0, n_trials=5, max_points=40)
+    assert len(full) > 40 and len(short) <= 40
+    assert list(short.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high", "n_x"]
+    assert short.attrs["n_points_full"] == len(full)
+    # Every kept point is a point of the full-resolution curve, band included: first, last.
+    on_full = full.set_index("x").loc[short["x"]]
+    for column in ("pd", "pd_low", "pd_high"):
+        np.testing.assert_array_equal(on_full[column].to_numpy(), short[column].to_numpy())
+    assert short["x"].iloc[0] == full["x"].iloc[0] and short["x"].iloc[-1] == full["x"].iloc[-1]
+    # Each point summarises the points up to the next: counts add up, slopes are their average.
+    assert short["n_x"].sum() == len(full)
+    rise = np.diff(short["pd"].to_numpy())
+    with np.errstate(all="ignore"):
+        pd_full = sx.stratpd(weight, "weight", "height", random_state=0, max_points=None)
+        pd_short = sx.stratpd(weight, "weight", "height", random_state=0, max_points=40)
+    expected = np.diff(pd_short["pd"].to_numpy()) / np.diff(pd_short["x"].to_numpy(float))
+    np.testing.assert_allclose(pd_short["slope"].to_numpy()[:-1], expected)
+    assert np.isnan(pd_short["slope"].iloc[-1])
+    spans = np.split(pd_full["n_slopes"].to_numpy(), np.cumsum(pd_short["n_x"].to_numpy())[:-1])
+    assert [s.min() for s in spans] == pd_short["n_slopes"].tolist()
+    assert rise.size == len(short) - 1
+
+
+def test_points_are_placed_where_rows_are_and_over_the_whole_range():
+    rng = np.random.default_rng(0)
+    n = 20_000
+    # 90 % of the rows in [0, 1], a sparse tail up to 100.
+    x = np.r_[rng.uniform(0, 1, int(0.9 * n)), rng.uniform(1, 100, n - int(0.9 * n))]
+    data = pd.DataFrame({"x": x, "z": rng.normal(size=n)})
+    data["y"] = np.log1p(data["x"]) + data["z"] + rng.normal(scale=0.1, size=n)
+    curve = sx.stratpd(data, "y", "x", random_state=0, max_points=100)
+    assert len(curve) <= 100
+    dense = (curve["x"] <= 1).mean()
+    assert 0.4 <= dense <= 0.7  # about half the points follow the rows ...
+    gaps = np.diff(curve["x"].to_numpy())
+    assert gaps.max() < 3 * 99 / 50  # ... and the other half cover the range evenly
+
+
+def test_few_distinct_values_keep_every_point(weight):
+    data = weight.assign(rating=np.round(weight["education"]) % 7)
+    curve = sx.stratpd(data, "weight", "rating", random_state=0)
+    assert "n_x" not in curve.columns
+    assert len(curve) == curve.attrs["n_points_full"] == data["rating"].nunique()
 
 
 def test_missing_values_are_dropped_and_counted_never_nan_in_pd(weight):
@@ -160,7 +208,7 @@ def test_analyse_skips_a_feature_it_cannot_estimate(weight):
     (lambda d: sx.stratpd(d.head(15), "weight", "height"),
      "only 15 rows have values in both"),
     (lambda d: sx.stratpd(d, "weight", "height", min_samples_leaf=0),
-     "min_samples_leaf must be at least 1"),
+     "min_samples_leaf must be a whole number between 1 and 1,000,000"),
     (lambda d: sx.stratpd(d, "weight", "height", n_trials=2.5), "n_trials must be a whole"),
 ])
 def test_bad_input_gets_one_sentence(weight, call, message):

@@ -264,7 +264,7 @@ def test_vba_wrapper_shows_the_excel_signature_without_caller(xl):
     vba = out.getvalue()
     assert (
         "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart)"
+        "Optional chart, Optional max_points)"
     ) in vba
     assert "Function STRATIMPACT(data, target, Optional min_samples_leaf)" in vba
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in vba
@@ -319,7 +319,9 @@ def test_bad_input_is_one_readable_cell(xl, cells):
     assert "price" in text and "Traceback" not in text
     cases = {
         (cells, "price", "carat", 2.5): "min_samples_leaf must be a whole number",
-        (cells, "price", "carat", 0.0): "min_samples_leaf must be between 1",
+        (cells, "price", "carat", 0.0): "min_samples_leaf must be a whole number between 1",
+        (cells, "price", "carat", 10.0, 500.0): "n_trials must be a whole number between 1 and 200",
+        (cells, "price", "carat", 10.0, 1.0, True, -1.0): "max_points must be a whole number",
         (cells, "price", "carat", 10.0, "many"): "trials must be a whole number",
         (cells, "price", "carat", 10.0, 1.0, "maybe"): "chart must be TRUE or FALSE",
         (cells[:5], "price", "carat"): "StratPD needs at least",
@@ -378,14 +380,16 @@ def test_plain_python_with_a_dataframe_and_no_caller(xl, cells):
 
 
 def test_recalculation_is_served_from_the_cache(xl, cells, monkeypatch):
+    import stratpd_xl.engine as engine
+
     calls = []
-    real = xl.udfs.engine.partial_dependence
+    real = engine.partial_dependence
 
     def counting(*args, **kwargs):
         calls.append(args[1:3])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(xl.udfs.engine, "partial_dependence", counting)
+    monkeypatch.setattr(engine, "partial_dependence", counting)
     xl.udfs.clear_cache()
     first = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "depth")
     again = call_like_excel(xl, xl.udfs.STRATPD, tuple(list(r) for r in cells), "price", "depth")
@@ -397,14 +401,22 @@ def test_recalculation_is_served_from_the_cache(xl, cells, monkeypatch):
     assert len(calls) == 3
 
 
-def test_cache_key_is_a_digest_that_tells_types_apart():
-    from stratpd_xl.excel.udfs import _data_key
+def test_cache_key_is_a_digest_of_the_typed_table():
+    from stratpd_xl.excel.udfs import _frame_key
+    from stratpd_xl.sheet import frame_from_cells
 
-    a = _data_key([["x", "y"], [1.0, 2.0]])
-    assert a == _data_key((("x", "y"), (1.0, 2.0)))  # list or tuple: the same cells
-    assert a != _data_key([["x", "y"], ["1.0", 2.0]])  # a number stored as text differs
-    assert a != _data_key([["x", "y"], [1.0, 2.0000000000000004]])
-    assert len(repr(a)) < 100
+    def key(cells):
+        return _frame_key(frame_from_cells(cells))
+
+    a = key([["x", "y"], [1.0, 2.0], [3.0, "b"]])
+    assert a == key((("x", "y"), (1.0, 2.0), (3.0, "b")))  # list or tuple: the same cells
+    # A number stored as text is the same number once typed, so it gives the same answer.
+    assert a == key([["x", "y"], ["1.0", 2.0], [3.0, "b"]])
+    assert a != key([["x", "y"], [1.0000000000000002, 2.0], [3.0, "b"]])  # one ulp
+    assert a != key([["x", "y"], [1.0, 2.0], [3.0, "c"]])  # one text
+    assert a != key([["x", "z"], [1.0, 2.0], [3.0, "b"]])  # a column name
+    assert a != key([["x", "y"], [1.0, 2.0], [3.0, None]])  # a blank
+    assert len(repr(a)) < 120
 
 
 def test_cache_is_bounded():
@@ -420,8 +432,11 @@ def test_cache_is_bounded():
 
 def test_warm_up_runs_both_kernels_and_the_chart(xl, monkeypatch):
     assert xl.udfs.wait_for_warm_up(0), "the import-time warm-up must have finished"
+    import stratpd_xl.charts as charts
+    import stratpd_xl.engine as engine
+
     seen = []
-    real_pd, real_png = xl.udfs.engine.partial_dependence, xl.udfs.charts.figure_png
+    real_pd, real_png = engine.partial_dependence, charts.figure_png
 
     def recording_pd(data, target, feature, **kw):
         result = real_pd(data, target, feature, **kw)
@@ -432,8 +447,8 @@ def test_warm_up_runs_both_kernels_and_the_chart(xl, monkeypatch):
         seen.append(("png", len(real_png(fig, **kw)) > 0))
         return b""
 
-    monkeypatch.setattr(xl.udfs.engine, "partial_dependence", recording_pd)
-    monkeypatch.setattr(xl.udfs.charts, "figure_png", recording_png)
+    monkeypatch.setattr(engine, "partial_dependence", recording_pd)
+    monkeypatch.setattr(charts, "figure_png", recording_png)
     xl.udfs._warm_up()
     assert seen == [("x", "numeric"), ("c", "categorical"), ("png", True)]
 

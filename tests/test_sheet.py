@@ -12,13 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import stratpd_xl as sx
-from stratpd_xl.errors import StratPDInputError
+from stratpd_xl.errors import StratPDInputError, error_text
 from stratpd_xl.sheet import (
     EXCEL_ERRORS,
     cells_from_frame,
     check_rows,
     default_features,
-    error_text,
     frame_from_cells,
     resolve_column,
 )

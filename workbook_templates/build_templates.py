@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 import xlsxwriter
 
-from stratpd_xl.cli import DEMO_LEFT_OUT
+from stratpd_xl.demo import DEMO_LEFT_OUT
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

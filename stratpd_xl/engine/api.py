@@ -15,9 +15,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StratPDInputError
+from ..params import PARAMETERS, Settings
 from ._categorical import category_effects
 from ._numeric import curve_on_grid, integrate, slope_field
 from ._stratify import stratify
+from ._summary import summarise
 from ._table import (
     CATEGORICAL,
     NUMERIC,
@@ -29,51 +31,8 @@ from ._table import (
 )
 
 Progress = Callable[[int, int, str], None]
-
-
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise StratPDInputError(f"{name} must be a whole number, not {value!r}")
-    if value < minimum:
-        raise StratPDInputError(f"{name} must be at least {minimum}, not {value}")
-    return int(value)
-
-
-@dataclass(frozen=True)
-class _Params:
-    min_samples_leaf: int = 10
-    min_slopes_per_x: int = 5
-    n_trials: int = 1
-    random_state: int | None = None
-    honest: bool = True
-
-    @classmethod
-    def make(cls, **kw: Any) -> _Params:
-        unknown = set(kw) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise TypeError(f"unexpected parameter(s): {', '.join(sorted(unknown))}")
-        p = cls(**kw)
-        _check_int("min_samples_leaf", p.min_samples_leaf, 1)
-        _check_int("min_slopes_per_x", p.min_slopes_per_x, 1)
-        _check_int("n_trials", p.n_trials, 1)
-        if p.random_state is not None:
-            _check_int("random_state", p.random_state, 0)
-        return cls(
-            int(p.min_samples_leaf),
-            int(p.min_slopes_per_x),
-            int(p.n_trials),
-            None if p.random_state is None else int(p.random_state),
-            bool(p.honest),
-        )
-
-    def as_dict(self, kind: str) -> dict[str, Any]:
-        d = dict(self.__dict__)
-        if kind == CATEGORICAL:
-            d.pop("min_slopes_per_x")
-        return d
+# Defaults of the keyword arguments below, from the one parameter table.
+_DEFAULT: dict[str, Any] = {name: p.default for name, p in PARAMETERS.items()}
 
 
 @dataclass(frozen=True)
@@ -85,7 +44,7 @@ class _Rows:
     n_dropped_missing: int
 
 
-def _rows_for(table: Table, feature: str, present: np.ndarray, p: _Params) -> _Rows:
+def _rows_for(table: Table, feature: str, present: np.ndarray, p: Settings) -> _Rows:
     index = np.flatnonzero(present)
     n = index.size
     if n < 2 * p.min_samples_leaf:
@@ -99,7 +58,7 @@ def _rows_for(table: Table, feature: str, present: np.ndarray, p: _Params) -> _R
 
 def _attrs(
     table: Table, feature: str, kind: str, rows: _Rows, n_ignored: int, n_leaves: int,
-    p: _Params, **extra: Any,
+    p: Settings, **extra: Any,
 ) -> dict[str, Any]:
     return {
         "method": "StratPD" if kind == NUMERIC else "CatStratPD",
@@ -111,13 +70,13 @@ def _attrs(
         "n_dropped_missing": rows.n_dropped_missing,
         "n_ignored": int(n_ignored),
         "n_leaves": int(n_leaves),
-        "params": p.as_dict(kind),
+        "params": p.as_dict(categorical=kind == CATEGORICAL),
         **extra,
     }
 
 
 def _bootstrap_strata(
-    xb: np.ndarray, y: np.ndarray, p: _Params, rng: np.random.Generator
+    xb: np.ndarray, y: np.ndarray, p: Settings, rng: np.random.Generator
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """``n_trials`` bootstrap samples: the picked row indices and their strata."""
     n = y.size
@@ -168,7 +127,7 @@ def _numeric_x_out(x: np.ndarray, series: pd.Series) -> Any:
 
 
 def _stratpd_table(
-    table: Table, feature: str, p: _Params, row_pd: bool = False
+    table: Table, feature: str, p: Settings, row_pd: bool = False
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
     """StratPD curve, plus (if asked) the per-row pd used by the impact ranking."""
     x_all = as_float(table.frame[feature])
@@ -202,6 +161,12 @@ def _stratpd_table(
         mean, low, high = _band(trials, curve.pd)
         pd_values = mean
         out.update(pd=mean, pd_low=low, pd_high=high)
+    n_full = int(curve.x.size)
+    if p.max_points is not None and n_full > p.max_points:
+        summary = summarise(curve.x, curve.pd, curve.count, x, p.max_points)
+        k = summary.index
+        out = {name: values[k] for name, values in out.items()}
+        out.update(slope=summary.slope, n_slopes=summary.n_slopes, n_x=summary.n_x)
     result = pd.DataFrame(out)
     share = within_strata_share(x, leaf)
     warnings_ = []
@@ -213,7 +178,8 @@ def _stratpd_table(
         )
     result.attrs = _attrs(
         table, feature, NUMERIC, rows, field_.n_ignored, field_.n_leaves, p,
-        n_unique_x=int(field_.ux.size), within_strata_share=share, warnings=warnings_,
+        n_unique_x=int(field_.ux.size), n_points_full=n_full, within_strata_share=share,
+        warnings=warnings_,
     )
     if not row_pd:
         return result, None
@@ -223,7 +189,7 @@ def _stratpd_table(
 
 
 def _catstratpd_table(
-    table: Table, feature: str, p: _Params, row_pd: bool = False
+    table: Table, feature: str, p: Settings, row_pd: bool = False
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
     """CatStratPD table, plus (if asked) the per-row pd used by the impact ranking."""
     codes_all, cats = category_codes(table.frame[feature])
@@ -278,7 +244,7 @@ _IMPLS = {NUMERIC: _stratpd_table, CATEGORICAL: _catstratpd_table}
 
 
 def _run(
-    table: Table, feature: str, kind: str | None, p: _Params, row_pd: bool = False
+    table: Table, feature: str, kind: str | None, p: Settings, row_pd: bool = False
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
     require_column(table.all_columns, feature, "feature")
     if feature == table.target:
@@ -300,11 +266,12 @@ def stratpd(
     target: str,
     feature: str,
     *,
-    min_samples_leaf: int = 10,
-    min_slopes_per_x: int = 5,
-    n_trials: int = 1,
-    random_state: int | None = None,
-    honest: bool = True,
+    min_samples_leaf: int = _DEFAULT["min_samples_leaf"],
+    min_slopes_per_x: int = _DEFAULT["min_slopes_per_x"],
+    n_trials: int = _DEFAULT["n_trials"],
+    random_state: int | None = _DEFAULT["random_state"],
+    max_points: int | None = _DEFAULT["max_points"],
+    honest: bool = _DEFAULT["honest"],
 ) -> pd.DataFrame:
     """Partial dependence of ``target`` on a numeric ``feature``, from the data alone.
 
@@ -325,6 +292,12 @@ def stratpd(
         trials and ``pd_low``/``pd_high`` their 2.5 % and 97.5 % points.
     random_state : int, optional
         Seed for the honest split and the bootstrap; the same seed gives the same result.
+    max_points : int or None, default 200
+        Most points of the curve.  A feature with more distinct values (kept after
+        ``min_slopes_per_x``) gets points of the full-resolution curve chosen half at
+        quantiles of the rows and half evenly over the range, first and last included; each
+        then summarises the full-resolution points up to the next one.  ``None`` (or 0)
+        keeps every distinct value.
     honest : bool, default True
         Stratify every row with a tree grown on the other half of the rows (cross-fitting).
         ``False`` grows one tree on all rows, as the paper does; that shrinks effects.
@@ -333,12 +306,15 @@ def stratpd(
     -------
     DataFrame
         One row per curve point, ``x`` ascending: ``x`` (feature value), ``pd`` (partial
-        dependence, 0 at the first row), ``slope`` (mean leaf slope on [x, next x); NaN on the
-        closing row), ``n_slopes`` (leaf slopes averaged at x), plus ``pd_low`` and
-        ``pd_high`` when ``n_trials > 1``.  ``attrs`` holds ``method``, ``target``,
-        ``feature``, ``kind``, ``n_rows`` (rows given), ``n_used`` (rows that gave a slope),
+        dependence, 0 at the first row), ``slope`` (mean slope on [x, next x); NaN on the
+        closing row), ``n_slopes`` (leaf slopes averaged at x; for a summarising point the
+        fewest over the values it summarises), ``n_x`` (distinct x values the point
+        summarises; only when the curve was summarised), plus ``pd_low`` and ``pd_high``
+        when ``n_trials > 1``; see :mod:`stratpd_xl.schema`.  ``attrs`` holds ``method``,
+        ``target``, ``feature``, ``kind``, ``n_rows`` (rows given), ``n_used`` (rows that gave a slope),
         ``n_dropped_missing`` (rows without target or feature value), ``n_ignored`` (rows in
-        strata where the feature did not vary), ``n_leaves``, ``n_unique_x``, ``params``,
+        strata where the feature did not vary), ``n_leaves``, ``n_unique_x``,
+        ``n_points_full`` (points before summarising), ``params``,
         ``within_strata_share`` (share of the feature's variance left inside the strata) and
         ``warnings`` (sentences for the analyst, e.g. when the other columns nearly determine
         the feature so that "all else equal" leaves it almost no room to vary).
@@ -348,9 +324,9 @@ def stratpd(
     StratPDInputError
         Unknown column, text feature, too few rows, or no x value with enough slopes.
     """
-    p = _Params.make(
+    p = Settings.make(
         min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
-        n_trials=n_trials, random_state=random_state, honest=honest,
+        n_trials=n_trials, random_state=random_state, max_points=max_points, honest=honest,
     )
     table = build_table(data, target)
     return _run(table, feature, NUMERIC, p)[0]
@@ -361,10 +337,10 @@ def catstratpd(
     target: str,
     feature: str,
     *,
-    min_samples_leaf: int = 10,
-    n_trials: int = 1,
-    random_state: int | None = None,
-    honest: bool = True,
+    min_samples_leaf: int = _DEFAULT["min_samples_leaf"],
+    n_trials: int = _DEFAULT["n_trials"],
+    random_state: int | None = _DEFAULT["random_state"],
+    honest: bool = _DEFAULT["honest"],
 ) -> pd.DataFrame:
     """Effect of each category of ``feature`` on ``target``, all else equal.
 
@@ -381,7 +357,7 @@ def catstratpd(
         plus ``baseline``, ``categories_without_estimate`` (categories that never share
         a stratum with the others) and ``warnings``.
     """
-    p = _Params.make(
+    p = Settings.make(
         min_samples_leaf=min_samples_leaf, n_trials=n_trials,
         random_state=random_state, honest=honest,
     )
@@ -397,7 +373,7 @@ def partial_dependence(
     Numbers and dates are numeric; bool, text and pandas category columns are categorical.
     ``kind="categorical"`` forces CatStratPD on a numeric code column.
     """
-    p = _Params.make(**kw)
+    p = Settings.make(**kw)
     table = build_table(data, target)
     return _run(table, feature, kind, p)[0]
 
@@ -435,7 +411,7 @@ def analyse(
     **kw
         Passed on to :func:`stratpd` / :func:`catstratpd`.
     """
-    p = _Params.make(**kw)
+    p = Settings.make(**kw)
     table = build_table(data, target)
     names = list(table.columns) if features is None else [str(f) for f in features]
     for f in names:
@@ -464,7 +440,7 @@ def analyse(
     ranking.attrs = {
         "target": target,
         "n_rows": table.n_rows,
-        "params": p.as_dict(NUMERIC),
+        "params": p.as_dict(),
         "skipped": dict(skipped),
     }
     return Analysis(ranking, curves, skipped)

@@ -26,9 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import charts, engine, sheet, tables
-from ..errors import StratPDInputError
-from ..report import unique_sheet_names
+from .. import sheet, tables, workflow
+from ..errors import StratPDInputError, error_text
+from ..labels import unique_sheet_names
+from ..params import Settings
 from . import KEEP_HINT
 
 __all__ = ["TARGET_NAME", "Layout", "analyse_selection", "main", "read_selection", "target_name"]
@@ -199,46 +200,40 @@ def analyse_selection(
     say = status or (lambda text: None)
     frame = sheet.frame_from_cells(values)
     wanted = target_name(book)
-    target = sheet.resolve_column(
-        frame, wanted if wanted is not None else frame.columns[-1], role="target"
-    )
-    leaf = int(engine_kw.pop("min_samples_leaf", 10))
-    sheet.check_rows(frame, target, min_samples_leaf=leaf)
-    frame, features, left_out = sheet.usable_table(frame, target, how_to_keep=KEEP_HINT)
-    engine_kw.setdefault("random_state", RANDOM_STATE)
+    settings = Settings.make(**{"random_state": RANDOM_STATE, **engine_kw})
 
     def progress(done: int, total: int, feature: str) -> None:
         if done < total:
             say(f"StratPD: feature {done + 1} of {total} ({feature})...")
 
     try:
-        analysis = engine.analyse(
-            frame, target, features, progress=progress, min_samples_leaf=leaf, **engine_kw
+        result = workflow.analysis(
+            frame, wanted if wanted is not None else frame.columns[-1], settings=settings,
+            how_to_keep=KEEP_HINT, progress=progress,
         )
-        if analysis.impact.empty:
-            reasons = "; ".join(f"{f}: {r}" for f, r in analysis.skipped.items())
-            raise StratPDInputError(f"no feature could be estimated ({reasons})")
         say("StratPD: writing the results...")
         sheets = list(book.sheets)
-        name = unique_sheet_names([f"StratPD {target}"], taken=[s.name for s in sheets])[0]
+        name = unique_sheet_names([f"StratPD {result.target}"], taken=[s.name for s in sheets])[0]
         # A brand-new sheet: nothing the user typed can be overwritten.
         new_sheet = book.sheets.add(name, after=sheets[-1] if sheets else None)
-        _write_results(new_sheet, analysis, target, frame, source, leaf, layout,
-                       warn or (lambda text: None), left_out)
+        _write_results(new_sheet, result, source, settings, layout, warn or (lambda text: None))
     finally:
         say(None)
     return name
 
 
 def _write_results(
-    new_sheet: Any, analysis: Any, target: str, frame: Any, source: str, leaf: int,
-    layout: Layout, warn: Callable[[str], None], left_out: dict[str, str],
+    new_sheet: Any, result: workflow.AnalysisResult, source: str, settings: Settings,
+    layout: Layout, warn: Callable[[str], None],
 ) -> None:
-    ranking = analysis.impact
-    notes = f"{len(frame):,} rows" + (f" from {source}" if source else "")
+    from .. import charts  # matplotlib only once there is something to draw
+
+    ranking = result.impact
+    notes = f"{result.n_rows:,} rows" + (f" from {source}" if source else "")
     _write(new_sheet, layout.title_row, 1, [
-        [f"StratPD: what moves {target}, all else equal"],
-        [f"{notes}; min_samples_leaf {leaf}; model-free partial dependence (Parr & Wilson 2020)"],
+        [f"StratPD: what moves {result.target}, all else equal"],
+        [f"{notes}; min_samples_leaf {settings.min_samples_leaf}; model-free partial "
+         "dependence (Parr & Wilson 2020)"],
     ])
     row = layout.ranking_row
     _write(new_sheet, row, 1, [["Impact ranking"]])
@@ -249,18 +244,18 @@ def _write_results(
     _picture(new_sheet, charts.figure_png(charts.impact_figure(ranking)), RANKING_PICTURE,
              row, 1 + width + layout.gap_columns, warn)
     row += 1 + max(height, layout.picture_rows)
-    notes = [[f"left out: {f}", reason] for f, reason in left_out.items()]
-    notes += [[f"not estimated: {f}", reason] for f, reason in analysis.skipped.items()]
-    notes += [[f"note on {f}", w] for f, curve in analysis.curves.items()
+    lines = [[f"left out: {f}", reason] for f, reason in result.left_out.items()]
+    lines += [[f"not estimated: {f}", reason] for f, reason in result.skipped.items()]
+    lines += [[f"note on {f}", w] for f, curve in result.curves.items()
               for w in curve.attrs.get("warnings") or []]
-    if notes:
-        height, _ = _write(new_sheet, row, 1, notes)
+    if lines:
+        height, _ = _write(new_sheet, row, 1, lines)
         row += height
     row += layout.gap_rows
 
     for feature in ranking["feature"]:
-        curve = analysis.curves[feature]
-        _write(new_sheet, row, 1, [[f"{feature}: partial dependence of {target}"]])
+        curve = result.curves[feature]
+        _write(new_sheet, row, 1, [[f"{feature}: partial dependence of {result.target}"]])
         height, width = _write(
             new_sheet, row + 1, 1, sheet.cells_from_frame(tables.curve_table(curve))
         )
@@ -293,6 +288,6 @@ def main() -> None:  # pragma: no cover - needs Excel; the logic above is tested
     except Exception as exc:  # the user sees one sentence, never a traceback
         status(None)
         app.screen_updating = updating
-        app.alert(sheet.error_text(exc), title="StratPD", mode="critical")
+        app.alert(error_text(exc), title="StratPD", mode="critical")
     finally:
         app.screen_updating = updating

@@ -28,8 +28,9 @@ import numpy as np
 import pandas as pd
 import xlwings as xw
 
-from .. import charts, engine, sheet, tables
-from ..errors import StratPDInputError
+from .. import sheet, tables, workflow
+from ..errors import StratPDInputError, error_text
+from ..params import PARAMETERS, Settings
 from . import KEEP_HINT, pictures
 
 __all__ = ["STRATIMPACT", "STRATPD", "clear_cache", "wait_for_warm_up"]
@@ -46,9 +47,16 @@ STRATPD_ARGS: dict[str, dict[str, Any]] = {
              "doc": "The table, header row included, e.g. Data!A1:J5001."},
     "target": {"doc": 'Column to explain, e.g. "price".'},
     "col": {"doc": 'Column whose effect you want, e.g. "carat".'},
-    "min_samples_leaf": {"doc": "Smallest group of similar rows (default 10)."},
+    "min_samples_leaf": {
+        "doc": f"Smallest group of similar rows (default "
+        f"{PARAMETERS['min_samples_leaf'].default})."
+    },
     "trials": {"doc": "Bootstrap trials; more than 1 adds a low/high band (default 1)."},
     "chart": {"doc": "FALSE: no chart picture beside the table (default TRUE)."},
+    "max_points": {
+        "doc": f"Most curve points (default {PARAMETERS['max_points'].default}); 0 for every "
+        "distinct value."
+    },
 }
 STRATIMPACT_ARGS: dict[str, dict[str, Any]] = {
     "data": STRATPD_ARGS["data"],
@@ -59,8 +67,8 @@ STRATIMPACT_ARGS: dict[str, dict[str, Any]] = {
 # (xlwings issue 1574), and a cached result makes the wizard's extra call cheap.
 FUNC_OPTIONS: dict[str, Any] = {"category": "StratPD"}
 
-DEFAULT_MIN_SAMPLES_LEAF = 10
-MAX_TRIALS = 200
+DEFAULT_MIN_SAMPLES_LEAF = PARAMETERS["min_samples_leaf"].default
+MAX_TRIALS = PARAMETERS["n_trials"].maximum
 # A formula must show the same numbers on every recalculation, so the seed is fixed.
 RANDOM_STATE = 0
 CACHE_SIZE = 32
@@ -142,21 +150,17 @@ class _Curve:
     png: bytes | None = None
 
 
-def _data_key(data: Any) -> Hashable:
-    """A fingerprint of the table: a digest, so 32 cached 50,000-cell tables cost no memory.
+def _frame_key(frame: pd.DataFrame) -> Hashable:
+    """A fingerprint of a typed table, computed from its column arrays.
 
-    Cell values are fingerprinted through ``repr``, which tells 1.0 from "1.0" and gives
-    every float exactly.
+    Two blocks of cells that type to the same table give the same answer, so the typed frame
+    is the right thing to key on; the digest keeps 32 cached 200,000-row tables small.
     """
-    if isinstance(data, pd.DataFrame):
-        digest = hashlib.sha256(
-            pd.util.hash_pandas_object(data, index=False).to_numpy().tobytes()
-        ).hexdigest()
-        return ("frame", tuple(map(str, data.columns)), tuple(map(str, data.dtypes)), digest)
-    if not isinstance(data, list | tuple):
-        return ("value", repr(data))
-    rows = tuple(tuple(row) if isinstance(row, list | tuple) else (row,) for row in data)
-    return ("cells", hashlib.sha256(repr(rows).encode("utf-8", "surrogatepass")).hexdigest())
+    digest = hashlib.sha256()
+    for name, column in frame.items():
+        digest.update(f"{name}\x00{column.dtype}\x00".encode("utf-8", "surrogatepass"))
+        digest.update(pd.util.hash_pandas_object(column, index=False).to_numpy().tobytes())
+    return (frame.shape, digest.hexdigest())
 
 
 # --------------------------------------------------------------------------- arguments
@@ -176,25 +180,10 @@ def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def _whole_number(value: Any, name: str, default: int, minimum: int, maximum: int) -> int:
-    """An optional whole-number argument: blank -> default; 10.0 and "10" -> 10."""
-    if _is_missing(value):
-        return default
-    number: float | None = None
-    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = None
-    if number is None or not np.isfinite(number) or not number.is_integer():
-        raise StratPDInputError(f"{name} must be a whole number such as {default}; got {value!r}")
-    if not minimum <= number <= maximum:
-        raise StratPDInputError(
-            f"{name} must be between {minimum} and {maximum}; got {int(number)}"
-        )
-    return int(number)
+def _settings(**values: Any) -> Settings:
+    """Formula arguments -> settings: a blank argument takes the table's default."""
+    given = {name: value for name, value in values.items() if not _is_missing(value)}
+    return Settings.make(random_state=RANDOM_STATE, **given)
 
 
 def _flag(value: Any, name: str) -> bool:
@@ -215,33 +204,28 @@ def _flag(value: Any, name: str) -> bool:
 
 
 def _error(exc: BaseException, prefix: str) -> list[list[Any]]:
-    return [[sheet.error_text(exc, prefix=prefix)]]
+    return [[error_text(exc, prefix=prefix)]]
 
 
 # --------------------------------------------------------------------------- formulas
 
 
-def _curve(data: Any, target: Any, col: Any, min_samples_leaf: int, trials: int) -> _Curve:
-    key = ("STRATPD", _data_key(data), str(target), str(col), min_samples_leaf, trials)
+def _curve(data: Any, target: Any, col: Any, settings: Settings) -> _Curve:
+    frame = _table(data)
+    key = ("STRATPD", _frame_key(frame), str(target), str(col), settings)
     cached = _cache.get(key)
     if cached is not None:
         return cached
-    frame = _table(data)
-    target_name = sheet.resolve_column(frame, target, role="target")
-    feature = sheet.resolve_column(frame, col, role="feature")
-    sheet.check_rows(frame, target_name, feature, min_samples_leaf=min_samples_leaf)
-    frame, _, _ = sheet.usable_table(frame, target_name, [feature], how_to_keep=KEEP_HINT)
-    result = engine.partial_dependence(
-        frame, target_name, feature, min_samples_leaf=min_samples_leaf,
-        n_trials=trials, random_state=RANDOM_STATE,
-    )
-    curve = _Curve(sheet.cells_from_frame(tables.curve_table(result)), result)
+    result = workflow.curve(frame, target, col, settings=settings, how_to_keep=KEEP_HINT)
+    curve = _Curve(sheet.cells_from_frame(tables.curve_table(result.curve)), result.curve)
     _cache.put(key, curve)
     return curve
 
 
 def _chart_png(curve: _Curve) -> bytes:
     if curve.png is None:
+        from .. import charts  # matplotlib only when a picture is wanted
+
         curve.png = charts.figure_png(charts.curve_figure(curve.result))
     return curve.png
 
@@ -258,6 +242,7 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
     trials: Any = 1,
     chart: Any = True,
+    max_points: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """Partial dependence of target on col, from the data alone (StratPD / CatStratPD).
@@ -274,6 +259,9 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
         Bootstrap trials; with more than 1 the table gets low/high band columns.
     chart : bool, default True
         Place a picture of the curve beside the table (only when called from Excel).
+    max_points : int, default 200
+        Most points of a numeric curve; 0 for every distinct value.  A summarised curve
+        gets a column saying how many values each point stands for.
     caller : xlwings.Range, optional
         Filled in by xlwings with the formula's cell; ``None`` from Python.
 
@@ -285,12 +273,11 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
         (categorical).  On bad input one cell ``"STRATPD: <what to fix>"``.
     """
     try:
-        leaf = _whole_number(
-            min_samples_leaf, "min_samples_leaf", DEFAULT_MIN_SAMPLES_LEAF, 1, 1_000_000
+        settings = _settings(
+            min_samples_leaf=min_samples_leaf, n_trials=trials, max_points=max_points
         )
-        n_trials = _whole_number(trials, "trials", 1, 1, MAX_TRIALS)
         want_chart = _flag(chart, "chart")
-        curve = _curve(data, target, col, leaf, n_trials)
+        curve = _curve(data, target, col, settings)
     except Exception as exc:  # the cell shows a sentence; never a traceback
         _drop_picture(caller)
         return _error(exc, "STRATPD")
@@ -348,24 +335,13 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
         on bad input one cell ``"STRATIMPACT: <what to fix>"``.
     """
     try:
-        leaf = _whole_number(
-            min_samples_leaf, "min_samples_leaf", DEFAULT_MIN_SAMPLES_LEAF, 1, 1_000_000
-        )
-        key = ("STRATIMPACT", _data_key(data), str(target), leaf)
+        settings = _settings(min_samples_leaf=min_samples_leaf)
+        frame = _table(data)
+        key = ("STRATIMPACT", _frame_key(frame), str(target), settings)
         cells = _cache.get(key)
         if cells is None:
-            frame = _table(data)
-            target_name = sheet.resolve_column(frame, target, role="target")
-            sheet.check_rows(frame, target_name, min_samples_leaf=leaf)
-            frame, features, _ = sheet.usable_table(frame, target_name, how_to_keep=KEEP_HINT)
-            ranking = engine.impact(
-                frame, target_name, features, min_samples_leaf=leaf, random_state=RANDOM_STATE
-            )
-            if ranking.empty:
-                skipped = ranking.attrs.get("skipped", {})
-                reasons = "; ".join(f"{f}: {r}" for f, r in skipped.items())
-                raise StratPDInputError(f"no column could be ranked ({reasons})")
-            cells = sheet.cells_from_frame(tables.impact_table(ranking))
+            result = workflow.analysis(frame, target, settings=settings, how_to_keep=KEEP_HINT)
+            cells = sheet.cells_from_frame(tables.impact_table(result.impact))
             _cache.put(key, cells)
         return cells
     except Exception as exc:  # the cell shows a sentence; never a traceback
@@ -383,6 +359,8 @@ def _warm_up() -> None:
     busy loading, keeps the first formula fast.
     """
     try:
+        from .. import charts, engine
+
         rng = np.random.default_rng(0)
         n = 80
         frame = pd.DataFrame(
@@ -391,6 +369,7 @@ def _warm_up() -> None:
         frame["y"] = 2 * frame["x"] + (frame["c"] == "b") + rng.normal(scale=0.1, size=n)
         curve = engine.partial_dependence(frame, "y", "x", min_samples_leaf=5)
         engine.partial_dependence(frame, "y", "c", min_samples_leaf=5)
+        sheet.frame_from_cells([["a", "b"], [1.0, "x"], [2.0, None]])
         charts.figure_png(charts.curve_figure(curve), dpi=20)
     except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
         pass

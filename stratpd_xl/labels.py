@@ -1,0 +1,186 @@
+"""Words, titles, colours and sheet names for results: presentation without drawing.
+
+Shared by the charts (matplotlib), the workbooks (xlsxwriter), the formulas and the ribbon; this
+module imports neither matplotlib nor xlsxwriter, so naming a column costs nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .schema import CATEGORICAL, result_kind
+
+__all__ = [
+    "BAND_COLOR",
+    "CATEGORICAL_COLOR",
+    "CURVE_COLOR",
+    "DENSITY_COLOR",
+    "curve_title",
+    "impact_title",
+    "is_categorical",
+    "share_fractions",
+    "unique_sheet_names",
+]
+
+# One palette for pictures and native Excel charts.
+CURVE_COLOR = "#1F5F9F"
+BAND_COLOR = "#8FB4D9"
+DENSITY_COLOR = "#9A9A9A"
+CATEGORICAL_COLOR = "#D9822B"
+
+# Excel's forbidden characters, plus what XML 1.0 cannot hold (control characters,
+# surrogates, U+FFFE/U+FFFF).
+_INVALID_SHEET_CHARS = re.compile(r"[\[\]:*?/\\\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+_MAX_SHEET = 31
+
+
+def is_categorical(result: pd.DataFrame) -> bool:
+    """Tell a CatStratPD result (one row per category) from a StratPD curve.
+
+    Parameters
+    ----------
+    result : DataFrame
+        A result of ``stratpd`` or ``catstratpd``.
+
+    Returns
+    -------
+    bool
+        True for a categorical result.
+    """
+    return result_kind(result) == CATEGORICAL
+
+
+def _n_label(attrs: Mapping[str, Any]) -> str:
+    n = attrs.get("n_used", attrs.get("n_rows"))
+    if n is None:
+        return ""
+    try:
+        return f", n={int(n):,}"
+    except (TypeError, ValueError):
+        return f", n={n}"
+
+
+def curve_title(result: pd.DataFrame) -> str:
+    """The one-line title of a curve, shared by the picture and the native Excel chart.
+
+    Parameters
+    ----------
+    result : DataFrame
+        A result of ``stratpd`` or ``catstratpd`` with its ``attrs``.
+
+    Returns
+    -------
+    str
+        e.g. ``"partial dependence of price on carat (StratPD, n=53,940)"``.
+    """
+    attrs = result.attrs
+    categorical = is_categorical(result)
+    method = attrs.get("method") or ("CatStratPD" if categorical else "StratPD")
+    target = attrs.get("target", "target")
+    feature = attrs.get("feature", "feature")
+    return f"partial dependence of {target} on {feature} ({method}{_n_label(attrs)})"
+
+
+def impact_title(ranking: pd.DataFrame) -> str:
+    """The title of the impact ranking chart.
+
+    Parameters
+    ----------
+    ranking : DataFrame
+        A result of ``impact`` with its ``attrs``.
+
+    Returns
+    -------
+    str
+        e.g. ``"impact of each feature on price (n=53,940)"``.
+    """
+    target = ranking.attrs.get("target", "target")
+    n = ranking.attrs.get("n_rows")
+    n_part = f" (n={int(n):,})" if isinstance(n, int | np.integer) else ""
+    return f"impact of each feature on {target}{n_part}"
+
+
+def share_fractions(ranking: pd.DataFrame) -> np.ndarray:
+    """The ``share`` column of an impact ranking as fractions of 1.
+
+    Parameters
+    ----------
+    ranking : DataFrame
+        A result of ``impact``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shares as floats in [0, 1]; computed from ``impact`` when ``share`` is absent.
+    """
+    if "share" in ranking.columns:
+        share = pd.to_numeric(ranking["share"], errors="coerce").to_numpy(dtype=float)
+    else:
+        impact = pd.to_numeric(ranking["impact"], errors="coerce").to_numpy(dtype=float)
+        total = np.nansum(impact)
+        share = impact / total if total > 0 else np.full(len(impact), np.nan)
+    return share
+
+
+def unique_sheet_names(names: Iterable[str], *, taken: Iterable[str] = ()) -> list[str]:
+    """Turn arbitrary names into valid, unique Excel sheet names.
+
+    Excel sheet names are at most 31 characters (counted in UTF-16 units), may not contain
+    ``[ ] : * ? / \\``, may not start or end with an apostrophe, may not be blank or
+    ``History``, and are compared case-insensitively.  Clashes get a ``" (2)"``,
+    ``" (3)"`` ... suffix.  Characters XML cannot hold are replaced like forbidden ones.
+
+    Parameters
+    ----------
+    names : iterable of str
+        Wanted names, e.g. feature names.
+    taken : iterable of str
+        Names already used in the workbook (e.g. ``"Summary"``).
+
+    Returns
+    -------
+    list of str
+        One valid name per input, in order.
+    """
+    used = {t.casefold() for t in taken}
+    out: list[str] = []
+    for raw in names:
+        base = _INVALID_SHEET_CHARS.sub("_", str(raw))
+        base = _tidy_sheet_name(_cut_utf16(base, _MAX_SHEET)) or "feature"
+        if base.casefold() == "history":
+            base = "History_"
+        name, k = base, 1
+        while name.casefold() in used:
+            k += 1
+            suffix = f" ({k})"
+            name = _tidy_sheet_name(_cut_utf16(base, _MAX_SHEET - len(suffix))) + suffix
+        used.add(name.casefold())
+        out.append(name)
+    return out
+
+
+def _cut_utf16(name: str, limit: int) -> str:
+    """The longest prefix of ``name`` within ``limit`` UTF-16 code units.
+
+    Excel counts sheet-name length in UTF-16, where characters beyond U+FFFF (emoji,
+    some CJK) take two units each.
+    """
+    units = 0
+    for i, char in enumerate(name):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > limit:
+            return name[:i]
+    return name
+
+
+def _tidy_sheet_name(name: str) -> str:
+    # Strip until stable: removing a space can expose an apostrophe and vice versa.
+    previous = None
+    while previous != name:
+        previous, name = name, name.strip().strip("'")
+    return name

@@ -1,0 +1,198 @@
+"""The analysis parameters: one table of defaults and bounds, one validated settings object.
+
+Every front end (Python API, CLI options, formula arguments, ribbon) takes its defaults, bounds
+and help text from :data:`PARAMETERS`, and every value passes through :meth:`Settings.make`,
+so "min_samples_leaf must be at least 1" reads the same everywhere and a default lives in one
+place.  Like scikit-learn's parameter constraints, the table is data: the CLI builds its
+options from it and the tests check each front end against it.
+
+No I/O, no engine: this module only imports :mod:`stratpd_xl.errors`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import StratPDInputError
+
+__all__ = ["PARAMETERS", "Parameter", "Settings"]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One analysis parameter: its default, its bounds and the sentence that explains it.
+
+    Attributes
+    ----------
+    name : str
+        The Python keyword (``min_samples_leaf``); the CLI option is ``--min-samples-leaf``.
+    default : int, bool or None
+        Value used when the user gives none.
+    minimum, maximum : int or None
+        Inclusive bounds of a whole-number parameter; ``None`` for flags.
+    help : str
+        One sentence for ``--help``, Excel's function wizard and the docs.
+    example : str
+        A value to show in error messages ("such as 10").
+    """
+
+    name: str
+    default: int | bool | None
+    minimum: int | None
+    maximum: int | None
+    help: str
+    example: str = ""
+
+    @property
+    def is_flag(self) -> bool:
+        return self.minimum is None
+
+
+#: The table.  Bounds are generous but finite, so no option can ask for unbounded work
+#: (a billion bootstrap trials) or memory.
+PARAMETERS: dict[str, Parameter] = {
+    p.name: p
+    for p in (
+        Parameter(
+            "min_samples_leaf", 10, 1, 1_000_000,
+            "smallest group of similar rows; larger is smoother but coarser", "10",
+        ),
+        Parameter(
+            "min_slopes_per_x", 5, 1, 1_000_000,
+            "drop curve points backed by fewer leaf slopes (numeric features)", "5",
+        ),
+        Parameter(
+            "n_trials", 1, 1, 200,
+            "bootstrap trials; more than 1 adds a 95 % band (pd_low / pd_high)", "20",
+        ),
+        Parameter(
+            "random_state", None, 0, 2**32 - 1,
+            "seed for repeatable results (the same seed gives the same numbers)", "1",
+        ),
+        Parameter(
+            "max_points", 200, 2, 100_000_000,
+            "most points of a numeric curve; more distinct values are summarised "
+            "(None or 0: every distinct value)", "200",
+        ),
+        Parameter(
+            "honest", True, None, None,
+            "stratify each row with a tree grown on the other half of the rows (cross-fitting)",
+        ),
+    )
+}
+
+
+def _whole(p: Parameter, value: Any) -> int:
+    """``value`` as an int within ``p``'s bounds, or the sentence that names the fix."""
+    number: float | None = None
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number) or not number.is_integer():
+        raise StratPDInputError(
+            f"{p.name} must be a whole number such as {p.example}; got {value!r}"
+        )
+    if not p.minimum <= number <= p.maximum:  # type: ignore[operator]
+        raise StratPDInputError(
+            f"{p.name} must be a whole number between {p.minimum:,} and {p.maximum:,}; "
+            f"got {number:,.0f}"
+        )
+    return int(number)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated analysis parameters (see :data:`PARAMETERS` for meaning and bounds).
+
+    Build it with :meth:`make`, which checks every value and explains what is wrong; the
+    plain constructor does not check.
+
+    Attributes
+    ----------
+    min_samples_leaf : int, default 10
+    min_slopes_per_x : int, default 5
+    n_trials : int, default 1
+    random_state : int or None, default None
+    max_points : int or None, default 200
+        ``None`` keeps every distinct x value (full resolution).
+    honest : bool, default True
+    """
+
+    min_samples_leaf: int = PARAMETERS["min_samples_leaf"].default  # type: ignore[assignment]
+    min_slopes_per_x: int = PARAMETERS["min_slopes_per_x"].default  # type: ignore[assignment]
+    n_trials: int = PARAMETERS["n_trials"].default  # type: ignore[assignment]
+    random_state: int | None = PARAMETERS["random_state"].default  # type: ignore[assignment]
+    max_points: int | None = PARAMETERS["max_points"].default  # type: ignore[assignment]
+    honest: bool = PARAMETERS["honest"].default  # type: ignore[assignment]
+
+    @classmethod
+    def make(cls, base: Settings | None = None, /, **values: Any) -> Settings:
+        """Check ``values`` against the table and return the settings.
+
+        Parameters
+        ----------
+        base : Settings, optional
+            Values not given are taken from here (default: the table's defaults).
+        **values
+            Parameter values.  ``None`` means "the default" except for ``random_state``
+            (no seed) and ``max_points`` (every point); ``max_points=0`` means every point.
+            Whole numbers may be given as floats (10.0) or text ("10"), as cells hand them.
+
+        Raises
+        ------
+        TypeError
+            For an unknown keyword (a programming error, not bad input).
+        StratPDInputError
+            For a value out of bounds or of the wrong kind, with a sentence naming the fix.
+        """
+        unknown = set(values) - set(PARAMETERS)
+        if unknown:
+            raise TypeError(f"unexpected parameter(s): {', '.join(sorted(unknown))}")
+        merged = dataclasses.asdict(base or cls()) | values
+        checked: dict[str, Any] = {}
+        for name, p in PARAMETERS.items():
+            value = merged[name]
+            if p.is_flag:
+                if not isinstance(value, bool | int) or isinstance(value, float):
+                    raise StratPDInputError(f"{name} must be True or False; got {value!r}")
+                checked[name] = bool(value)
+            elif value is None:
+                checked[name] = None if name in ("random_state", "max_points") else p.default
+            elif name == "max_points" and not isinstance(value, bool) and value == 0:
+                checked[name] = None
+            else:
+                if isinstance(value, bool):
+                    raise StratPDInputError(
+                        f"{name} must be a whole number such as {p.example}; got {value!r}"
+                    )
+                checked[name] = _whole(p, value)
+        return cls(**checked)
+
+    def replace(self, **values: Any) -> Settings:
+        """A copy with some values changed, checked like :meth:`make`."""
+        return Settings.make(self, **values)
+
+    def as_dict(self, *, categorical: bool = False) -> dict[str, Any]:
+        """The values as a plain dict, as results record them in ``attrs["params"]``.
+
+        Categorical results leave out the parameters that only shape numeric curves.
+        """
+        d = dataclasses.asdict(self)
+        if categorical:
+            d.pop("min_slopes_per_x")
+            d.pop("max_points")
+        return d
+
+
+def settings_from(values: Mapping[str, Any]) -> Settings:
+    """:meth:`Settings.make` from a mapping that may hold other keys (e.g. argparse's)."""
+    return Settings.make(**{k: v for k, v in values.items() if k in PARAMETERS})

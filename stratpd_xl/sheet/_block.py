@@ -1,0 +1,204 @@
+"""A block of cells (rows of a selection, a sheet, a CSV) -> a typed DataFrame.
+
+The block is handled column by column: rows are transposed once, blank rows and columns are
+found from per-column masks, one-cell title rows above the table are skipped, and each column
+is typed by :func:`._columns.typed_column`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StratPDInputError
+from ._columns import blank_mask, typed_column
+from ._values import column_names, is_blank
+
+__all__ = ["frame_from_cells", "frame_from_columns"]
+
+# Title rows are looked for among the first rows only: a table's body is never a title.
+_TITLE_SCAN_ROWS = 50
+
+
+def frame_from_cells(
+    values: Sequence[Sequence[Any]] | np.ndarray | pd.DataFrame,
+    *,
+    decimal: str | None = None,
+    skip_titles: bool = False,
+    where: str = "the selection",
+) -> pd.DataFrame:
+    """Turn a block of cell values (first row = column names) into a typed DataFrame.
+
+    Parameters
+    ----------
+    values
+        Rows of cell values as Excel (xlwings), LibreOffice, a workbook reader or a CSV reader
+        hand them over.  Rows may have different lengths; ``None``, ``""`` and NaN are blank.
+    decimal
+        Decimal separator of numbers stored as text: ``"."`` ("1,234.5"), ``","`` ("1.234,5")
+        or ``None`` to decide per column (comma only when some value can only be read that way,
+        such as "1,5").
+    skip_titles
+        Skip one-cell rows above a table of three or more columns ("Sales 2024", "Source: ...")
+        and say so in the notes; for whole sheets and files, where people put titles.
+    where
+        How error sentences name the block (``'sheet "Data" of "sales.xlsx"'``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column per non-blank column of the block, named by the header row (blank names
+        become ``"column 3"``, repeated names ``"price (2)"``).  Column types: numbers
+        (int64/float64, including numbers stored as text), dates (datetime64), booleans
+        (bool, or object when some are blank) and text.  Excel error values such as ``#N/A``
+        and blank cells are missing values; blank rows and all-blank columns are dropped.
+        ``frame.attrs["notes"]`` lists sentences about cells that were treated as missing.
+
+    Raises
+    ------
+    StratPDInputError
+        When the block is empty or has no data rows under the header.
+    """
+    rows = _as_rows(values)
+    width = max((len(row) for row in rows), default=0)
+    if width == 0:
+        return frame_from_columns([], decimal=decimal, skip_titles=skip_titles, where=where)
+    # One transposition; short rows are padded with blanks.
+    padded = (row if len(row) == width else row + [None] * (width - len(row)) for row in rows)
+    columns = [np.array(col, dtype=object) for col in zip(*padded, strict=True)]
+    return frame_from_columns(columns, decimal=decimal, skip_titles=skip_titles, where=where)
+
+
+def frame_from_columns(
+    columns: Sequence[Sequence[Any] | np.ndarray | pd.Series],
+    *,
+    header: Sequence[Any] | None = None,
+    decimal: str | None = None,
+    skip_titles: bool = False,
+    where: str = "the selection",
+) -> pd.DataFrame:
+    """Like :func:`frame_from_cells`, for a block given column by column.
+
+    Parameters
+    ----------
+    columns
+        The block's columns, all of one length: object arrays of raw cells, or arrays a
+        reader already typed (float64 columns take the fast path).
+    header
+        The header cells when the reader read them apart from ``columns`` (then ``columns``
+        hold only data rows and title rows are not looked for); ``None`` when the header is
+        the first non-blank row of ``columns``.
+    decimal, skip_titles, where
+        As for :func:`frame_from_cells`.
+    """
+    if decimal not in (None, ".", ","):
+        raise StratPDInputError(f'decimal separator must be "." or ","; got "{decimal}"')
+    columns = [_as_array(c) for c in columns]
+    lengths = {len(c) for c in columns}
+    if len(lengths) > 1:
+        raise ValueError("columns must all have the same length")
+    n = lengths.pop() if lengths else 0
+    filled = np.zeros(n, dtype=bool)
+    blanks = [blank_mask(c) for c in columns]
+    for mask in blanks:
+        filled |= ~mask
+    notes: list[str] = []
+    if header is None:
+        rows = np.flatnonzero(filled)
+        if rows.size == 0:
+            raise StratPDInputError(
+                "the selection is empty; select the table including its header row"
+                if where == "the selection"
+                else f"{where} is empty; it needs a header row and data rows below it"
+            )
+        start = _title_rows(columns, blanks, rows) if skip_titles else 0
+        if start:
+            titles = [_first_text(columns, int(i)) for i in rows[:start]]
+            shown = "; ".join(t if len(t) <= 40 else t[:37] + "..." for t in titles)
+            notes.append(
+                f"skipped {start} title {'row' if start == 1 else 'rows'} above the table "
+                f"({shown})"
+            )
+        head = int(rows[start])
+        header = [c[head] for c in columns]
+        body_rows = rows[start + 1 :]
+    else:
+        header = list(header) + [None] * (len(columns) - len(header))
+        body_rows = np.flatnonzero(filled)
+    if body_rows.size == 0:
+        raise StratPDInputError(
+            f"{where} has a header row but no data rows; select the header and the rows below it"
+            if where == "the selection"
+            else f"{where} has a header row but no data rows; add the data below the column names"
+        )
+    everything = body_rows.size == n and (n == 0 or body_rows[-1] == n - 1)
+    names = column_names(list(header))
+    typed: dict[str, pd.Series] = {}
+    for j, name in enumerate(names):
+        blank = blanks[j] if everything else blanks[j][body_rows]
+        if is_blank(header[j]) and blank.all():
+            continue  # an all-blank column, e.g. a spacer column inside the selection
+        cells = columns[j] if everything else columns[j][body_rows]
+        series, col_notes = typed_column(name, cells, decimal)
+        typed[name] = series.reset_index(drop=True)
+        notes.extend(col_notes)
+    if not typed:
+        raise StratPDInputError(f"{where} holds no columns with values")
+    frame = pd.DataFrame(typed)
+    frame.attrs["notes"] = notes
+    return frame
+
+
+def _as_array(column: Sequence[Any] | np.ndarray | pd.Series) -> np.ndarray:
+    if isinstance(column, pd.Series):
+        return column.to_numpy()
+    if isinstance(column, np.ndarray):
+        return column
+    return np.array(list(column), dtype=object)
+
+
+def _title_rows(columns: list[np.ndarray], blanks: list[np.ndarray], rows: np.ndarray) -> int:
+    """How many one-cell rows sit above a table of at least three columns."""
+    head = rows[:_TITLE_SCAN_ROWS]
+    counts = np.zeros(head.size, dtype=np.int64)
+    for mask in blanks:
+        counts += ~mask[head]
+    widest = int(counts.max())
+    skip = 0
+    # Sheets made for people often carry a title ("Sales 2024", "Source: ...") in one cell
+    # above the table; as a header it would turn every column into text.
+    while widest >= 3 and skip < head.size and rows.size - skip > 2 and counts[skip] == 1:
+        skip += 1
+    return skip
+
+
+def _first_text(columns: list[np.ndarray], row: int) -> str:
+    return next(str(c[row]).strip() for c in columns if not is_blank(c[row]))
+
+
+def _as_rows(values: Any) -> list[list[Any]]:
+    """Accept list-of-rows, tuples, numpy 2-D arrays and DataFrames; reject scalars clearly."""
+    if isinstance(values, pd.DataFrame):
+        return [list(map(str, values.columns))] + values.astype(object).values.tolist()
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
+    if values is None or isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise StratPDInputError(
+            "expected a block of cells with a header row; select the whole table, not one cell"
+        )
+    rows = list(values)
+    if rows and not any(isinstance(r, Sequence) and not isinstance(r, str | bytes) for r in rows):
+        # A single row arrives flat from some front ends (xlwings without ndim=2).
+        rows = [rows]
+    out: list[list[Any]] = []
+    for row in rows:
+        if isinstance(row, list):
+            out.append(row)
+        elif isinstance(row, Sequence) and not isinstance(row, str | bytes):
+            out.append(list(row))
+        else:
+            out.append([row])
+    return out

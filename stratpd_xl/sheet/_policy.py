@@ -1,0 +1,239 @@
+"""Which columns the user meant, whether the table can give an answer, which columns to use.
+
+Names are matched ignoring case, spaces and underscores; checks raise
+:class:`~stratpd_xl.errors.StratPDInputError` with one sentence that names the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StratPDInputError
+from ..params import PARAMETERS
+from ._values import header_text, name_key
+
+__all__ = ["check_rows", "default_features", "is_numeric", "resolve_column", "usable_table"]
+
+_MAX_LISTED_COLUMNS = 15
+
+
+def resolve_column(frame: pd.DataFrame, name: Any, *, role: str = "feature") -> str:
+    """Find the column the user meant, ignoring case, spaces and underscores.
+
+    Parameters
+    ----------
+    frame
+        The table, usually from :func:`frame_from_cells`.
+    name
+        What the user typed (or the cell holding it).
+    role
+        ``"target"`` or ``"feature"``; only used in the error sentence.
+
+    Returns
+    -------
+    str
+        The exact column name in ``frame``.
+
+    Raises
+    ------
+    StratPDInputError
+        ``column "pricee" not found; columns are: price, bedrooms, ...`` (with a suggestion
+        when one name is close), or when the name is blank.
+    """
+    columns = [str(c) for c in frame.columns]
+    text = header_text(name)
+    if not text:
+        raise StratPDInputError(
+            f"no {role} column given; name one of the columns: {_list_columns(columns)}"
+        )
+    if text in columns:
+        return text
+    key = name_key(text)
+    matches = [c for c in columns if name_key(c) == key]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:  # only possible for frames not made by frame_from_cells
+        listed = ", ".join(f'"{m}"' for m in matches)
+        raise StratPDInputError(
+            f'{role} column "{text}" matches several columns ({listed}); rename one of them'
+        )
+    close = difflib.get_close_matches(key, [name_key(c) for c in columns], n=1, cutoff=0.75)
+    hint = ""
+    if close:
+        hint = f' (did you mean "{next(c for c in columns if name_key(c) == close[0])}"?)'
+    role_word = "" if role == "feature" else f"{role} "
+    raise StratPDInputError(
+        f'{role_word}column "{text}" not found{hint}; columns are: {_list_columns(columns)}'
+    )
+
+
+def _list_columns(columns: list[str]) -> str:
+    if not columns:
+        return "(none)"
+    shown = ", ".join(columns[:_MAX_LISTED_COLUMNS])
+    rest = len(columns) - _MAX_LISTED_COLUMNS
+    return shown + (f", ... ({rest} more)" if rest > 0 else "")
+
+
+def check_rows(
+    frame: pd.DataFrame,
+    target: str,
+    feature: str | None = None,
+    *,
+    min_samples_leaf: int = PARAMETERS["min_samples_leaf"].default,  # type: ignore[assignment]
+) -> None:
+    """Check, before the engine runs, that the table can give a curve; explain what to fix.
+
+    Parameters
+    ----------
+    frame
+        The table.
+    target, feature
+        Exact column names (use :func:`resolve_column` first).  Without ``feature`` only the
+        target is checked (as for an impact ranking over all columns).
+    min_samples_leaf
+        The engine parameter; StratPD needs at least twice this many usable rows.
+
+    Raises
+    ------
+    StratPDInputError
+        For example ``only 12 rows with a value in "price"; StratPD needs at least
+        2 x min_samples_leaf (20) rows: add rows or lower min_samples_leaf``.
+    """
+    if isinstance(min_samples_leaf, bool) or not isinstance(min_samples_leaf, int | np.integer):
+        raise StratPDInputError(
+            f"min_samples_leaf must be a whole number such as 10; got {min_samples_leaf!r}"
+        )
+    if min_samples_leaf < 1:
+        raise StratPDInputError(f"min_samples_leaf must be at least 1; got {min_samples_leaf}")
+    for col, role in ((target, "target"), (feature, "feature")):
+        if col is not None and col not in frame.columns:
+            resolve_column(frame, col, role=role)  # raises the "not found" sentence
+    if feature is not None and feature == target:
+        raise StratPDInputError(
+            f'"{target}" is both the target and the feature; pick a different feature column'
+        )
+
+    y = frame[target]
+    if not is_numeric(y):
+        example = y.dropna()
+        shown = f' (e.g. "{example.iloc[0]}")' if len(example) else ""
+        raise StratPDInputError(
+            f'target "{target}" is not numeric{shown}; StratPD needs a numeric target: '
+            "pick a column of numbers or turn the values into numbers"
+        )
+
+    needed = 2 * int(min_samples_leaf)
+    usable = y.notna()
+    where = f'in "{target}"'
+    if feature is not None:
+        usable &= frame[feature].notna()
+        where = f'in both "{target}" and "{feature}"'
+    n = int(usable.sum())
+    if n < needed:
+        raise StratPDInputError(
+            f"only {n} row{'s' if n != 1 else ''} with a value {where}; StratPD needs at least "
+            f"2 x min_samples_leaf ({needed}) rows: add rows or lower min_samples_leaf"
+        )
+    if feature is not None:
+        distinct = frame.loc[usable, feature].nunique()
+        if distinct < 2:
+            raise StratPDInputError(
+                f'feature "{feature}" has the same value in every row used; '
+                "pick a feature whose values vary"
+            )
+
+
+def default_features(
+    frame: pd.DataFrame,
+    target: str,
+    *,
+    min_rows: int = 20,
+    how_to_keep: str = "name it with --feature to analyse it anyway",
+) -> tuple[list[str], dict[str, str]]:
+    """The columns worth analysing when the user did not name any, and why others are left out.
+
+    Parameters
+    ----------
+    frame
+        The table.
+    target
+        Exact name of the target column (never a feature).
+    min_rows
+        Identifier detection only applies to columns with at least this many values.
+    how_to_keep
+        End of the identifier sentence: how, in this front end, to analyse such a column anyway.
+
+    Returns
+    -------
+    features : list of str
+        Every other column, in table order, except those below.
+    left_out : dict
+        Column name -> sentence: columns without values, columns with one value in every row,
+        and text columns with a different value in (nearly) every row, such as customer IDs or
+        comments, which would split the rows into groups of one and swamp the other columns.
+    """
+    features: list[str] = []
+    left_out: dict[str, str] = {}
+    rows = frame[target].notna() if target in frame.columns else pd.Series(True, frame.index)
+    for name in frame.columns:
+        if name == target:
+            continue
+        values = frame.loc[rows, name].dropna()
+        distinct = values.nunique()
+        if values.empty:
+            left_out[name] = "it has no values in rows with a target value"
+        elif distinct < 2:
+            left_out[name] = "it has the same value in every row"
+        elif (
+            not is_numeric(values)
+            and not pd.api.types.is_datetime64_any_dtype(values.dtype)
+            and not pd.api.types.is_bool_dtype(values.dtype)
+            and len(values) >= min_rows
+            and distinct >= 0.9 * len(values)
+        ):
+            left_out[name] = (
+                f"it looks like an identifier ({distinct:,} different texts in {len(values):,} "
+                f"rows); {how_to_keep}"
+            )
+        else:
+            features.append(name)
+    return features, left_out
+
+
+def usable_table(
+    frame: pd.DataFrame,
+    target: str,
+    keep: Sequence[str] = (),
+    *,
+    how_to_keep: str = "name it with --feature to analyse it anyway",
+) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
+    """The table without the columns :func:`default_features` leaves out, unless kept.
+
+    They are dropped from the table, not only from the features, because the engine stratifies
+    on every other column and an identifier would split the rows into groups of one.  Every
+    front end (CLI, formulas, ribbon) goes through here, so they all analyse the same columns.
+
+    Returns
+    -------
+    frame : DataFrame
+        ``frame`` without the dropped columns.
+    features : list of str
+        The usable features (``keep`` is never dropped).
+    dropped : dict
+        Column name -> sentence saying why it was left out.
+    """
+    usable, left_out = default_features(frame, target, how_to_keep=how_to_keep)
+    dropped = {name: why for name, why in left_out.items() if name not in keep}
+    return frame.drop(columns=list(dropped)), usable, dropped
+
+
+def is_numeric(series: pd.Series) -> bool:
+    return bool(
+        pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype)
+    )

@@ -1,0 +1,312 @@
+"""The one path from a typed table to results: every front end calls this module.
+
+    names -> checks -> usable columns -> engine -> results with notes
+
+The CLI, the Excel formulas, the ribbon button and any later front end (xlwings Lite, a web
+page) read their input into a DataFrame (through :mod:`stratpd_xl.sheet` or
+:mod:`stratpd_xl.files`), call :func:`curve` or :func:`analysis` with validated
+:class:`~stratpd_xl.params.Settings`, and present the typed result they get back.  Checks and
+their sentences live here once, so a table gives the same answer and the same error in a
+cell, on a command line and in a message box.
+
+No I/O, no drawing: results are plain DataFrames inside small dataclasses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .errors import StratPDInputError
+from .params import Settings
+from .sheet import check_rows, resolve_column, usable_table
+
+__all__ = ["AnalysisResult", "CurveResult", "Problem", "analysis", "curve", "prepare"]
+
+Progress = Callable[[int, int, str], None]
+
+#: How a user analyses a column left out as an identifier, by front end (the default suits
+#: the Python API and the CLI).
+KEEP_BY_NAMING = "name it as a feature to analyse it anyway"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A table ready for the engine: exact column names and the columns left out.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        The table without the left-out columns; ``categorical`` columns as pandas categories.
+    target : str
+        Exact name of the target column.
+    features : list of str
+        Features to analyse: the ones asked for, or every usable column.
+    left_out : dict
+        Column -> sentence saying why it is not used (no values, one value, an identifier).
+    notes : list of str
+        Sentences from reading the table (cells treated as missing, title rows skipped).
+    """
+
+    frame: pd.DataFrame
+    target: str
+    features: list[str]
+    left_out: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CurveResult:
+    """The partial dependence of the target on one feature.
+
+    Attributes
+    ----------
+    curve : DataFrame
+        The engine's result (columns and ``attrs`` as :mod:`stratpd_xl.schema` documents).
+    target, feature : str
+        Exact column names.
+    notes : list of str
+        Everything the user should read besides the numbers: reading notes, columns left out,
+        the engine's warnings, and what each point of a summarised curve stands for.
+    """
+
+    curve: pd.DataFrame
+    target: str
+    feature: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        """``"numeric"`` or ``"categorical"``."""
+        return str(self.curve.attrs.get("kind", "numeric"))
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    """The impact ranking and a curve for every feature that could be estimated.
+
+    Attributes
+    ----------
+    impact : DataFrame
+        The ranking (``feature``, ``kind``, ``impact``, ``share``), largest first.
+    curves : dict
+        Feature -> curve DataFrame, for every ranked feature.
+    target : str
+        Exact name of the target.
+    skipped : dict
+        Feature -> why the engine gave it no curve.
+    left_out : dict
+        Column -> why it was not analysed at all.
+    notes : list of str
+        Reading notes, then one sentence per left-out column, skipped feature and warning.
+    n_rows : int
+        Rows in the table.
+    """
+
+    impact: pd.DataFrame
+    curves: dict[str, pd.DataFrame]
+    target: str
+    skipped: dict[str, str] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    n_rows: int = 0
+
+
+def prepare(
+    frame: pd.DataFrame,
+    target: Any,
+    features: Sequence[Any] | None = None,
+    *,
+    settings: Settings | None = None,
+    categorical: Sequence[Any] = (),
+    how_to_keep: str = KEEP_BY_NAMING,
+) -> Problem:
+    """Resolve names, check the rows and leave out columns that cannot inform the analysis.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A typed table (from :mod:`stratpd_xl.sheet` or :mod:`stratpd_xl.files`, or any
+        DataFrame); ``frame.attrs["notes"]`` are carried into the result's notes.
+    target : str
+        The column to explain, as the user typed it (case, spaces, underscores ignored).
+    features : sequence of str, optional
+        Features as the user typed them; default every usable column.  Named features are
+        never left out, even when they look like identifiers.
+    settings : Settings, optional
+        Analysis parameters (only ``min_samples_leaf`` matters here).
+    categorical : sequence of str
+        Columns to treat as categories (number codes such as store or month).
+    how_to_keep : str
+        End of the "looks like an identifier" sentence: how, in the calling front end, to
+        analyse such a column anyway.
+
+    Raises
+    ------
+    StratPDInputError
+        Unknown or repeated column, a target without numbers, too few rows, no feature left.
+    """
+    settings = settings or Settings()
+    notes = list(frame.attrs.get("notes") or [])
+    target_name = resolve_column(frame, target, role="target")
+    named: list[str] | None = None
+    if features is not None:
+        named = []
+        for f in features:
+            name = resolve_column(frame, f, role="feature")
+            if name == target_name:
+                raise StratPDInputError(
+                    f'"{name}" is both the target and the feature; pick a different feature '
+                    "column"
+                )
+            if name not in named:  # naming a feature twice analyses it once
+                named.append(name)
+    frame = _with_categories(frame, target_name, categorical)
+    check_rows(
+        frame, target_name, named[0] if named is not None and len(named) == 1 else None,
+        min_samples_leaf=settings.min_samples_leaf,
+    )
+    frame, usable, left_out = usable_table(
+        frame, target_name, named or [], how_to_keep=how_to_keep
+    )
+    chosen = named if named is not None else usable
+    if not chosen:
+        raise StratPDInputError(
+            f'no column to analyse besides the target "{target_name}"; '
+            "the table needs at least one other column with varying values"
+        )
+    notes += [f'left out "{name}": {why}' for name, why in left_out.items()]
+    return Problem(frame, target_name, chosen, left_out, notes)
+
+
+def _with_categories(
+    frame: pd.DataFrame, target: str, categorical: Sequence[Any]
+) -> pd.DataFrame:
+    if not categorical:
+        return frame
+    frame = frame.copy(deep=False)
+    for name in categorical:
+        column = resolve_column(frame, name, role="categorical")
+        if column == target:
+            raise StratPDInputError(
+                f'the target "{target}" must stay numeric; leave it out of the categorical columns'
+            )
+        # A pandas category column is categorical for the engine, both as the feature and
+        # when it stratifies the others; numbers keep their numeric order as categories.
+        frame[column] = frame[column].astype("category")
+    return frame
+
+
+def curve(
+    frame: pd.DataFrame,
+    target: Any,
+    feature: Any,
+    *,
+    settings: Settings | None = None,
+    categorical: Sequence[Any] = (),
+    how_to_keep: str = KEEP_BY_NAMING,
+) -> CurveResult:
+    """Partial dependence of ``target`` on one ``feature``: StratPD or CatStratPD by column type.
+
+    Parameters are as for :func:`prepare`; ``settings`` carries every engine parameter.
+
+    Raises
+    ------
+    StratPDInputError
+        As :func:`prepare`, or when the engine cannot estimate the curve (with its reason).
+    """
+    from . import engine
+
+    settings = settings or Settings()
+    problem = prepare(
+        frame, target, [feature], settings=settings, categorical=categorical,
+        how_to_keep=how_to_keep,
+    )
+    name = problem.features[0]
+    result = engine.partial_dependence(
+        problem.frame, problem.target, name, **_engine_kwargs(settings)
+    )
+    notes = problem.notes + _curve_notes(name, result)
+    return CurveResult(result, problem.target, name, notes)
+
+
+def analysis(
+    frame: pd.DataFrame,
+    target: Any,
+    features: Sequence[Any] | None = None,
+    *,
+    settings: Settings | None = None,
+    categorical: Sequence[Any] = (),
+    how_to_keep: str = KEEP_BY_NAMING,
+    progress: Progress | None = None,
+) -> AnalysisResult:
+    """Curves of many features and the impact ranking.
+
+    Parameters are as for :func:`prepare`; ``progress(done, total, feature)`` is called
+    before each feature and once more at the end.
+
+    Raises
+    ------
+    StratPDInputError
+        As :func:`prepare`, or when no feature gave a curve (naming each one's reason).
+    """
+    from . import engine
+
+    settings = settings or Settings()
+    problem = prepare(
+        frame, target, features, settings=settings, categorical=categorical,
+        how_to_keep=how_to_keep,
+    )
+    result = engine.analyse(
+        problem.frame, problem.target, problem.features, progress=progress,
+        **_engine_kwargs(settings),
+    )
+    if result.impact.empty:
+        reasons = "; ".join(f'"{f}": {why}' for f, why in result.skipped.items())
+        raise StratPDInputError(
+            f'no column gave a curve for "{problem.target}" ({reasons}); '
+            "try a smaller min_samples_leaf or add rows"
+        )
+    notes = list(problem.notes)
+    notes += [f'skipped "{f}": {why}' for f, why in result.skipped.items()]
+    for name, table in result.curves.items():
+        notes += _curve_notes(name, table, summary=False)
+    return AnalysisResult(
+        result.impact, result.curves, problem.target, dict(result.skipped),
+        problem.left_out, notes, len(frame),
+    )
+
+
+def _engine_kwargs(settings: Settings) -> dict[str, Any]:
+    return {
+        "min_samples_leaf": settings.min_samples_leaf,
+        "min_slopes_per_x": settings.min_slopes_per_x,
+        "n_trials": settings.n_trials,
+        "random_state": settings.random_state,
+        "max_points": settings.max_points,
+        "honest": settings.honest,
+    }
+
+
+def summary_note(result: pd.DataFrame) -> str | None:
+    """The sentence saying what each point of a summarised curve stands for, or None."""
+    full = result.attrs.get("n_points_full")
+    if not isinstance(full, int) or full <= len(result):
+        return None
+    return (
+        f"the curve of \"{result.attrs.get('feature', 'x')}\" shows {len(result):,} of its "
+        f"{full:,} points; each point summarises the values up to the next one (slope: their "
+        "average; n_x: how many); ask for every point with max_points 0"
+    )
+
+
+def _curve_notes(name: str, result: pd.DataFrame, *, summary: bool = True) -> list[str]:
+    notes = [str(w) for w in result.attrs.get("warnings") or []]
+    if summary:
+        note = summary_note(result)
+        if note:
+            notes.append(note)
+    return notes
