@@ -311,9 +311,9 @@ def stratpd(
         fewest over the values it summarises), ``n_x`` (distinct x values the point
         summarises; only when the curve was summarised), plus ``pd_low`` and ``pd_high``
         when ``n_trials > 1``; see :mod:`stratpd_xl.schema`.  ``attrs`` holds ``method``,
-        ``target``, ``feature``, ``kind``, ``n_rows`` (rows given), ``n_used`` (rows that gave a slope),
-        ``n_dropped_missing`` (rows without target or feature value), ``n_ignored`` (rows in
-        strata where the feature did not vary), ``n_leaves``, ``n_unique_x``,
+        ``target``, ``feature``, ``kind``, ``n_rows`` (rows given), ``n_used`` (rows that gave
+        a slope), ``n_dropped_missing`` (rows without target or feature value),
+        ``n_ignored`` (rows in strata where the feature did not vary), ``n_leaves``, ``n_unique_x``,
         ``n_points_full`` (points before summarising), ``params``,
         ``within_strata_share`` (share of the feature's variance left inside the strata) and
         ``warnings`` (sentences for the analyst, e.g. when the other columns nearly determine
