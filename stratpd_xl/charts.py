@@ -133,6 +133,10 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
 
     weights = _column(result, "n_slopes")
     weights = np.ones(len(result)) if weights is None else np.nan_to_num(weights, nan=0.0)
+    spans = _column(result, "n_x")
+    if spans is not None:
+        # A point of a summarised curve stands for n_x values, each backed by ~n_slopes.
+        weights = weights * np.nan_to_num(spans, nan=1.0)
     n_distinct = pd.Series(x).nunique()
     if n_distinct == 0:
         pass

@@ -39,7 +39,7 @@ from .labels import (
     is_categorical,
     unique_sheet_names,
 )
-from .tables import BAND_HIGH, BAND_LOW, PD, curve_table, impact_table
+from .tables import BAND_HIGH, BAND_LOW, PD, SUMMARISED, curve_table, impact_table
 
 __all__ = [
     "curve_table",
@@ -274,6 +274,13 @@ def _curve_info(result: pd.DataFrame) -> list[tuple[str, Any]]:
         ("baseline category", "baseline"),
     ]
     items = [(label, attrs[key]) for label, key in labels if key in attrs]
+    full = attrs.get("n_points_full")
+    if isinstance(full, int) and full > len(result):
+        items.append((
+            "curve points",
+            f"{len(result):,} of {full:,}; each summarises the values up to the next one "
+            f'("{SUMMARISED}")',
+        ))
     without = attrs.get("categories_without_estimate")
     if without:
         items.append(("categories without an estimate", ", ".join(str(c) for c in without)))

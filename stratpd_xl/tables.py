@@ -16,6 +16,7 @@ __all__ = [
     "PD",
     "ROWS",
     "SLOPES",
+    "SUMMARISED",
     "curve_table",
     "impact_table",
 ]
@@ -24,6 +25,7 @@ PD = "partial dependence"
 BAND_LOW = "low (2.5%)"
 BAND_HIGH = "high (97.5%)"
 SLOPES = "slopes averaged"
+SUMMARISED = "values summarised"
 ROWS = "rows"
 
 
@@ -48,7 +50,8 @@ def curve_table(result: pd.DataFrame) -> pd.DataFrame:
     -------
     DataFrame
         Numeric: columns ``<feature>``, ``"partial dependence"``, ``"low (2.5%)"`` and
-        ``"high (97.5%)"`` when the result has a bootstrap band, and ``"slopes averaged"``.
+        ``"high (97.5%)"`` when the result has a bootstrap band, ``"slopes averaged"``, and
+        ``"values summarised"`` when the curve was summarised (``n_x``).
         Categorical: ``<feature>``, ``"partial dependence"``, ``"rows"`` and the band columns.
         Values are unchanged (datetimes stay datetimes, missing values stay NaN); ``attrs``
         are copied from ``result``.
@@ -60,13 +63,16 @@ def curve_table(result: pd.DataFrame) -> pd.DataFrame:
         if "count" in result.columns:
             columns["count"] = ROWS
     else:
-        fixed = [PD, BAND_LOW, BAND_HIGH, SLOPES]
+        fixed = [PD, BAND_LOW, BAND_HIGH, SLOPES, SUMMARISED]
         columns = {"x": _feature_header(result, "x", fixed), "pd": PD}
     if has_band:
         columns["pd_low"] = BAND_LOW
         columns["pd_high"] = BAND_HIGH
     if not is_categorical(result) and "n_slopes" in result.columns:
         columns["n_slopes"] = SLOPES
+    if not is_categorical(result) and "n_x" in result.columns:
+        # A summarised curve: how many distinct values each point stands for.
+        columns["n_x"] = SUMMARISED
     missing = [c for c in columns if c not in result.columns]
     if missing:
         raise ValueError(f"result has no column {missing[0]!r}; is it a StratPD result?")

@@ -548,3 +548,44 @@ def test_curve_warns_when_other_columns_duplicate_the_feature(tmp_path, capsys):
     code, out, err = run(["report", path, "-t", "price", "--seed", "0",
                           "-o", tmp_path / "r.xlsx"], capsys)
     assert code == 0 and "barely varies" in err
+
+
+# --------------------------------------------------------------------------- curve size
+
+
+def _many_values(tmp_path: Path, n: int = 6000) -> Path:
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"x": rng.uniform(0, 10, n), "z": rng.normal(size=n)})
+    frame["y"] = np.sin(frame["x"]) + frame["z"] + rng.normal(scale=0.1, size=n)
+    path = tmp_path / "many.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_a_curve_of_many_values_is_summarised_unless_every_point_is_asked_for(
+    tmp_path, capsys
+):
+    path = _many_values(tmp_path)
+    code, _, err = run(["curve", path, "-t", "y", "-f", "x", "-o", tmp_path / "s.csv"], capsys)
+    assert code == 0, err
+    short = pd.read_csv(tmp_path / "s.csv", encoding="utf-8-sig")
+    assert len(short) <= 200 and short["n_x"].sum() > 1000
+    assert "each point summarises" in err and "max_points 0" in err
+    code, _, err = run(["curve", path, "-t", "y", "-f", "x", "--max-points", "50",
+                        "-o", tmp_path / "m.csv"], capsys)
+    assert code == 0 and len(pd.read_csv(tmp_path / "m.csv", encoding="utf-8-sig")) <= 50
+    code, _, err = run(["curve", path, "-t", "y", "-f", "x", "--all-points",
+                        "-o", tmp_path / "a.csv"], capsys)
+    full = pd.read_csv(tmp_path / "a.csv", encoding="utf-8-sig")
+    assert code == 0 and len(full) == short["n_x"].sum() and "n_x" not in full.columns
+    assert "each point summarises" not in err
+
+
+def test_report_tables_hold_only_what_a_person_reads(tmp_path, capsys):
+    path = _many_values(tmp_path)
+    out = tmp_path / "r.xlsx"
+    code, _, err = run(["report", path, "-t", "y", "-o", out], capsys)
+    assert code == 0, err
+    book = openpyxl.load_workbook(out, read_only=True)
+    assert book["x"].max_row < 260  # header block + at most 200 points, not 6,000
+    assert out.stat().st_size < 400_000

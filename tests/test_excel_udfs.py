@@ -419,6 +419,16 @@ def test_cache_key_is_a_digest_of_the_typed_table():
     assert len(repr(a)) < 120
 
 
+def test_a_curve_is_summarised_by_default_and_in_full_on_request(xl, cells):
+    short = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", 10.0, 1.0, False, 30.0)
+    assert len(short) <= 31 and short[0][-1] == "values summarised"
+    full = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat", 10.0, 1.0, False, 0.0)
+    assert "values summarised" not in full[0]
+    assert len(full) - 1 == sum(row[-1] for row in short[1:])
+    assert len(full) - 1 <= 200  # so the default (200 points) is every point here
+    assert call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat") == full
+
+
 def test_cache_is_bounded():
     from stratpd_xl.excel.udfs import _LRU
 
