@@ -356,6 +356,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     result = workflow.curve(
         frame, args.target, args.feature, settings=_settings(args),
         categorical=args.categorical or (), how_to_keep=KEEP_HINT,
+        how_to_expand="--all-points",
     )
     a = result.curve.attrs
     used, given = a.get("n_used"), a.get("n_rows", len(frame))

@@ -31,6 +31,8 @@ Progress = Callable[[int, int, str], None]
 #: How a user analyses a column left out as an identifier, by front end (the default suits
 #: the Python API and the CLI).
 KEEP_BY_NAMING = "name it as a feature to analyse it anyway"
+#: How a user asks for every point of a summarised curve, by front end.
+EVERY_POINT = "max_points=None"
 
 
 @dataclass(frozen=True)
@@ -208,10 +210,12 @@ def curve(
     settings: Settings | None = None,
     categorical: Sequence[Any] = (),
     how_to_keep: str = KEEP_BY_NAMING,
+    how_to_expand: str = EVERY_POINT,
 ) -> CurveResult:
     """Partial dependence of ``target`` on one ``feature``: StratPD or CatStratPD by column type.
 
-    Parameters are as for :func:`prepare`; ``settings`` carries every engine parameter.
+    Parameters are as for :func:`prepare`; ``settings`` carries every engine parameter and
+    ``how_to_expand`` ends the note on a summarised curve (how to get every point).
 
     Raises
     ------
@@ -229,7 +233,7 @@ def curve(
     result = engine.partial_dependence(
         problem.frame, problem.target, name, **_engine_kwargs(settings)
     )
-    notes = problem.notes + _curve_notes(name, result)
+    notes = problem.notes + _curve_notes(name, result, how_to_expand)
     return CurveResult(result, problem.target, name, notes)
 
 
@@ -273,7 +277,7 @@ def analysis(
     notes = list(problem.notes)
     notes += [f'skipped "{f}": {why}' for f, why in result.skipped.items()]
     for name, table in result.curves.items():
-        notes += _curve_notes(name, table, summary=False)
+        notes += _curve_notes(name, table, None)
     return AnalysisResult(
         result.impact, result.curves, problem.target, dict(result.skipped),
         problem.left_out, notes, len(frame),
@@ -291,7 +295,7 @@ def _engine_kwargs(settings: Settings) -> dict[str, Any]:
     }
 
 
-def summary_note(result: pd.DataFrame) -> str | None:
+def summary_note(result: pd.DataFrame, how_to_expand: str = EVERY_POINT) -> str | None:
     """The sentence saying what each point of a summarised curve stands for, or None."""
     full = result.attrs.get("n_points_full")
     if not isinstance(full, int) or full <= len(result):
@@ -299,14 +303,14 @@ def summary_note(result: pd.DataFrame) -> str | None:
     return (
         f"the curve of \"{result.attrs.get('feature', 'x')}\" shows {len(result):,} of its "
         f"{full:,} points; each point summarises the values up to the next one (slope: their "
-        "average; n_x: how many); ask for every point with max_points 0"
+        f"average; n_x: how many); for every point use {how_to_expand}"
     )
 
 
-def _curve_notes(name: str, result: pd.DataFrame, *, summary: bool = True) -> list[str]:
+def _curve_notes(name: str, result: pd.DataFrame, how_to_expand: str | None) -> list[str]:
     notes = [str(w) for w in result.attrs.get("warnings") or []]
-    if summary:
-        note = summary_note(result)
+    if how_to_expand is not None:
+        note = summary_note(result, how_to_expand)
         if note:
             notes.append(note)
     return notes
