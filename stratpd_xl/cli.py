@@ -10,6 +10,7 @@ Exit codes: 0 success, 2 bad input (one sentence on stderr, no traceback), 1 int
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import secrets
 import sys
@@ -367,14 +368,23 @@ def _cmd_curve(args: argparse.Namespace) -> int:
         f"{a.get('method', 'StratPD')}: {result.target} on {result.feature}, "
         f"{used_text} rows used\n"
     )
-    from .charts import curve_figure
-    from .report import write_curve_workbook
-
     _deliver(
-        result.curve, outs, frame.attrs.get("source"), args.force, curve_figure,
-        write_curve_workbook,
+        result.curve, outs, frame.attrs.get("source"), args.force,
+        _lazy(".charts", "curve_figure"), _lazy(".report", "write_curve_workbook"),
     )
     return 0
+
+
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """``module.name``, imported on the first call.
+
+    matplotlib and xlsxwriter take about a second to import; a ``.csv`` answer needs neither.
+    """
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module, __package__), name)(*args, **kwargs)
+
+    return call
 
 
 def _deliver(
@@ -421,12 +431,9 @@ def _cmd_impact(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, Path(args.input))
     frame = _read(args)
     result = _analyse(frame, args.target, args)
-    from .charts import impact_figure
-    from .report import write_impact_workbook
-
     _deliver(
-        result.impact, outs, frame.attrs.get("source"), args.force, impact_figure,
-        write_impact_workbook,
+        result.impact, outs, frame.attrs.get("source"), args.force,
+        _lazy(".charts", "impact_figure"), _lazy(".report", "write_impact_workbook"),
     )
     return 0
 

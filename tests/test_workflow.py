@@ -154,3 +154,22 @@ def test_light_modules_load_no_drawing_or_compiler_library():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)
     assert json.loads(out.stdout) == []
+
+
+def test_a_csv_answer_loads_no_drawing_library(tmp_path):
+    # matplotlib and xlsxwriter cost about a second to import; a .csv answer needs neither.
+    data = tmp_path / "data.csv"
+    out = tmp_path / "curve.csv"
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 10, 400)
+    pd.DataFrame({"x": x, "z": rng.uniform(0, 1, 400), "y": 2 * x}).to_csv(data, index=False)
+    code = (
+        "import sys, json; from stratpd_xl.cli import main; "
+        f"rc = main(['curve', {str(data)!r}, '-t', 'y', '-f', 'x', '-o', {str(out)!r}]); "
+        "print(json.dumps([rc, sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'matplotlib', 'xlsxwriter'})]))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    assert json.loads(run.stdout.splitlines()[-1]) == [0, []]
+    assert pd.read_csv(out).shape[0] > 10
