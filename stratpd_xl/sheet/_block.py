@@ -119,8 +119,7 @@ def frame_from_columns(
             titles = [_first_text(columns, int(i)) for i in rows[:start]]
             shown = "; ".join(t if len(t) <= 40 else t[:37] + "..." for t in titles)
             notes.append(
-                f"skipped {start} title {'row' if start == 1 else 'rows'} above the table "
-                f"({shown})"
+                f"skipped {start} title {'row' if start == 1 else 'rows'} above the table ({shown})"
             )
         head = int(rows[start])
         header = [c[head] for c in columns]

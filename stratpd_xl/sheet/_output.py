@@ -58,4 +58,3 @@ def _cell_value(value: Any) -> Any:
     if isinstance(value, pd.Timedelta | dt.timedelta):
         return str(value)
     return value
-
