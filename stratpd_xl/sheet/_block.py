@@ -66,9 +66,12 @@ def frame_from_cells(
     width = max((len(row) for row in rows), default=0)
     if width == 0:
         return frame_from_columns([], decimal=decimal, skip_titles=skip_titles, where=where)
-    # One transposition; short rows are padded with blanks.
-    padded = (row if len(row) == width else row + [None] * (width - len(row)) for row in rows)
-    columns = [np.array(col, dtype=object) for col in zip(*padded, strict=True)]
+    # One transposition into a 2-D object array (C speed); short rows are padded with blanks.
+    if any(len(row) != width for row in rows):
+        rows = [row if len(row) == width else row + [None] * (width - len(row)) for row in rows]
+    block = np.empty((len(rows), width), dtype=object)
+    block[:] = rows
+    columns = [block[:, j] for j in range(width)]
     return frame_from_columns(columns, decimal=decimal, skip_titles=skip_titles, where=where)
 
 
