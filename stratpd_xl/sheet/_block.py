@@ -197,7 +197,10 @@ def _as_rows(values: Any) -> list[list[Any]]:
         rows = [rows]
     out: list[list[Any]] = []
     for row in rows:
-        if isinstance(row, list):
+        # Exact type checks first: an ABC isinstance per row costs seconds on big blocks.
+        if type(row) is tuple:
+            out.append(list(row))
+        elif isinstance(row, list):
             out.append(row)
         elif isinstance(row, Sequence) and not isinstance(row, str | bytes):
             out.append(list(row))
