@@ -10,7 +10,7 @@ import datetime as dt
 
 import numpy as np
 import pandas as pd
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from stratpd_xl.sheet import frame_from_cells, typed_column
@@ -56,8 +56,11 @@ _TEXTS = st.sampled_from(
         "1e5",
     ]
 )
+# Random number-like texts stress the separator and thousands-group rules.
+_NUMBERISH = st.text(alphabet="0123456789.,-+eE %$()/", max_size=9)
 _CELLS = st.one_of(
     _TEXTS,
+    _NUMBERISH,
     st.none(),
     st.floats(allow_nan=True, allow_infinity=False, width=32),
     st.integers(-(10**6), 10**6),
@@ -68,6 +71,8 @@ _CELLS = st.one_of(
 
 
 def _same(fast: pd.Series, slow: pd.Series) -> None:
+    # Infinite numbers are missing values now (issue 8); the reference kept them.
+    assume(not (slow.dtype.kind == "f" and np.isinf(slow).any()))
     assert fast.dtype == slow.dtype
     pd.testing.assert_series_equal(fast, slow, check_exact=True)
 

@@ -46,6 +46,7 @@ _KIND_CODE = {v: k for k, v in _KIND_NAME.items()}
 # Texts made only of these characters need none of clean_number_text's stripping, so whole
 # arrays of them can be matched and converted by pandas/numpy at once.
 _PLAIN = re.compile(r"[0-9.,eE+\-]+")
+_PLAIN_CHARS = frozenset("0123456789.,eE+-")
 _DOT_NUMBER_CHARS = frozenset("0123456789.eE+-")
 _PLAIN_NUMBER_TYPES = (float, int, np.float64, np.int64)
 _NUMERIC_INFERRED = frozenset({"floating", "integer", "mixed-integer-float", "empty"})
@@ -221,38 +222,53 @@ def _classify_distinct(
         else:
             kind[:] = NUMBER
             return kind, value.astype(object), stripped, error
-    for u, text in enumerate(stripped):
-        upper = text.upper()
-        if not text or text.casefold() in MISSING_TEXT:
-            kind[u] = MISSING
-        elif upper in EXCEL_ERRORS or upper in LOCALISED_ERRORS or ERROR_LIKE.fullmatch(text):
-            kind[u], error[u] = MISSING, True
+    # Texts of number characters only can be neither error values nor missing-value words.
+    all_plain = m > 0 and set("".join(stripped)) <= _PLAIN_CHARS
+    if all_plain:
+        kind[stripped == ""] = MISSING
+    else:
+        for u, text in enumerate(stripped):
+            upper = text.upper()
+            if not text or text.casefold() in MISSING_TEXT:
+                kind[u] = MISSING
+            elif upper in EXCEL_ERRORS or upper in LOCALISED_ERRORS or ERROR_LIKE.fullmatch(text):
+                kind[u], error[u] = MISSING, True
     todo = np.flatnonzero(kind == TEXT)
     # The distinct texts in order of first appearance, each once (as the per-cell rules saw
     # them); stripped texts can repeat (" a" and "a"), the rules never depend on that.
-    texts = pd.Series(stripped[todo], dtype=object)
+    texts = stripped[todo]
     # Bound fullmatch methods in comprehensions: cheaper per text than pandas' .str wrappers.
-    plain_match, dot_match, comma_match = _PLAIN.fullmatch, NUM_DOT.fullmatch, NUM_COMMA.fullmatch
-    plain = np.array([plain_match(t) is not None for t in texts], dtype=bool)
-    is_dot = np.zeros(todo.size, dtype=bool)
+    dot_match, comma_match = NUM_DOT.fullmatch, NUM_COMMA.fullmatch
+    if all_plain:
+        plain = np.ones(todo.size, dtype=bool)
+    else:
+        plain_match = _PLAIN.fullmatch
+        plain = np.array([plain_match(t) is not None for t in texts], dtype=bool)
     is_comma = np.zeros(todo.size, dtype=bool)
-    if plain.any():
-        is_dot[plain] = [dot_match(t) is not None for t in texts[plain]]
-        is_comma[plain] = [comma_match(t) is not None for t in texts[plain]]
-    col_decimal = decimal or _column_decimal(texts, plain, is_dot, is_comma)
-    slashed = texts.str.contains("/", regex=False).to_numpy(dtype=bool)
-    order = slash_date_order(texts[slashed]) if slashed.any() else "mdy"
+    is_comma[plain] = [comma_match(t) is not None for t in texts[plain]]
+    # Whether a text is a decimal-point number is only needed where it decides something.
+    dot_not_comma = np.zeros(todo.size, dtype=bool)
+    rest = plain & ~is_comma
+    dot_not_comma[rest] = [dot_match(t) is not None for t in texts[rest]]
+    col_decimal = decimal or _column_decimal(texts, plain, is_comma, dot_not_comma)
+    if all_plain:
+        order = "mdy"  # no text holds a "/"
+    else:
+        slashed = np.array(["/" in t for t in texts], dtype=bool)
+        order = slash_date_order(texts[slashed]) if slashed.any() else "mdy"
 
-    fast = plain & (is_dot if col_decimal == "." else is_comma)
+    if col_decimal == ",":
+        fast = is_comma
+        numbers = [t.replace(".", "").replace(",", ".") for t in texts[fast]]
+    else:
+        fast = dot_not_comma.copy()
+        both = plain & is_comma
+        fast[both] = [dot_match(t) is not None for t in texts[both]]
+        numbers = [t.replace(",", "") for t in texts[fast]]
     if fast.any():
-        numbers = texts[fast]
-        if col_decimal == ".":
-            numbers = numbers.str.replace(",", "", regex=False)
-        else:
-            numbers = numbers.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
         where = todo[fast]
         kind[where] = NUMBER
-        value[where] = numbers.to_numpy(dtype=object).astype(float)
+        value[where] = np.array(numbers, dtype=object).astype(float)
     for u in todo[~fast]:
         k, v = classify_text(stripped[u], col_decimal, order)
         kind[u], value[u] = _KIND_CODE[k], v
@@ -260,12 +276,12 @@ def _classify_distinct(
 
 
 def _column_decimal(
-    texts: pd.Series, plain: np.ndarray, is_dot: np.ndarray, is_comma: np.ndarray
+    texts: np.ndarray, plain: np.ndarray, is_comma: np.ndarray, dot_not_comma: np.ndarray
 ) -> str:
     """Comma when some text can only be a decimal-comma number and none a decimal-point one."""
-    if (plain & is_dot & ~is_comma).any():
+    if dot_not_comma.any():
         return "."
-    comma_only = bool((plain & is_comma & ~is_dot).any())
+    comma_only = False
     for text in texts[~plain]:
         s, _ = clean_number_text(text)
         dot = NUM_DOT.fullmatch(s) is not None
@@ -273,6 +289,10 @@ def _column_decimal(
         if dot and not comma:
             return "."
         comma_only |= comma and not dot
+    if not comma_only:
+        # Stops at the first comma number that is not also a point number ("1.234,5").
+        dot_match = NUM_DOT.fullmatch
+        comma_only = any(dot_match(t) is None for t in texts[plain & is_comma])
     return "," if comma_only else "."
 
 
