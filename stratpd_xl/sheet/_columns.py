@@ -113,7 +113,12 @@ def typed_column(
     if arr.dtype.kind != "O":
         # bool, datetime64 and the like: rare; keep the exact per-cell meaning of tolist().
         arr = np.array(arr.tolist(), dtype=object)
-    if infer_dtype(arr, skipna=True) in _NUMERIC_INFERRED:
+    inferred = infer_dtype(arr, skipna=True)
+    if inferred == "string" and decimal != ",":
+        floats = _plain_point_numbers(arr)
+        if floats is not None:
+            return _number_series(name, floats, notes), notes
+    if inferred in _NUMERIC_INFERRED:
         # All cells are Python/numpy floats and ints or blanks (xlwings' numeric columns).
         floats = np.full(arr.shape[0], np.nan)
         filled = ~np.asarray(pd.isna(arr), dtype=bool)
@@ -134,6 +139,22 @@ def _as_array(values: Sequence[Any] | np.ndarray | pd.Series) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = list(values)
     return out
+
+
+def _plain_point_numbers(texts: np.ndarray) -> np.ndarray | None:
+    """All cells plain decimal-point number texts ("1234.56", "-1e3") -> floats, else None.
+
+    Texts of digits, ".", "e", "+" and "-" only are numbers exactly when float() accepts them
+    (the NUM_DOT rule without thousands commas), and none of them is comma-only, so the
+    column's separator is "." whatever the other texts: one C-level conversion types all,
+    without hashing a million distinct strings.
+    """
+    if pd.isna(texts).any() or not set("".join(texts)) <= _DOT_NUMBER_CHARS:
+        return None
+    try:
+        return texts.astype(float)
+    except ValueError:
+        return None
 
 
 def _number_series(name: str, arr: np.ndarray, notes: list[str]) -> pd.Series:
