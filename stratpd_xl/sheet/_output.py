@@ -58,3 +58,4 @@ def _cell_value(value: Any) -> Any:
     if isinstance(value, pd.Timedelta | dt.timedelta):
         return str(value)
     return value
+
