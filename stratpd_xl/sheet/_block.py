@@ -66,9 +66,14 @@ def frame_from_cells(
     width = max((len(row) for row in rows), default=0)
     if width == 0:
         return frame_from_columns([], decimal=decimal, skip_titles=skip_titles, where=where)
-    # One transposition; short rows are padded with blanks.
-    padded = (row if len(row) == width else row + [None] * (width - len(row)) for row in rows)
-    columns = [np.array(col, dtype=object) for col in zip(*padded, strict=True)]
+    # One transposition into a 2-D object array (C speed); short rows are padded with blanks.
+    if any(len(row) != width for row in rows):
+        rows = [
+            row if len(row) == width else [*row, *([None] * (width - len(row)))] for row in rows
+        ]
+    block = np.empty((len(rows), width), dtype=object)
+    block[:] = rows
+    columns = [block[:, j] for j in range(width)]
     return frame_from_columns(columns, decimal=decimal, skip_titles=skip_titles, where=where)
 
 
@@ -119,8 +124,7 @@ def frame_from_columns(
             titles = [_first_text(columns, int(i)) for i in rows[:start]]
             shown = "; ".join(t if len(t) <= 40 else t[:37] + "..." for t in titles)
             notes.append(
-                f"skipped {start} title {'row' if start == 1 else 'rows'} above the table "
-                f"({shown})"
+                f"skipped {start} title {'row' if start == 1 else 'rows'} above the table ({shown})"
             )
         head = int(rows[start])
         header = [c[head] for c in columns]
@@ -179,7 +183,7 @@ def _first_text(columns: list[np.ndarray], row: int) -> str:
     return next(str(c[row]).strip() for c in columns if not is_blank(c[row]))
 
 
-def _as_rows(values: Any) -> list[list[Any]]:
+def _as_rows(values: Any) -> list[Sequence[Any]]:
     """Accept list-of-rows, tuples, numpy 2-D arrays and DataFrames; reject scalars clearly."""
     if isinstance(values, pd.DataFrame):
         return [list(map(str, values.columns))] + values.astype(object).values.tolist()
@@ -193,12 +197,14 @@ def _as_rows(values: Any) -> list[list[Any]]:
     if rows and not any(isinstance(r, Sequence) and not isinstance(r, str | bytes) for r in rows):
         # A single row arrives flat from some front ends (xlwings without ndim=2).
         rows = [rows]
-    out: list[list[Any]] = []
+    # Rows that are lists or tuples (what Excel front ends pass) are used as they are; an
+    # ABC isinstance or a copy per row would cost more than the whole transposition.
+    if all(type(row) is list or type(row) is tuple for row in rows):
+        return rows
+    out: list[Sequence[Any]] = []
     for row in rows:
-        if isinstance(row, list):
+        if isinstance(row, Sequence) and not isinstance(row, str | bytes):
             out.append(row)
-        elif isinstance(row, Sequence) and not isinstance(row, str | bytes):
-            out.append(list(row))
         else:
             out.append([row])
     return out

@@ -3,15 +3,21 @@
 Every reader hands its raw columns here (cells from Excel, a CSV parsed by pandas, a workbook
 read by calamine), so a table is typed the same way wherever it comes from, as in pandas'
 ``io/excel`` where every reader hands raw cells to one parser.
+
+A column is typed a column at a time: numbers that arrive as numbers are converted in one
+numpy step, and each distinct text is classified once (``pd.factorize``) and mapped back to
+its rows through the codes, so a million cells cost a few numpy passes, not a million calls.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import infer_dtype
 
 from ._values import (
     ERROR_LIKE,
@@ -20,15 +26,30 @@ from ._values import (
     LOCALISED_ERRORS,
     MAJORITY,
     MISSING_TEXT,
+    NUM_COMMA,
+    NUM_DOT,
     as_text,
     classify_text,
     classify_value,
-    column_decimal,
+    clean_number_text,
     is_blank,
     slash_date_order,
 )
 
 __all__ = ["blank_mask", "typed_column"]
+
+# Kind codes of the per-row arrays (order matters: the majority rule tries 1, 2, 3).
+MISSING, NUMBER, DATE, BOOL, TEXT = range(5)
+_KIND_NAME = {NUMBER: "number", DATE: "date", BOOL: "bool", TEXT: "text", MISSING: "missing"}
+_KIND_CODE = {v: k for k, v in _KIND_NAME.items()}
+
+# Texts made only of these characters need none of clean_number_text's stripping, so whole
+# arrays of them can be matched and converted by pandas/numpy at once.
+_PLAIN = re.compile(r"[0-9.,eE+\-]+")
+_PLAIN_CHARS = frozenset("0123456789.,eE+-")
+_DOT_NUMBER_CHARS = frozenset("0123456789.eE+-")
+_PLAIN_NUMBER_TYPES = (float, int, np.float64, np.int64)
+_NUMERIC_INFERRED = frozenset({"floating", "integer", "mixed-integer-float", "empty"})
 
 
 def blank_mask(values: np.ndarray) -> np.ndarray:
@@ -40,6 +61,22 @@ def blank_mask(values: np.ndarray) -> np.ndarray:
         return np.zeros(values.shape[0], dtype=bool)
     if kind in "mM":
         return np.isnat(values)
+    if kind == "O" and values.ndim == 1:
+        n = values.shape[0]
+        out = np.zeros(n, dtype=bool)
+        tcodes, tuniq = pd.factorize(np.fromiter(map(type, values), dtype=object, count=n))
+        for t, cls in enumerate(tuniq):
+            rows = np.flatnonzero(tcodes == t)
+            if cls in _PLAIN_NUMBER_TYPES or cls is type(None):
+                out[rows] = np.asarray(pd.isna(values[rows]), dtype=bool)
+            elif issubclass(cls, str):
+                # Spaces-only text is blank: look at each distinct string once.
+                codes, uniques = pd.factorize(values[rows])
+                spaces = np.fromiter((not u.strip() for u in uniques), bool, len(uniques))
+                out[rows] = spaces[codes]
+            else:
+                out[rows] = [is_blank(v) for v in values[rows]]
+        return out
     return np.fromiter((is_blank(v) for v in values), dtype=bool, count=values.shape[0])
 
 
@@ -64,52 +101,117 @@ def typed_column(
         int64/float64 for numbers (including numbers stored as text), datetime64 for dates,
         bool (object when some are blank) for TRUE/FALSE, str for text; missing values are
         NaN/NaT/None.  A column is of a kind when at least 80 % of its non-blank cells are.
+        Infinite numbers are missing values too.
     notes : list of str
-        Sentences about cells treated as missing (error values, stray text in numbers).
+        Sentences about cells treated as missing (error values, stray text in numbers,
+        infinite numbers).
     """
     notes: list[str] = []
-    cells = values.tolist() if isinstance(values, np.ndarray | pd.Series) else list(values)
-    series = _column_from_cells(name, cells, decimal, notes)
-    return series, notes
+    arr = _as_array(values)
+    if arr.dtype.kind in "fiu":
+        return _number_series(name, arr.astype(float, copy=False), notes), notes
+    if arr.dtype.kind != "O":
+        # bool, datetime64 and the like: rare; keep the exact per-cell meaning of tolist().
+        arr = np.array(arr.tolist(), dtype=object)
+    inferred = infer_dtype(arr, skipna=True)
+    if inferred == "string" and decimal != ",":
+        floats = _plain_point_numbers(arr)
+        if floats is not None:
+            return _number_series(name, floats, notes), notes
+    if inferred in _NUMERIC_INFERRED:
+        # All cells are Python/numpy floats and ints or blanks (xlwings' numeric columns).
+        floats = np.full(arr.shape[0], np.nan)
+        filled = ~np.asarray(pd.isna(arr), dtype=bool)
+        floats[filled] = arr[filled].astype(float)
+        return _number_series(name, floats, notes), notes
+    return _column_from_cells(name, arr, decimal, notes), notes
+
+
+def _as_array(values: Sequence[Any] | np.ndarray | pd.Series) -> np.ndarray:
+    if isinstance(values, pd.Series):
+        if isinstance(values.dtype, pd.StringDtype) or values.dtype == object:
+            return values.to_numpy(dtype=object, na_value=None)
+        return values.to_numpy()
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind in "US":
+            return values.astype(object)
+        return values
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
+
+
+def _plain_point_numbers(texts: np.ndarray) -> np.ndarray | None:
+    """All cells plain decimal-point number texts ("1234.56", "-1e3") -> floats, else None.
+
+    Texts of digits, ".", "e", "+" and "-" only are numbers exactly when float() accepts them
+    (the NUM_DOT rule without thousands commas), and none of them is comma-only, so the
+    column's separator is "." whatever the other texts: one C-level conversion types all,
+    without hashing a million distinct strings.
+    """
+    if pd.isna(texts).any() or not set("".join(texts)) <= _DOT_NUMBER_CHARS:
+        return None
+    try:
+        return texts.astype(float)
+    except ValueError:
+        return None
+
+
+def _number_series(name: str, arr: np.ndarray, notes: list[str]) -> pd.Series:
+    """float64 values (NaN = missing) -> int64 when all are whole, else float64."""
+    infinite = np.isinf(arr)
+    if infinite.any():
+        # The README promises finite numbers: 1e309 or an inf from a formula is no value.
+        count = int(infinite.sum())
+        arr = np.where(infinite, np.nan, arr)
+        notes.append(
+            f'column "{name}": {count} infinite number{"s" if count > 1 else ""} treated as missing'
+        )
+    if not np.isnan(arr).any() and np.all(arr == np.round(arr)) and np.all(np.abs(arr) < 2**53):
+        return pd.Series(arr.astype(np.int64), name=name)
+    return pd.Series(np.asarray(arr, dtype=float), name=name)
 
 
 def _column_from_cells(
-    name: str, cells: list[Any], decimal: str | None, notes: list[str]
+    name: str, cells: np.ndarray, decimal: str | None, notes: list[str]
 ) -> pd.Series:
-    n = len(cells)
-    kinds: list[str] = ["missing"] * n
-    parsed: list[Any] = [None] * n
-    text_rows: list[int] = []
-    for i, value in enumerate(cells):
-        if isinstance(value, str):
-            text_rows.append(i)
-        elif not is_blank(value):
-            kinds[i], parsed[i] = classify_value(value)
+    n = cells.shape[0]
+    kinds = np.zeros(n, dtype=np.int8)
+    parsed = np.empty(n, dtype=object)
+    # Cell types, found per distinct type (a column holds a handful).
+    tcodes, tuniq = pd.factorize(np.fromiter(map(type, cells), dtype=object, count=n))
+    is_text = np.array([issubclass(t, str) for t in tuniq] + [False])[tcodes]
+    is_float = np.array([t in _PLAIN_NUMBER_TYPES for t in tuniq] + [False])[tcodes]
+    if is_float.any():
+        # Plain numbers among text (a price column with a few "n/a"): one numpy step.
+        idx = np.flatnonzero(is_float)
+        floats = cells[idx].astype(float)
+        ok = ~np.isnan(floats)
+        kinds[idx[ok]] = NUMBER
+        parsed[idx[ok]] = floats[ok]
+    for i in np.flatnonzero(~is_text & ~is_float):
+        value = cells[i]
+        if not is_blank(value):
+            kind, parsed[i] = classify_value(value)
+            kinds[i] = _KIND_CODE[kind]
 
     errors: dict[str, int] = {}
-    if text_rows:
-        # Columns repeat their values a lot (grades, prices, CSV cells): look at each distinct
-        # string once, which keeps a 50,000-row file fast.
-        first: dict[str, tuple[str, Any]] = {}
-        for raw in dict.fromkeys(cells[i] for i in text_rows):
-            text = raw.strip()
-            upper = text.upper()
-            if not text or text.casefold() in MISSING_TEXT:
-                first[raw] = ("missing", None)
-            elif upper in EXCEL_ERRORS or upper in LOCALISED_ERRORS or ERROR_LIKE.fullmatch(text):
-                first[raw] = ("error", upper)
-            else:
-                first[raw] = ("text", text)
-        distinct = list(dict.fromkeys(t for k, t in first.values() if k == "text"))
-        col_decimal = decimal or column_decimal(distinct)
-        date_order = slash_date_order(distinct)
-        known = {t: classify_text(t, col_decimal, date_order) for t in distinct}
-        for i in text_rows:
-            kind, value = first[cells[i]]
-            if kind == "text":
-                kinds[i], parsed[i] = known[value]
-            elif kind == "error":
-                errors[value] = errors.get(value, 0) + 1
+    stripped_by_row: np.ndarray | None = None
+    if is_text.any():
+        text_idx = np.flatnonzero(is_text)
+        codes, uniques = pd.factorize(cells[text_idx])
+        ukind, uvalue, ustripped, uerror = _classify_distinct(
+            np.asarray(uniques, dtype=object), decimal
+        )
+        kinds[text_idx] = ukind[codes]
+        parsed[text_idx] = uvalue[codes]
+        stripped_by_row = np.empty(n, dtype=object)
+        stripped_by_row[text_idx] = ustripped[codes]
+        if uerror.any():
+            counts = np.bincount(codes, minlength=len(uniques))
+            for u in np.flatnonzero(uerror):
+                upper = ustripped[u].upper()
+                errors[upper] = errors.get(upper, 0) + int(counts[u])
 
     if errors:
         count = sum(errors.values())
@@ -118,63 +220,161 @@ def _column_from_cells(
             f'column "{name}": {count} error value{"s" if count > 1 else ""} '
             f"({shown}) treated as missing"
         )
-    return build_series(name, kinds, parsed, cells, notes)
+    return _build_series(name, kinds, parsed, cells, stripped_by_row, notes)
 
 
-
-def build_series(
-    name: str, kinds: list[str], parsed: list[Any], cells: list[Any], notes: list[str]
-) -> pd.Series:
-    counts = {k: kinds.count(k) for k in ("number", "date", "bool", "text")}
-    filled = sum(counts.values())
-    kind = "text"
-    if filled == 0:
-        kind = "number"  # header only: an empty numeric column; check_rows explains later
+def _classify_distinct(
+    uniques: np.ndarray, decimal: str | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Kind code, value, stripped text and error flag of each distinct raw text."""
+    m = uniques.shape[0]
+    stripped = np.array([u.strip() for u in uniques] + [None], dtype=object)[:m]
+    kind = np.full(m, TEXT, dtype=np.int8)
+    value = np.empty(m, dtype=object)
+    error = np.zeros(m, dtype=bool)
+    if decimal != "," and m and set("".join(stripped)) <= _DOT_NUMBER_CHARS:
+        # Plain decimal-point numbers ("1234.56"): for texts of these characters only,
+        # float() accepts exactly what NUM_DOT does, and none of them is comma-only, so the
+        # column's separator is "." and one C-level conversion types them all.
+        try:
+            value = stripped.astype(float)
+        except ValueError:
+            pass
+        else:
+            kind[:] = NUMBER
+            return kind, value.astype(object), stripped, error
+    # Texts of number characters only can be neither error values nor missing-value words.
+    all_plain = m > 0 and set("".join(stripped)) <= _PLAIN_CHARS
+    if all_plain:
+        kind[stripped == ""] = MISSING
     else:
-        for candidate in ("number", "date", "bool"):
+        for u, text in enumerate(stripped):
+            upper = text.upper()
+            if not text or text.casefold() in MISSING_TEXT:
+                kind[u] = MISSING
+            elif upper in EXCEL_ERRORS or upper in LOCALISED_ERRORS or ERROR_LIKE.fullmatch(text):
+                kind[u], error[u] = MISSING, True
+    todo = np.flatnonzero(kind == TEXT)
+    # The distinct texts in order of first appearance, each once (as the per-cell rules saw
+    # them); stripped texts can repeat (" a" and "a"), the rules never depend on that.
+    texts = stripped[todo]
+    # Bound fullmatch methods in comprehensions: cheaper per text than pandas' .str wrappers.
+    dot_match, comma_match = NUM_DOT.fullmatch, NUM_COMMA.fullmatch
+    if all_plain:
+        plain = np.ones(todo.size, dtype=bool)
+    else:
+        plain_match = _PLAIN.fullmatch
+        plain = np.array([plain_match(t) is not None for t in texts], dtype=bool)
+    is_comma = np.zeros(todo.size, dtype=bool)
+    is_comma[plain] = [comma_match(t) is not None for t in texts[plain]]
+    # Whether a text is a decimal-point number is only needed where it decides something.
+    dot_not_comma = np.zeros(todo.size, dtype=bool)
+    rest = plain & ~is_comma
+    dot_not_comma[rest] = [dot_match(t) is not None for t in texts[rest]]
+    col_decimal = decimal or _column_decimal(texts, plain, is_comma, dot_not_comma)
+    if all_plain:
+        order = "mdy"  # no text holds a "/"
+    else:
+        slashed = np.array(["/" in t for t in texts], dtype=bool)
+        order = slash_date_order(texts[slashed]) if slashed.any() else "mdy"
+
+    if col_decimal == ",":
+        fast = is_comma
+        numbers = [t.replace(".", "").replace(",", ".") for t in texts[fast]]
+    else:
+        fast = dot_not_comma.copy()
+        both = plain & is_comma
+        fast[both] = [dot_match(t) is not None for t in texts[both]]
+        numbers = [t.replace(",", "") for t in texts[fast]]
+    if fast.any():
+        where = todo[fast]
+        kind[where] = NUMBER
+        value[where] = np.array(numbers, dtype=object).astype(float)
+    for u in todo[~fast]:
+        k, v = classify_text(stripped[u], col_decimal, order)
+        kind[u], value[u] = _KIND_CODE[k], v
+    return kind, value, stripped, error
+
+
+def _column_decimal(
+    texts: np.ndarray, plain: np.ndarray, is_comma: np.ndarray, dot_not_comma: np.ndarray
+) -> str:
+    """Comma when some text can only be a decimal-comma number and none a decimal-point one."""
+    if dot_not_comma.any():
+        return "."
+    comma_only = False
+    for text in texts[~plain]:
+        s, _ = clean_number_text(text)
+        dot = NUM_DOT.fullmatch(s) is not None
+        comma = NUM_COMMA.fullmatch(s) is not None
+        if dot and not comma:
+            return "."
+        comma_only |= comma and not dot
+    if not comma_only:
+        # Stops at the first comma number that is not also a point number ("1.234,5").
+        dot_match = NUM_DOT.fullmatch
+        comma_only = any(dot_match(t) is None for t in texts[plain & is_comma])
+    return "," if comma_only else "."
+
+
+def _build_series(
+    name: str,
+    kinds: np.ndarray,
+    parsed: np.ndarray,
+    cells: np.ndarray,
+    stripped: np.ndarray | None,
+    notes: list[str],
+) -> pd.Series:
+    counts = np.bincount(kinds, minlength=5)
+    filled = int(counts[NUMBER:].sum())
+    kind = TEXT
+    if filled == 0:
+        kind = NUMBER  # header only: an empty numeric column; check_rows explains later
+    else:
+        for candidate in (NUMBER, DATE, BOOL):
             if counts[candidate] == filled or (
-                candidate != "bool" and counts[candidate] >= MAJORITY * filled
+                candidate != BOOL and counts[candidate] >= MAJORITY * filled
             ):
                 kind = candidate
                 break
 
-    if kind != "text":
-        dropped = [
-            str(c).strip() for k, c in zip(kinds, cells, strict=True) if k not in (kind, "missing")
-        ]
-        if dropped:
-            examples = ", ".join(f'"{d}"' for d in dict.fromkeys(dropped).keys())
+    if kind != TEXT:
+        drop_idx = np.flatnonzero((kinds != kind) & (kinds != MISSING))
+        if drop_idx.size:
+            shown = dict.fromkeys(
+                stripped[i]
+                if stripped is not None and stripped[i] is not None
+                else str(cells[i]).strip()
+                for i in drop_idx
+            )
+            examples = ", ".join(f'"{d}"' for d in shown)
             examples = examples if len(examples) <= 60 else examples[:57] + "..."
+            many = drop_idx.size > 1
             notes.append(
-                f'column "{name}": {len(dropped)} cell{"s" if len(dropped) > 1 else ""} that '
-                f"{'are' if len(dropped) > 1 else 'is'} not a {KIND_WORD[kind]} ({examples}) "
+                f'column "{name}": {drop_idx.size} cell{"s" if many else ""} that '
+                f"{'are' if many else 'is'} not a {KIND_WORD[_KIND_NAME[kind]]} ({examples}) "
                 "treated as missing"
             )
-        values = [p if k == kind else None for k, p in zip(kinds, parsed, strict=True)]
-    else:
-        # Text typed by the user stays as typed ("2011-12" a fiscal year, "1,5" a label); only
-        # real numbers, dates and booleans among the text are written out.
-        values = [
-            None if k == "missing" else c.strip() if isinstance(c, str) else as_text(k, p)
-            for k, p, c in zip(kinds, parsed, cells, strict=True)
-        ]
-
-    if kind == "number":
-        arr = np.array([np.nan if v is None else v for v in values], dtype=float)
-        finite = arr[~np.isnan(arr)]
-        if (
-            len(finite) == len(arr)
-            and np.all(np.isfinite(arr))
-            and np.all(arr == np.round(arr))
-            and np.all(np.abs(arr) < 2**53)
-        ):
-            return pd.Series(arr.astype(np.int64), name=name)
-        return pd.Series(arr, name=name)
-    if kind == "date":
-        return pd.Series(pd.to_datetime(pd.Series(values, dtype=object)), name=name)
-    if kind == "bool":
-        if any(v is None for v in values):
+        keep = kinds == kind
+        if kind == NUMBER:
+            arr = np.full(kinds.shape[0], np.nan)
+            arr[keep] = parsed[keep].astype(float)
+            return _number_series(name, arr, notes)
+        values = np.where(keep, parsed, None)
+        if kind == DATE:
+            return pd.Series(pd.to_datetime(pd.Series(values, dtype=object)), name=name)
+        if not keep.all():
             return pd.Series(values, name=name, dtype=object)
-        return pd.Series(values, name=name, dtype=bool)
-    return pd.Series(values, name=name, dtype="str")
+        return pd.Series(values.astype(bool), name=name, dtype=bool)
 
+    # Text typed by the user stays as typed ("2011-12" a fiscal year, "1,5" a label); only
+    # real numbers, dates and booleans among the text are written out.
+    values = np.full(kinds.shape[0], None, dtype=object)
+    if stripped is not None:
+        has = (kinds != MISSING) & np.not_equal(stripped, None)
+        values[has] = stripped[has]
+    else:
+        has = np.zeros(kinds.shape[0], dtype=bool)
+    for i in np.flatnonzero((kinds != MISSING) & ~has):
+        values[i] = as_text(_KIND_NAME[int(kinds[i])], parsed[i])
+    return pd.Series(values, name=name, dtype="str")

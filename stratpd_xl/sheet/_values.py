@@ -61,7 +61,10 @@ NUM_COMMA = re.compile(r"[+-]?(?:(?:\d{1,3}(?:\.\d{3})+|\d+)(?:,\d*)?|,\d+)(?:[e
 GROUP_SPACE = re.compile(r"(?<=\d)[ \u00a0\u202f'\u2019](?=\d{3}(?:\D|$))")
 CURRENCY = "$€£¥"
 
-ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?")
+# ISO dates may carry a time and then a UTC offset ("2024-03-01T00:00+02:00", "...Z").
+ISO_DATE = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+)
 DOT_DATE = re.compile(r"(\d{1,2})\.(\d{1,2})\.(\d{4})(?: (\d{1,2}):(\d{2})(?::(\d{2}))?)?")
 SLASH_DATE = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})(?: (\d{1,2}):(\d{2})(?::(\d{2}))?)?")
 # Year first: "2024/01/31" (East Asian and some exports) and a month alone, "2024-01".
@@ -211,7 +214,8 @@ def slash_date_order(texts: Any) -> str:
 def parse_date(text: str, slash_order: str) -> dt.datetime | None:
     try:
         if ISO_DATE.fullmatch(text):
-            return dt.datetime.fromisoformat(text)
+            # The wall-clock time as written: an analyst sees it in the cell, not UTC.
+            return naive(dt.datetime.fromisoformat(text))
         m = YEAR_MONTH.fullmatch(text) or YMD_SLASH_DATE.fullmatch(text)
         if m:  # a month stands for its first day, so months work as a numeric feature
             day = int(m.group(3)) if m.re is YMD_SLASH_DATE else 1
