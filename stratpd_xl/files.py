@@ -1,13 +1,18 @@
-"""Read a table from a file (.csv/.txt/.tsv, .xlsx/.xlsm, .ods) into a clean DataFrame.
+"""Read a table from a file (.csv/.txt/.tsv, .xlsx/.xlsm/.xlsb/.xls, .ods) into a DataFrame.
 
 Files go through the same sheet layer as cells: each reader only hands over the raw block of
 cell values and :func:`stratpd_xl.sheet.frame_from_cells` does the typing, so a CSV exported
-from a sheet gives the same table as the sheet itself.
+from a sheet gives the same table as the sheet itself.  Workbooks are read by python-calamine.
+
+Hostile files (decompression bombs, sheets padded to column XFD, devices, pipes, damaged XML)
+are refused with one sentence before any reader allocates memory for them; the limits are the
+``MAX_*`` constants below (documented in SECURITY.md, "Input files").
 """
 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 import stat
@@ -25,7 +30,7 @@ from .sheet import frame_from_cells, guess_decimal
 __all__ = ["TEXT_SUFFIXES", "WORKBOOK_SUFFIXES", "read_table", "sniff_text"]
 
 TEXT_SUFFIXES = (".csv", ".txt", ".tsv")
-WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".ods")
+WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods")
 _DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_LINES = 200
 
@@ -58,8 +63,8 @@ def read_table(
     Parameters
     ----------
     path
-        A ``.csv``/``.txt``/``.tsv`` text file, an ``.xlsx``/``.xlsm`` workbook or an ``.ods``
-        spreadsheet.
+        A ``.csv``/``.txt``/``.tsv`` text file, an ``.xlsx``/``.xlsm``/``.xlsb``/``.xls``
+        workbook or an ``.ods`` spreadsheet; a regular file of at most ``MAX_FILE_BYTES``.
     sheet
         Worksheet name for workbooks (case-insensitive); default the first sheet.
     decimal
@@ -79,7 +84,8 @@ def read_table(
     Raises
     ------
     StratPDInputError
-        File missing or unreadable, unknown format, unknown sheet, bad option.
+        File missing or unreadable, not a regular file, over a size limit, damaged, padded or
+        a decompression bomb, unknown format, unknown sheet, bad option.
     """
     path = Path(path)
     if decimal not in (None, ".", ","):
@@ -98,17 +104,11 @@ def read_table(
                 f'"{path.name}" is a text file with no sheets; leave out --sheet'
             )
         return _read_text(path, decimal=decimal, encoding=encoding)
-    if suffix == ".xls":
-        raise StratPDInputError(
-            f'"{path.name}" is in the old .xls format; save it as .xlsx or .csv and try again'
-        )
-    if suffix in (".xlsx", ".xlsm"):
-        cells, sheet_name = _xlsx_cells(path, sheet)
-    elif suffix == ".ods":
-        cells, sheet_name = _ods_cells(path, sheet)
+    if suffix in WORKBOOK_SUFFIXES:
+        cells, sheet_name = _workbook_cells(path, sheet, suffix)
     else:
         raise StratPDInputError(
-            f'unknown file type "{suffix or path.name}"; use a .csv, .txt, .xlsx or .ods file'
+            f'unknown file type "{suffix or path.name}"; use a .csv, .txt, .xlsx, .xls or .ods file'
         )
     frame = _frame(cells, decimal, f'sheet "{sheet_name}" of "{path.name}"')
     frame.attrs["source"] = {"path": str(path), "format": suffix[1:], "sheet": sheet_name}
@@ -347,11 +347,14 @@ def _check_grid(path: Path, sheet: str, height: int, width: int, cells: int) -> 
         )
 
 
-def _stream_tags(handle: Any, pattern: re.Pattern[bytes], *, check_xml: bool = False) -> Any:
-    """Matches of ``pattern`` in an XML stream read 1 MiB at a time, never split inside a tag.
+def _stream_tags(
+    handle: Any, pattern: re.Pattern[bytes], *, close: bytes, check_xml: bool = False
+) -> Any:
+    """Matches of ``pattern`` in an XML stream read 1 MiB at a time.
 
-    With ``check_xml``, expat (no tree, no handlers) also checks that the XML is well formed:
-    odfpy only prints a parse error and then reads an empty document.
+    Each buffer ends after the last ``close`` tag (else the last ``>``), so a whole cell, and
+    usually a whole row, is in one buffer: a match's ``.string`` holds the cell's value.  With
+    ``check_xml``, expat (no tree, no handlers) also checks that the XML is well formed.
     """
     parser = ParserCreate() if check_xml else None
     tail = b""
@@ -362,70 +365,50 @@ def _stream_tags(handle: Any, pattern: re.Pattern[bytes], *, check_xml: bool = F
         if not chunk:
             break
         buffer = tail + chunk
-        cut = buffer.rfind(b">") + 1
+        cut = buffer.rfind(close)
+        cut = cut + len(close) if cut >= 0 else buffer.rfind(b">") + 1
         yield from pattern.finditer(buffer, 0, cut)
         tail = buffer[cut:]
+    if tail:
+        yield from pattern.finditer(tail)
 
 
-# Only the coordinates matter, so a regular expression over the raw XML is enough and costs no
-# tree: the XML parsers would build the whole padded grid we are trying to avoid.
+# Only coordinates and error cells matter, so a regular expression over the raw XML is enough
+# and costs no tree: the XML parsers would build the whole padded grid we are trying to avoid.
 _XLSX_TAGS = re.compile(rb"<(?:\w+:)?(c|row)(?=[\s/>])([^>]*)>")
 _XLSX_REF = re.compile(rb'\br="([A-Z]{0,3})([0-9]{1,8})"')
+_XLSX_ERROR = re.compile(rb'\bt="e"')
+_XLSX_VALUE = re.compile(rb"<(?:\w+:)?v>([^<]*)</(?:\w+:)?v>")
+
+#: Error cells as (row, column) -> text ("#DIV/0!"): calamine hands them over as blanks, and
+#: the sheet layer should say how many errors it treated as missing.
+Errors = dict[tuple[int, int], str]
 
 
-def _xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int]:
-    """(last row, last column, number of cells) that a worksheet's XML declares."""
+def _xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Errors]:
+    """(last row, last column, number of cells, error cells) that a worksheet's XML declares."""
     height = width = cells = 0
+    errors: Errors = {}
     with book.open(member) as handle:
-        for match in _stream_tags(handle, _XLSX_TAGS):
-            ref = _XLSX_REF.search(match.group(2))
+        for match in _stream_tags(handle, _XLSX_TAGS, close=b"</row>"):
+            attrs = match.group(2)
+            ref = _XLSX_REF.search(attrs)
             if match.group(1) == b"c":
                 cells += 1
             if ref is None:
                 continue
-            height = max(height, int(ref.group(2)))
+            row = int(ref.group(2))
+            height = max(height, row)
             if ref.group(1):
                 col = 0
                 for letter in ref.group(1):
                     col = col * 26 + letter - 64
                 width = max(width, col)
-    return height, width, cells
-
-
-def _xlsx_cells(path: Path, sheet: str | None) -> tuple[list[list[Any]], str]:
-    import openpyxl
-
-    damaged = (
-        f'cannot read "{path.name}" as an Excel workbook (damaged or password-protected?); '
-        "open it and save it again as .xlsx"
-    )
-    with _open_zip(path, damaged) as archive:
-        try:
-            # data_only: the values Excel last calculated, not formulas; error cells come as
-            # "#N/A".
-            book = openpyxl.load_workbook(path, read_only=True, data_only=True)
-        except Exception as exc:  # any failure inside the parser means a damaged file
-            raise StratPDInputError(damaged) from exc
-        try:
-            name = _pick_sheet(book.sheetnames, sheet, path)
-            ws = book[name]
-            if not hasattr(ws, "iter_rows"):
-                raise StratPDInputError(f'sheet "{name}" in "{path.name}" is a chart, not a table')
-            member = getattr(ws, "_worksheet_path", None)
-            if member:
-                _check_grid(path, name, *_xlsx_extent(archive, member.lstrip("/")))
-            # Files written by other tools often declare a wrong used range ("A1"); without
-            # this the read-only reader would stop at the declared range and drop the data.
-            ws.reset_dimensions()
-            try:
-                cells = [list(row) for row in ws.iter_rows(values_only=True)]
-            except (MemoryError, StratPDInputError):
-                raise
-            except Exception as exc:  # malformed XML, bad shared-string index, ...
-                raise StratPDInputError(damaged) from exc
-        finally:
-            book.close()
-    return cells, name
+                if _XLSX_ERROR.search(attrs) and not attrs.endswith(b"/"):
+                    value = _XLSX_VALUE.search(match.string, match.end(), match.end() + 4000)
+                    if value:
+                        errors[(row - 1, col - 1)] = value.group(1).decode("ascii", "replace")
+    return height, width, cells, errors
 
 
 _ODS_TAGS = re.compile(
@@ -436,29 +419,30 @@ _ODS_TAGS = re.compile(
 _ODS_NAME = re.compile(rb'table:name="([^"]*)"')
 _ODS_ROWS = re.compile(rb'table:number-rows-repeated="([0-9]+)"')
 _ODS_COLS = re.compile(rb'table:number-columns-repeated="([0-9]+)"')
+_ODS_TEXT = re.compile(rb"<text:p>([^<]*)</text:p>")
 
 
-def _ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int]]:
-    """Per table: (used rows, used columns, filled cell elements), repeats counted.
+def _ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int, Errors]]:
+    """Per table: (used rows, used columns, filled cell elements, error cells), repeats counted.
 
     Trailing empty rows and cells (LibreOffice writes a million of them as one repeated
     element) are not used area: readers drop them.  Repeated empty cells *before* a filled one
     are, and are how a small file pads a sheet to 16,384 columns.
     """
-    import html
-
-    extents: dict[str, tuple[int, int, int]] = {}
+    extents: dict[str, tuple[int, int, int, Errors]] = {}
     name = ""
     height = width = cells = row_pos = col_pos = row_used = row_repeat = 0
+    errors: Errors = {}
     with book.open("content.xml") as handle:
-        for match in _stream_tags(handle, _ODS_TAGS, check_xml=True):
+        for match in _stream_tags(handle, _ODS_TAGS, close=b"</table:table-row>", check_xml=True):
             tag, attrs, closed = match.groups()
             if tag == b"table:table":
                 if name:
-                    extents[name] = (height, width, cells)
+                    extents[name] = (height, width, cells, errors)
                 found = _ODS_NAME.search(attrs)
                 name = html.unescape(found.group(1).decode("utf-8", "replace")) if found else ""
                 height = width = cells = row_pos = 0
+                errors = {}
             elif tag == b"table:table-row":
                 repeat = _ODS_ROWS.search(attrs)
                 row_repeat = int(repeat.group(1)) if repeat else 1
@@ -471,40 +455,103 @@ def _ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int]]:
                     height, width = row_pos, max(width, row_used)
             else:
                 repeat = _ODS_COLS.search(attrs)
+                start = col_pos
                 col_pos += int(repeat.group(1)) if repeat else 1
                 if not closed or b"office:value-type" in attrs:
                     cells += 1
                     row_used = col_pos
+                if b'calcext:value-type="error"' in attrs and row_repeat == 1:
+                    text = _ODS_TEXT.search(match.string, match.end(), match.end() + 4000)
+                    for col in range(start, min(col_pos, start + 1000)):
+                        errors[(row_pos, col)] = text.group(1).decode() if text else "#VALUE!"
     if name:
-        extents[name] = (height, width, cells)
+        extents[name] = (height, width, cells, errors)
     return extents
 
 
-def _ods_cells(path: Path, sheet: str | None) -> tuple[list[list[Any]], str]:
-    damaged = (
-        f'cannot read "{path.name}" as an OpenDocument spreadsheet (damaged?); '
-        "open it in LibreOffice and save it again as .ods"
-    )
-    with _open_zip(path, damaged) as archive:
-        if "content.xml" not in archive.namelist():
-            raise StratPDInputError(damaged)
+_SHEET_TAG = re.compile(rb"<(?:\w+:)?sheet\s([^>]*)>")
+_REL_TAG = re.compile(rb"<(?:\w+:)?Relationship\s([^>]*)>")
+_ATTR = re.compile(rb'([\w:]+)="([^"]*)"')
+
+
+def _xlsx_members(book: zipfile.ZipFile) -> dict[str, str]:
+    """Sheet name -> zip member of its XML, from workbook.xml and its relationships."""
+    try:
+        sheets = _SHEET_TAG.findall(book.read("xl/workbook.xml"))
+        rels = _REL_TAG.findall(book.read("xl/_rels/workbook.xml.rels"))
+    except KeyError:
+        return {}
+    targets = {}
+    for rel in rels:
+        attrs = dict(_ATTR.findall(rel))
+        target = attrs.get(b"Target", b"").decode("utf-8", "replace")
+        target = target.lstrip("/") if target.startswith("/") else "xl/" + target
+        targets[attrs.get(b"Id", b"")] = target
+    members = {}
+    for sheet in sheets:
+        attrs = {k.split(b":")[-1]: v for k, v in _ATTR.findall(sheet)}
+        name = html.unescape(attrs.get(b"name", b"").decode("utf-8", "replace"))
+        if attrs.get(b"id") in targets:
+            members[name] = targets[attrs[b"id"]]
+    return members
+
+
+def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[list[Any]], str]:
+    """The chosen sheet's cells through calamine, after the cheap checks against bombs.
+
+    Formulas come as the values last calculated; error cells as their text ("#N/A"), which the
+    sheet layer turns into missing values with a note.
+    """
+    import python_calamine
+
+    if suffix == ".ods":
+        damaged = (
+            f'cannot read "{path.name}" as an OpenDocument spreadsheet (damaged?); '
+            "open it in LibreOffice and save it again as .ods"
+        )
+    else:
+        damaged = (
+            f'cannot read "{path.name}" as an Excel workbook (damaged or password-protected?); '
+            "open it and save it again as .xlsx"
+        )
+    extent: tuple[int, int, int, Errors] | None = None
+    archive = None if suffix == ".xls" else _open_zip(path, damaged)  # .xls is not a zip
+    try:
         try:
-            extents = _ods_extents(archive)
+            book = python_calamine.CalamineWorkbook.from_path(str(path))
+        except Exception as exc:  # any failure inside the parser means a damaged file
+            raise StratPDInputError(damaged) from exc
+        metadata = {m.name: m for m in book.sheets_metadata}
+        name = _pick_sheet(list(book.sheet_names), sheet, path)
+        kind = getattr(metadata.get(name), "typ", None)
+        if kind is not None and kind != python_calamine.SheetTypeEnum.WorkSheet:
+            raise StratPDInputError(f'sheet "{name}" in "{path.name}" is a chart, not a table')
+        try:
+            if archive is not None and suffix in (".xlsx", ".xlsm"):
+                member = _xlsx_members(archive).get(name)
+                if member in archive.namelist():
+                    extent = _xlsx_extent(archive, member)
+            elif archive is not None and suffix == ".ods":
+                extent = _ods_extents(archive).get(name)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError, ExpatError) as exc:
             raise StratPDInputError(damaged) from exc
+    finally:
+        if archive is not None:
+            archive.close()
+    if extent is not None:
+        _check_grid(path, name, *extent[:3])
     try:
-        book = pd.ExcelFile(path, engine="odf")
-    except Exception as exc:  # any failure inside the parser means a damaged file
+        ws = book.get_sheet_by_name(name)
+        if extent is None:  # .xls/.xlsb: no cheap look before calamine reads the sheet
+            _check_grid(path, name, ws.total_height, ws.total_width, ws.height * ws.width)
+        rows = ws.to_python(skip_empty_area=False)
+    except (MemoryError, StratPDInputError):
+        raise
+    except Exception as exc:  # malformed XML, bad shared-string index, ...
         raise StratPDInputError(damaged) from exc
-    with book:
-        name = _pick_sheet([str(s) for s in book.sheet_names], sheet, path)
-        if name in extents:
-            _check_grid(path, name, *extents[name])
-        try:
-            raw = pd.read_excel(book, sheet_name=name, header=None, dtype=object)
-        except MemoryError:
-            raise
-        except Exception as exc:  # malformed XML, ...
-            raise StratPDInputError(damaged) from exc
-    cells = raw.astype(object).where(raw.notna(), None).values.tolist()
-    return cells, name
+    finally:
+        book.close()
+    for (r, c), text in (extent[3] if extent else {}).items():
+        if r < len(rows) and c < len(rows[r]) and rows[r][c] == "":
+            rows[r][c] = text
+    return rows, name
