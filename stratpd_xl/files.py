@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 from xml.parsers.expat import ExpatError, ParserCreate
 
+import numpy as np
 import pandas as pd
 
 from .errors import StratPDInputError
-from .sheet import frame_from_cells, guess_decimal
+from .sheet import frame_from_cells, frame_from_columns, guess_decimal
 
 __all__ = ["TEXT_SUFFIXES", "WORKBOOK_SUFFIXES", "read_table", "sniff_text"]
 
@@ -176,16 +177,16 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
         text = text[hint.end() :]
     dialect = sniff_text(text, delimiter=hint.group(1) if hint else None)
     delimiter = dialect["delimiter"]
-    try:
-        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
-    except csv.Error as exc:
-        raise StratPDInputError(
-            f'"{path.name}" is not a readable CSV file ({exc}); check that it is a table '
-            "saved as CSV"
-        ) from exc
     if decimal is None:
         decimal = dialect["decimal"]
-    frame = _frame(rows, decimal, f'"{path.name}"')
+    columns = _text_columns(text, delimiter)
+    if columns is None:
+        rows = _text_rows(text, delimiter, path)
+        frame = _frame(rows, decimal, f'"{path.name}"')
+    else:
+        frame = frame_from_columns(
+            columns, decimal=decimal, skip_titles=True, where=f'"{path.name}"'
+        )
     frame.attrs["source"] = {
         "path": str(path),
         "format": "text",
@@ -194,6 +195,59 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
         "encoding": used,
     }
     return frame
+
+
+def _text_rows(text: str, delimiter: str, path: Path) -> list[list[str]]:
+    """The reference reader (csv module): any file the C reader does not split the same way."""
+    try:
+        return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as exc:
+        raise StratPDInputError(
+            f'"{path.name}" is not a readable CSV file ({exc}); check that it is a table '
+            "saved as CSV"
+        ) from exc
+
+
+def _text_columns(text: str, delimiter: str) -> list[np.ndarray] | None:
+    """The cells as columns of raw text, split by pandas' C reader; ``None`` to fall back.
+
+    Every cell stays text (no NA strings, no number parsing): typing is the sheet layer's job,
+    so the result is the one the csv module gives.  The C reader takes its width from the
+    first line and refuses longer lines later (title rows, ragged rows): those files, and
+    NUL characters, go to the csv module instead.
+    """
+    if "\x00" in text or not text.strip():
+        return None
+    # Width from the widest of the first lines, so title rows above the header do not fix it
+    # at one column; a longer line further down still raises and falls back.
+    head = "\n".join(text.splitlines()[:_SNIFF_LINES])
+    width = max((len(row) for row in _sample_rows(head, delimiter)), default=1)
+    try:
+        table = pd.read_csv(
+            io.StringIO(text),
+            sep=delimiter,
+            header=None,
+            names=range(width),
+            index_col=False,
+            dtype=str,
+            na_filter=False,
+            keep_default_na=False,
+            skip_blank_lines=False,
+            quotechar='"',
+            doublequote=True,
+            quoting=csv.QUOTE_MINIMAL,
+            engine="c",
+            low_memory=False,
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
+        return None
+    # Short rows come back padded with NaN; the csv module's short rows are padded blank.
+    columns = [np.where(pd.isna(col), "", col).astype(object) for col in table.T.to_numpy()]
+    # The csv module refuses fields over its limit (with a sentence); keep that answer.
+    limit = csv.field_size_limit()
+    if len(text) > limit and any(max(map(len, col), default=0) > limit for col in columns):
+        return None
+    return columns
 
 
 def _decode(raw: bytes, encoding: str | None, path: Path) -> tuple[str, str]:
