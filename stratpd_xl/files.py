@@ -229,7 +229,7 @@ def _text_columns(text: str, delimiter: str) -> list[np.ndarray] | None:
             header=None,
             names=range(width),
             index_col=False,
-            dtype=str,
+            dtype=object,
             na_filter=False,
             keep_default_na=False,
             skip_blank_lines=False,
@@ -242,7 +242,7 @@ def _text_columns(text: str, delimiter: str) -> list[np.ndarray] | None:
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
         return None
     # Short rows come back padded with NaN; the csv module's short rows are padded blank.
-    columns = [np.where(pd.isna(col), "", col).astype(object) for col in table.T.to_numpy()]
+    columns = [table[c].to_numpy(dtype=object, na_value="") for c in table.columns]
     # The csv module refuses fields over its limit (with a sentence); keep that answer.
     limit = csv.field_size_limit()
     if len(text) > limit and any(max(map(len, col), default=0) > limit for col in columns):
