@@ -111,7 +111,16 @@ def read_table(
         raise StratPDInputError(
             f'unknown file type "{suffix or path.name}"; use a .csv, .txt, .xlsx, .xls or .ods file'
         )
-    frame = _frame(cells, decimal, f'sheet "{sheet_name}" of "{path.name}"')
+    # calamine's rows are all one width: one object grid, handed over column by column.
+    grid = np.empty((len(cells), len(cells[0]) if cells else 0), dtype=object)
+    if grid.size:
+        grid[:] = cells
+    frame = frame_from_columns(
+        list(grid.T),
+        decimal=decimal,
+        skip_titles=True,
+        where=f'sheet "{sheet_name}" of "{path.name}"',
+    )
     frame.attrs["source"] = {"path": str(path), "format": suffix[1:], "sheet": sheet_name}
     return frame
 
