@@ -390,10 +390,13 @@ def _open_zip(path: Path, damaged: str) -> zipfile.ZipFile:
     )
     if total > MAX_UNZIPPED_BYTES or worst > MAX_ZIP_RATIO:
         book.close()
+        limit = (
+            f"over the {_size(MAX_UNZIPPED_BYTES)} limit"
+            if total > MAX_UNZIPPED_BYTES
+            else f"packed over {MAX_ZIP_RATIO}x, far tighter than a real table packs"
+        )
         raise StratPDInputError(
-            f'"{path.name}" unpacks to {_size(total)}, '
-            + ("over the limit" if total > MAX_UNZIPPED_BYTES else "far more than a real table")
-            + f" for workbooks ({_size(MAX_UNZIPPED_BYTES)}, {MAX_ZIP_RATIO}x packing); "
+            f'"{path.name}" unpacks to {_size(total)} ({limit}); '
             "save just the table as .csv or .xlsx"
         )
     return book

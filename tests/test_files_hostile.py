@@ -100,7 +100,7 @@ def test_highly_compressed_member_is_refused_before_parsing(tmp_path, capsys):
         sheet.replace(b"</sheetData>", filler + b"</sheetData>"),
     )
     assert bomb.stat().st_size < 200_000
-    with pytest.raises(StratPDInputError, match="unpacks to") as exc:
+    with pytest.raises(StratPDInputError, match="unpacks to .* packed over 200x") as exc:
         read_table(bomb)
     one_sentence(exc)
     code, err = cli_code(bomb, capsys)
@@ -110,7 +110,7 @@ def test_highly_compressed_member_is_refused_before_parsing(tmp_path, capsys):
 def test_total_unpacked_size_is_capped(tmp_path, monkeypatch):
     path = make_xlsx(tmp_path / "book.xlsx")
     monkeypatch.setattr(files, "MAX_UNZIPPED_BYTES", 1000)
-    with pytest.raises(StratPDInputError, match="over the limit"):
+    with pytest.raises(StratPDInputError, match="over the 1000 bytes limit"):
         read_table(path)
 
 
