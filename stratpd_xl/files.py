@@ -413,14 +413,11 @@ def _check_grid(path: Path, sheet: str, height: int, width: int, cells: int) -> 
         )
 
 
-def _stream_tags(
-    handle: Any, pattern: re.Pattern[bytes], *, close: bytes, check_xml: bool = False
-) -> Any:
-    """Matches of ``pattern`` in an XML stream read 1 MiB at a time.
+def _stream_chunks(handle: Any, *, close: bytes, check_xml: bool = False) -> Any:
+    """An XML stream in buffers of about 1 MiB, each ending after the last ``close`` tag.
 
-    Each buffer ends after the last ``close`` tag (else the last ``>``), so a whole cell, and
-    usually a whole row, is in one buffer: a match's ``.string`` holds the cell's value.  With
-    ``check_xml``, expat (no tree, no handlers) also checks that the XML is well formed.
+    So a whole cell, and usually a whole row, is in one buffer.  With ``check_xml``, expat (no
+    tree, no handlers) also checks that the XML is well formed.
     """
     parser = ParserCreate() if check_xml else None
     tail = b""
@@ -433,17 +430,23 @@ def _stream_tags(
         buffer = tail + chunk
         cut = buffer.rfind(close)
         cut = cut + len(close) if cut >= 0 else buffer.rfind(b">") + 1
-        yield from pattern.finditer(buffer, 0, cut)
+        yield buffer[:cut]
         tail = buffer[cut:]
     if tail:
-        yield from pattern.finditer(tail)
+        yield tail
+
+
+def _stream_tags(
+    handle: Any, pattern: re.Pattern[bytes], *, close: bytes, check_xml: bool = False
+) -> Any:
+    """Matches of ``pattern`` in an XML stream; a match's ``.string`` holds the whole cell."""
+    for buffer in _stream_chunks(handle, close=close, check_xml=check_xml):
+        yield from pattern.finditer(buffer)
 
 
 # Only coordinates and error cells matter, so a regular expression over the raw XML is enough
 # and costs no tree: the XML parsers would build the whole padded grid we are trying to avoid.
-_XLSX_TAGS = re.compile(rb"<(?:\w+:)?(c|row)(?=[\s/>])([^>]*)>")
 _XLSX_REF = re.compile(rb'\br="([A-Z]{0,3})([0-9]{1,8})"')
-_XLSX_ERROR = re.compile(rb'\bt="e"')
 _XLSX_VALUE = re.compile(rb"<(?:\w+:)?v>([^<]*)</(?:\w+:)?v>")
 
 #: Error cells as (row, column) -> text ("#DIV/0!"): calamine hands them over as blanks, and
@@ -451,29 +454,51 @@ _XLSX_VALUE = re.compile(rb"<(?:\w+:)?v>([^<]*)</(?:\w+:)?v>")
 Errors = dict[tuple[int, int], str]
 
 
+_XLSX_CELL = re.compile(rb"<(?:\w+:)?c(?=[\s/>])")
+# Only cells carry an r="A1"-style attribute (rows have digits only), so no tag context needed.
+_XLSX_CELL_REF = re.compile(rb'\br="([A-Z]{1,3})([0-9]{1,8})"')
+_XLSX_ROW_REF = re.compile(rb'<(?:\w+:)?row\s[^>]*?\br="([0-9]{1,8})"')
+_XLSX_ERROR_CELL = re.compile(rb'<(?:\w+:)?c\s([^>]*\bt="e"[^>]*)>')
+
+
+def _column_number(letters: bytes) -> int:
+    col = 0
+    for letter in letters:
+        col = col * 26 + letter - 64
+    return col
+
+
 def _xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Errors]:
-    """(last row, last column, number of cells, error cells) that a worksheet's XML declares."""
+    """(last row, last column, number of cells, error cells) that a worksheet's XML declares.
+
+    findall over each buffer, not a Python loop per cell: this runs on every workbook read.
+    """
     height = width = cells = 0
     errors: Errors = {}
     with book.open(member) as handle:
-        for match in _stream_tags(handle, _XLSX_TAGS, close=b"</row>"):
-            attrs = match.group(2)
-            ref = _XLSX_REF.search(attrs)
-            if match.group(1) == b"c":
-                cells += 1
-            if ref is None:
+        for buffer in _stream_chunks(handle, close=b"</row>"):
+            cells += len(_XLSX_CELL.findall(buffer))
+            refs = _XLSX_CELL_REF.findall(buffer)
+            if refs:
+                # Longest, then greatest, is the largest number in letters or digits alike.
+                letters = max({col for col, _ in refs}, key=lambda c: (len(c), c))
+                digits = max({row for _, row in refs}, key=lambda r: (len(r), r))
+                width = max(width, _column_number(letters))
+                height = max(height, int(digits))
+            rows = set(_XLSX_ROW_REF.findall(buffer))
+            if rows:
+                height = max(height, int(max(rows, key=lambda r: (len(r), r))))
+            if b't="e"' not in buffer:
                 continue
-            row = int(ref.group(2))
-            height = max(height, row)
-            if ref.group(1):
-                col = 0
-                for letter in ref.group(1):
-                    col = col * 26 + letter - 64
-                width = max(width, col)
-                if _XLSX_ERROR.search(attrs) and not attrs.endswith(b"/"):
-                    value = _XLSX_VALUE.search(match.string, match.end(), match.end() + 4000)
-                    if value:
-                        errors[(row - 1, col - 1)] = value.group(1).decode("ascii", "replace")
+            for match in _XLSX_ERROR_CELL.finditer(buffer):
+                attrs = match.group(1)
+                ref = _XLSX_REF.search(attrs)
+                if ref is None or not ref.group(1) or attrs.endswith(b"/"):
+                    continue
+                value = _XLSX_VALUE.search(buffer, match.end(), match.end() + 4000)
+                if value:
+                    key = (int(ref.group(2)) - 1, _column_number(ref.group(1)) - 1)
+                    errors[key] = value.group(1).decode("ascii", "replace")
     return height, width, cells, errors
 
 
