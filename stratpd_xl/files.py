@@ -622,6 +622,10 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
                 member = _xlsx_members(archive).get(name)
                 if member in archive.namelist():
                     extent = _xlsx_extent(archive, member)
+                else:  # unusual markup hid the sheet's member: measure every worksheet
+                    for other in archive.namelist():
+                        if other.startswith("xl/worksheets/") and other.endswith(".xml"):
+                            _check_grid(path, name, *_xlsx_extent(archive, other)[:3])
             elif archive is not None and suffix == ".ods":
                 extent = _ods_extents(archive).get(name)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError, ExpatError) as exc:
