@@ -151,9 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     reading = _Parser(add_help=False)
     r = reading.add_argument_group("reading the input")
-    r.add_argument("input", metavar="INPUT", help="a .csv, .txt, .tsv, .xlsx or .ods file")
     r.add_argument(
-        "--sheet", metavar="NAME", help="worksheet of an .xlsx/.ods file (default: first)"
+        "input", metavar="INPUT", help="a .csv, .txt, .tsv, .xlsx, .xlsm, .xlsb, .xls or .ods file"
+    )
+    r.add_argument(
+        "--sheet", metavar="NAME", help="worksheet of a workbook file (default: first)"
     )
     r.add_argument(
         "--decimal",
@@ -176,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Model-free partial dependence (StratPD, Parr & Wilson 2020) for tables "
-        "in .csv, .xlsx and .ods files.",
+        "in .csv, .xlsx, .xls and .ods files.",
         epilog="example: stratpd-xl curve houses.csv -t price -f rooms --out rooms.png",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

@@ -1,31 +1,55 @@
-"""Read a table from a file (.csv/.txt/.tsv, .xlsx/.xlsm, .ods) into a clean DataFrame.
+"""Read a table from a file (.csv/.txt/.tsv, .xlsx/.xlsm/.xlsb/.xls, .ods) into a DataFrame.
 
 Files go through the same sheet layer as cells: each reader only hands over the raw block of
 cell values and :func:`stratpd_xl.sheet.frame_from_cells` does the typing, so a CSV exported
-from a sheet gives the same table as the sheet itself.
+from a sheet gives the same table as the sheet itself.  Workbooks are read by python-calamine.
+
+Hostile files (decompression bombs, sheets padded to column XFD, devices, pipes, damaged XML)
+are refused with one sentence before any reader allocates memory for them; the limits are the
+``MAX_*`` constants below (documented in SECURITY.md, "Input files").
 """
 
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
+import stat
 import zipfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from xml.parsers.expat import ExpatError, ParserCreate
 
+import numpy as np
 import pandas as pd
 
 from .errors import StratPDInputError
-from .sheet import frame_from_cells, guess_decimal
+from .sheet import frame_from_cells, frame_from_columns, guess_decimal
 
 __all__ = ["TEXT_SUFFIXES", "WORKBOOK_SUFFIXES", "read_table", "sniff_text"]
 
 TEXT_SUFFIXES = (".csv", ".txt", ".tsv")
-WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".ods")
+WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods")
 _DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_LINES = 200
+
+# Limits on hostile input (see SECURITY.md, "Input files").  Module constants so tests can lower
+# them; each is far above a table StratPD can analyse in memory anyway.
+#: Largest file read at all, in bytes (a text file is read whole; a workbook is a zip).
+MAX_FILE_BYTES = 512 * 1024**2
+#: Largest total declared uncompressed size of a workbook's zip members.
+MAX_UNZIPPED_BYTES = 1024**3
+#: Largest compression ratio of one zip member over 1 MiB; spreadsheet XML packs ~5-30x,
+#: a decompression bomb ~1000x.
+MAX_ZIP_RATIO = 200
+#: Largest worksheet grid (last row x last column) a workbook may declare through its cells.
+MAX_GRID_CELLS = 50_000_000
+#: A grid this many times larger than its real cells (and over a million) is padding.
+MAX_PADDING_FACTOR = 20
+#: Sheet names listed when a sheet is not found.
+SHOWN_SHEET_NAMES = 10
 
 
 def read_table(
@@ -40,8 +64,8 @@ def read_table(
     Parameters
     ----------
     path
-        A ``.csv``/``.txt``/``.tsv`` text file, an ``.xlsx``/``.xlsm`` workbook or an ``.ods``
-        spreadsheet.
+        A ``.csv``/``.txt``/``.tsv`` text file, an ``.xlsx``/``.xlsm``/``.xlsb``/``.xls``
+        workbook or an ``.ods`` spreadsheet; a regular file of at most ``MAX_FILE_BYTES``.
     sheet
         Worksheet name for workbooks (case-insensitive); default the first sheet.
     decimal
@@ -61,17 +85,13 @@ def read_table(
     Raises
     ------
     StratPDInputError
-        File missing or unreadable, unknown format, unknown sheet, bad option.
+        File missing or unreadable, not a regular file, over a size limit, damaged, padded or
+        a decompression bomb, unknown format, unknown sheet, bad option.
     """
     path = Path(path)
     if decimal not in (None, ".", ","):
         raise StratPDInputError(f'the decimal separator must be "." or ","; got "{decimal}"')
-    if not path.exists():
-        raise StratPDInputError(f'file "{path}" not found; check the name and folder')
-    if path.is_dir():
-        raise StratPDInputError(
-            f'"{path}" is a folder; give the path of a .csv, .xlsx or .ods file'
-        )
+    _check_regular_file(path)
     try:  # one clear sentence for permissions and locks, whatever the format
         path.open("rb").close()
     except OSError as exc:
@@ -85,21 +105,58 @@ def read_table(
                 f'"{path.name}" is a text file with no sheets; leave out --sheet'
             )
         return _read_text(path, decimal=decimal, encoding=encoding)
-    if suffix == ".xls":
-        raise StratPDInputError(
-            f'"{path.name}" is in the old .xls format; save it as .xlsx or .csv and try again'
-        )
-    if suffix in (".xlsx", ".xlsm"):
-        cells, sheet_name = _xlsx_cells(path, sheet)
-    elif suffix == ".ods":
-        cells, sheet_name = _ods_cells(path, sheet)
+    if suffix in WORKBOOK_SUFFIXES:
+        cells, sheet_name = _workbook_cells(path, sheet, suffix)
     else:
         raise StratPDInputError(
-            f'unknown file type "{suffix or path.name}"; use a .csv, .txt, .xlsx or .ods file'
+            f'unknown file type "{suffix or path.name}"; use a .csv, .txt, .xlsx, .xls or .ods file'
         )
-    frame = _frame(cells, decimal, f'sheet "{sheet_name}" of "{path.name}"')
+    # calamine's rows are all one width: one object grid, handed over column by column.
+    grid = np.empty((len(cells), len(cells[0]) if cells else 0), dtype=object)
+    if grid.size:
+        grid[:] = cells
+    frame = frame_from_columns(
+        list(grid.T),
+        decimal=decimal,
+        skip_titles=True,
+        where=f'sheet "{sheet_name}" of "{path.name}"',
+    )
     frame.attrs["source"] = {"path": str(path), "format": suffix[1:], "sheet": sheet_name}
     return frame
+
+
+def _check_regular_file(path: Path) -> None:
+    """Refuse before opening what is not a regular file of a sane size.
+
+    Opening a FIFO blocks until a writer comes; /dev/zero or /dev/urandom never end.  stat()
+    does neither, so it comes before any open().
+    """
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise StratPDInputError(f'file "{path}" not found; check the name and folder') from None
+    except OSError as exc:
+        raise StratPDInputError(
+            f'cannot open "{path}": {exc.strerror or exc}; check that you may read it'
+        ) from exc
+    if stat.S_ISDIR(info.st_mode):
+        raise StratPDInputError(
+            f'"{path}" is a folder; give the path of a .csv, .xlsx or .ods file'
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise StratPDInputError(
+            f'"{path}" is not a regular file (a device, pipe or socket); '
+            "give the path of a .csv, .xlsx or .ods file"
+        )
+    if info.st_size > MAX_FILE_BYTES:
+        raise StratPDInputError(
+            f'"{path.name}" is {_size(info.st_size)}, over the {_size(MAX_FILE_BYTES)} limit '
+            "for input files; keep only the rows and columns to analyse"
+        )
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024**2:.0f} MB" if n >= 1024**2 else f"{n} bytes"
 
 
 def _frame(cells: list[list[Any]], decimal: str | None, where: str) -> pd.DataFrame:
@@ -112,9 +169,16 @@ def _frame(cells: list[list[Any]], decimal: str | None, where: str) -> pd.DataFr
 
 def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.DataFrame:
     try:
-        raw = path.read_bytes()
+        # At most one byte over the limit: the file may have grown since stat().
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise StratPDInputError(f'cannot read "{path}": {exc.strerror or exc}') from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise StratPDInputError(
+            f'"{path.name}" is over the {_size(MAX_FILE_BYTES)} limit for input files; '
+            "keep only the rows and columns to analyse"
+        )
     text, used = _decode(raw, encoding, path)
     # Excel writes, and obeys, a first line "sep=;" naming the delimiter.
     hint = re.match(r'"?sep=([^\r\n])"?[ \t]*\r?\n', text)
@@ -122,16 +186,16 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
         text = text[hint.end() :]
     dialect = sniff_text(text, delimiter=hint.group(1) if hint else None)
     delimiter = dialect["delimiter"]
-    try:
-        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
-    except csv.Error as exc:
-        raise StratPDInputError(
-            f'"{path.name}" is not a readable CSV file ({exc}); check that it is a table '
-            "saved as CSV"
-        ) from exc
     if decimal is None:
         decimal = dialect["decimal"]
-    frame = _frame(rows, decimal, f'"{path.name}"')
+    columns = _text_columns(text, delimiter)
+    if columns is None:
+        rows = _text_rows(text, delimiter, path)
+        frame = _frame(rows, decimal, f'"{path.name}"')
+    else:
+        frame = frame_from_columns(
+            columns, decimal=decimal, skip_titles=True, where=f'"{path.name}"'
+        )
     frame.attrs["source"] = {
         "path": str(path),
         "format": "text",
@@ -140,6 +204,59 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
         "encoding": used,
     }
     return frame
+
+
+def _text_rows(text: str, delimiter: str, path: Path) -> list[list[str]]:
+    """The reference reader (csv module): any file the C reader does not split the same way."""
+    try:
+        return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as exc:
+        raise StratPDInputError(
+            f'"{path.name}" is not a readable CSV file ({exc}); check that it is a table '
+            "saved as CSV"
+        ) from exc
+
+
+def _text_columns(text: str, delimiter: str) -> list[np.ndarray] | None:
+    """The cells as columns of raw text, split by pandas' C reader; ``None`` to fall back.
+
+    Every cell stays text (no NA strings, no number parsing): typing is the sheet layer's job,
+    so the result is the one the csv module gives.  The C reader takes its width from the
+    first line and refuses longer lines later (title rows, ragged rows): those files, and
+    NUL characters, go to the csv module instead.
+    """
+    if "\x00" in text or not text.strip():
+        return None
+    # Width from the widest of the first lines, so title rows above the header do not fix it
+    # at one column; a longer line further down still raises and falls back.
+    head = "\n".join(text.splitlines()[:_SNIFF_LINES])
+    width = max((len(row) for row in _sample_rows(head, delimiter)), default=1)
+    try:
+        table = pd.read_csv(
+            io.StringIO(text),
+            sep=delimiter,
+            header=None,
+            names=range(width),
+            index_col=False,
+            dtype=object,
+            na_filter=False,
+            keep_default_na=False,
+            skip_blank_lines=False,
+            quotechar='"',
+            doublequote=True,
+            quoting=csv.QUOTE_MINIMAL,
+            engine="c",
+            low_memory=False,
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
+        return None
+    # Short rows come back padded with NaN; the csv module's short rows are padded blank.
+    columns = [table[c].to_numpy(dtype=object, na_value="") for c in table.columns]
+    # The csv module refuses fields over its limit (with a sentence); keep that answer.
+    limit = csv.field_size_limit()
+    if len(text) > limit and any(max(map(len, col), default=0) > limit for col in columns):
+        return None
+    return columns
 
 
 def _decode(raw: bytes, encoding: str | None, path: Path) -> tuple[str, str]:
@@ -248,46 +365,288 @@ def _pick_sheet(names: list[str], sheet: str | None, path: Path) -> str:
     folded = [n for n in names if n.strip().casefold() == sheet.strip().casefold()]
     if len(folded) == 1:
         return folded[0]
-    listed = ", ".join(names)
+    # A workbook may hold thousands of sheets; the sentence stays one readable line.
+    listed = ", ".join(names[:SHOWN_SHEET_NAMES])
+    if len(names) > SHOWN_SHEET_NAMES:
+        listed += f" ... and {len(names) - SHOWN_SHEET_NAMES} more"
     raise StratPDInputError(f'sheet "{sheet}" not found in "{path.name}"; sheets are: {listed}')
 
 
-def _xlsx_cells(path: Path, sheet: str | None) -> tuple[list[list[Any]], str]:
-    import openpyxl
-    from openpyxl.utils.exceptions import InvalidFileException
+def _open_zip(path: Path, damaged: str) -> zipfile.ZipFile:
+    """The workbook's zip, after checking members' declared sizes: bombs stop here, cheaply.
 
+    Declared sizes cannot lie past this point: Python's zipfile stops inflating a member at its
+    declared size (and then fails its CRC check), and the scans below read through it.
+    """
     try:
-        # data_only: the values Excel last calculated, not formulas; error cells come as "#N/A".
-        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except (zipfile.BadZipFile, InvalidFileException, KeyError, OSError) as exc:
+        book = zipfile.ZipFile(path)
+        infos = book.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+        raise StratPDInputError(damaged) from exc
+    total = sum(info.file_size for info in infos)
+    worst = max(
+        (info.file_size / max(info.compress_size, 1) for info in infos if info.file_size > 2**20),
+        default=0.0,
+    )
+    if total > MAX_UNZIPPED_BYTES or worst > MAX_ZIP_RATIO:
+        book.close()
+        limit = (
+            f"over the {_size(MAX_UNZIPPED_BYTES)} limit"
+            if total > MAX_UNZIPPED_BYTES
+            else f"packed over {MAX_ZIP_RATIO}x, far tighter than a real table packs"
+        )
         raise StratPDInputError(
+            f'"{path.name}" unpacks to {_size(total)} ({limit}); '
+            "save just the table as .csv or .xlsx"
+        )
+    return book
+
+
+def _check_grid(path: Path, sheet: str, height: int, width: int, cells: int) -> None:
+    """Refuse a sheet whose used area is mostly padding, before any reader allocates it."""
+    grid = height * width
+    if grid > MAX_GRID_CELLS or (grid > 1_000_000 and grid > MAX_PADDING_FACTOR * max(cells, 1)):
+        raise StratPDInputError(
+            f'sheet "{sheet}" of "{path.name}" spans {height:,} rows x {width:,} columns but '
+            f"holds only {cells:,} cells; delete the stray cells far from the table "
+            f"(limit {MAX_GRID_CELLS:,} cells) and save again"
+        )
+
+
+def _stream_chunks(handle: Any, *, close: bytes, check_xml: bool = False) -> Any:
+    """An XML stream in buffers of about 1 MiB, each ending after the last ``close`` tag.
+
+    So a whole cell, and usually a whole row, is in one buffer.  With ``check_xml``, expat (no
+    tree, no handlers) also checks that the XML is well formed.
+    """
+    parser = ParserCreate() if check_xml else None
+    tail = b""
+    while True:
+        chunk = handle.read(2**20)
+        if parser is not None:
+            parser.Parse(chunk, not chunk)
+        if not chunk:
+            break
+        buffer = tail + chunk
+        cut = buffer.rfind(close)
+        cut = cut + len(close) if cut >= 0 else buffer.rfind(b">") + 1
+        yield buffer[:cut]
+        tail = buffer[cut:]
+    if tail:
+        yield tail
+
+
+def _stream_tags(
+    handle: Any, pattern: re.Pattern[bytes], *, close: bytes, check_xml: bool = False
+) -> Any:
+    """Matches of ``pattern`` in an XML stream; a match's ``.string`` holds the whole cell."""
+    for buffer in _stream_chunks(handle, close=close, check_xml=check_xml):
+        yield from pattern.finditer(buffer)
+
+
+# Only coordinates and error cells matter, so a regular expression over the raw XML is enough
+# and costs no tree: the XML parsers would build the whole padded grid we are trying to avoid.
+_XLSX_REF = re.compile(rb'\br="([A-Z]{0,3})([0-9]{1,8})"')
+_XLSX_VALUE = re.compile(rb"<(?:\w+:)?v>([^<]*)</(?:\w+:)?v>")
+
+#: Error cells as (row, column) -> text ("#DIV/0!"): calamine hands them over as blanks, and
+#: the sheet layer should say how many errors it treated as missing.
+Errors = dict[tuple[int, int], str]
+
+
+_XLSX_CELL = re.compile(rb"<(?:\w+:)?c(?=[\s/>])")
+# Only cells carry an r="A1"-style attribute (rows have digits only), so no tag context needed.
+_XLSX_CELL_REF = re.compile(rb'\br="([A-Z]{1,3})([0-9]{1,8})"')
+_XLSX_ROW_REF = re.compile(rb'<(?:\w+:)?row\s[^>]*?\br="([0-9]{1,8})"')
+_XLSX_ERROR_CELL = re.compile(rb'<(?:\w+:)?c\s([^>]*\bt="e"[^>]*)>')
+
+
+def _column_number(letters: bytes) -> int:
+    col = 0
+    for letter in letters:
+        col = col * 26 + letter - 64
+    return col
+
+
+def _xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Errors]:
+    """(last row, last column, number of cells, error cells) that a worksheet's XML declares.
+
+    findall over each buffer, not a Python loop per cell: this runs on every workbook read.
+    """
+    height = width = cells = 0
+    errors: Errors = {}
+    with book.open(member) as handle:
+        for buffer in _stream_chunks(handle, close=b"</row>"):
+            cells += len(_XLSX_CELL.findall(buffer))
+            refs = _XLSX_CELL_REF.findall(buffer)
+            if refs:
+                # Longest, then greatest, is the largest number in letters or digits alike.
+                letters = max({col for col, _ in refs}, key=lambda c: (len(c), c))
+                digits = max({row for _, row in refs}, key=lambda r: (len(r), r))
+                width = max(width, _column_number(letters))
+                height = max(height, int(digits))
+            rows = set(_XLSX_ROW_REF.findall(buffer))
+            if rows:
+                height = max(height, int(max(rows, key=lambda r: (len(r), r))))
+            if b't="e"' not in buffer:
+                continue
+            for match in _XLSX_ERROR_CELL.finditer(buffer):
+                attrs = match.group(1)
+                ref = _XLSX_REF.search(attrs)
+                if ref is None or not ref.group(1) or attrs.endswith(b"/"):
+                    continue
+                value = _XLSX_VALUE.search(buffer, match.end(), match.end() + 4000)
+                if value:
+                    key = (int(ref.group(2)) - 1, _column_number(ref.group(1)) - 1)
+                    errors[key] = value.group(1).decode("ascii", "replace")
+    return height, width, cells, errors
+
+
+_ODS_TAGS = re.compile(
+    # The lookahead, not \b: "table:table" must not match "table:table-row" at the hyphen.
+    rb"<(table:table|/table:table-row|table:table-row|table:table-cell|table:covered-table-cell)"
+    rb"(?=[\s/>])([^>]*?)(/?)>"
+)
+_ODS_NAME = re.compile(rb'table:name="([^"]*)"')
+_ODS_ROWS = re.compile(rb'table:number-rows-repeated="([0-9]+)"')
+_ODS_COLS = re.compile(rb'table:number-columns-repeated="([0-9]+)"')
+_ODS_TEXT = re.compile(rb"<text:p>([^<]*)</text:p>")
+
+
+def _ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int, Errors]]:
+    """Per table: (used rows, used columns, filled cell elements, error cells), repeats counted.
+
+    Trailing empty rows and cells (LibreOffice writes a million of them as one repeated
+    element) are not used area: readers drop them.  Repeated empty cells *before* a filled one
+    are, and are how a small file pads a sheet to 16,384 columns.
+    """
+    extents: dict[str, tuple[int, int, int, Errors]] = {}
+    name = ""
+    height = width = cells = row_pos = col_pos = row_used = row_repeat = 0
+    errors: Errors = {}
+    with book.open("content.xml") as handle:
+        for match in _stream_tags(handle, _ODS_TAGS, close=b"</table:table-row>", check_xml=True):
+            tag, attrs, closed = match.groups()
+            if tag == b"table:table":
+                if name:
+                    extents[name] = (height, width, cells, errors)
+                found = _ODS_NAME.search(attrs)
+                name = html.unescape(found.group(1).decode("utf-8", "replace")) if found else ""
+                height = width = cells = row_pos = 0
+                errors = {}
+            elif tag == b"table:table-row":
+                repeat = _ODS_ROWS.search(attrs)
+                row_repeat = int(repeat.group(1)) if repeat else 1
+                col_pos = row_used = 0
+                if closed:
+                    row_pos += row_repeat
+            elif tag == b"/table:table-row":
+                row_pos += row_repeat
+                if row_used:
+                    height, width = row_pos, max(width, row_used)
+            else:
+                repeat = _ODS_COLS.search(attrs)
+                start = col_pos
+                col_pos += int(repeat.group(1)) if repeat else 1
+                if not closed or b"office:value-type" in attrs:
+                    cells += 1
+                    row_used = col_pos
+                if b'calcext:value-type="error"' in attrs and row_repeat == 1:
+                    text = _ODS_TEXT.search(match.string, match.end(), match.end() + 4000)
+                    for col in range(start, min(col_pos, start + 1000)):
+                        errors[(row_pos, col)] = text.group(1).decode() if text else "#VALUE!"
+    if name:
+        extents[name] = (height, width, cells, errors)
+    return extents
+
+
+_SHEET_TAG = re.compile(rb"<(?:\w+:)?sheet\s([^>]*)>")
+_REL_TAG = re.compile(rb"<(?:\w+:)?Relationship\s([^>]*)>")
+_ATTR = re.compile(rb'([\w:]+)="([^"]*)"')
+
+
+def _xlsx_members(book: zipfile.ZipFile) -> dict[str, str]:
+    """Sheet name -> zip member of its XML, from workbook.xml and its relationships."""
+    try:
+        sheets = _SHEET_TAG.findall(book.read("xl/workbook.xml"))
+        rels = _REL_TAG.findall(book.read("xl/_rels/workbook.xml.rels"))
+    except KeyError:
+        return {}
+    targets = {}
+    for rel in rels:
+        attrs = dict(_ATTR.findall(rel))
+        target = attrs.get(b"Target", b"").decode("utf-8", "replace")
+        target = target.lstrip("/") if target.startswith("/") else "xl/" + target
+        targets[attrs.get(b"Id", b"")] = target
+    members = {}
+    for sheet in sheets:
+        attrs = {k.split(b":")[-1]: v for k, v in _ATTR.findall(sheet)}
+        name = html.unescape(attrs.get(b"name", b"").decode("utf-8", "replace"))
+        if attrs.get(b"id") in targets:
+            members[name] = targets[attrs[b"id"]]
+    return members
+
+
+def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[list[Any]], str]:
+    """The chosen sheet's cells through calamine, after the cheap checks against bombs.
+
+    Formulas come as the values last calculated; error cells as their text ("#N/A"), which the
+    sheet layer turns into missing values with a note.
+    """
+    import python_calamine
+
+    if suffix == ".ods":
+        damaged = (
+            f'cannot read "{path.name}" as an OpenDocument spreadsheet (damaged?); '
+            "open it in LibreOffice and save it again as .ods"
+        )
+    else:
+        damaged = (
             f'cannot read "{path.name}" as an Excel workbook (damaged or password-protected?); '
             "open it and save it again as .xlsx"
-        ) from exc
+        )
+    extent: tuple[int, int, int, Errors] | None = None
+    archive = None if suffix == ".xls" else _open_zip(path, damaged)  # .xls is not a zip
     try:
-        name = _pick_sheet(book.sheetnames, sheet, path)
-        ws = book[name]
-        if not hasattr(ws, "iter_rows"):
+        try:
+            book = python_calamine.CalamineWorkbook.from_path(str(path))
+        except Exception as exc:  # any failure inside the parser means a damaged file
+            raise StratPDInputError(damaged) from exc
+        metadata = {m.name: m for m in book.sheets_metadata}
+        name = _pick_sheet(list(book.sheet_names), sheet, path)
+        kind = getattr(metadata.get(name), "typ", None)
+        if kind is not None and kind != python_calamine.SheetTypeEnum.WorkSheet:
             raise StratPDInputError(f'sheet "{name}" in "{path.name}" is a chart, not a table')
-        # Files written by other tools often declare a wrong used range ("A1"); without this
-        # the read-only reader would stop at the declared range and drop the data.
-        ws.reset_dimensions()
-        cells = [list(row) for row in ws.iter_rows(values_only=True)]
+        try:
+            if archive is not None and suffix in (".xlsx", ".xlsm"):
+                member = _xlsx_members(archive).get(name)
+                if member in archive.namelist():
+                    extent = _xlsx_extent(archive, member)
+                else:  # unusual markup hid the sheet's member: measure every worksheet
+                    for other in archive.namelist():
+                        if other.startswith("xl/worksheets/") and other.endswith(".xml"):
+                            _check_grid(path, name, *_xlsx_extent(archive, other)[:3])
+            elif archive is not None and suffix == ".ods":
+                extent = _ods_extents(archive).get(name)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, ExpatError) as exc:
+            raise StratPDInputError(damaged) from exc
+    finally:
+        if archive is not None:
+            archive.close()
+    if extent is not None:
+        _check_grid(path, name, *extent[:3])
+    try:
+        ws = book.get_sheet_by_name(name)
+        if extent is None:  # .xls/.xlsb: no cheap look before calamine reads the sheet
+            _check_grid(path, name, ws.total_height, ws.total_width, ws.height * ws.width)
+        rows = ws.to_python(skip_empty_area=False)
+    except (MemoryError, StratPDInputError):
+        raise
+    except Exception as exc:  # malformed XML, bad shared-string index, ...
+        raise StratPDInputError(damaged) from exc
     finally:
         book.close()
-    return cells, name
-
-
-def _ods_cells(path: Path, sheet: str | None) -> tuple[list[list[Any]], str]:
-    try:
-        book = pd.ExcelFile(path, engine="odf")
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-        raise StratPDInputError(
-            f'cannot read "{path.name}" as an OpenDocument spreadsheet; '
-            "open it in LibreOffice and save it again as .ods"
-        ) from exc
-    with book:
-        name = _pick_sheet([str(s) for s in book.sheet_names], sheet, path)
-        raw = pd.read_excel(book, sheet_name=name, header=None, dtype=object)
-    cells = raw.astype(object).where(raw.notna(), None).values.tolist()
-    return cells, name
+    for (r, c), text in (extent[3] if extent else {}).items():
+        if r < len(rows) and c < len(rows[r]) and rows[r][c] == "":
+            rows[r][c] = text
+    return rows, name
