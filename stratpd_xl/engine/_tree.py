@@ -87,7 +87,7 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
         lo = stack_lo[top]
         hi = stack_hi[top]
         m = hi - lo
-        if m < 2 * min_samples_leaf:
+        if m < 2 * min_samples_leaf or m < 2:  # m < 2: nothing to split (and no 0/0)
             continue
         s_y = 0.0
         s_y2 = 0.0
