@@ -202,6 +202,7 @@ class _Scratch:
         self.b = np.empty(n, np.intp)
         self.c = np.empty(n, np.intp)
         self.flag = np.empty(n, bool)
+        self.d = np.empty(n, np.intp)
 
 
 def _level_gains(
@@ -305,16 +306,20 @@ def _regroup(
         perm, bins, y, c = perm[keep], bins[keep], y[keep], c[keep]
     k = perm.size
     is_right = np.bitwise_and(c, 1, out=work.b[:k])
-    right = np.not_equal(is_right, 0, out=work.flag[:k])
     right_before = np.cumsum(is_right, out=work.c[:k])
     right_before -= is_right
-    # Rank among the rows of the same side over all parents (rows before minus right rows
-    # before for a left row, right rows before for a right row), plus ``offset``, is the
-    # position inside the own child.
-    rank = np.subtract(work.index[:k], right_before, out=work.b[:k])  # is_right used up
-    np.copyto(rank, right_before, where=right)
-    dest = np.take(offset, c, out=work.c[:k])
-    dest += rank
+    # Rank among the rows of the same side over all parents, plus ``offset``, is the
+    # position inside the own child.  A left row has ``index - right_before`` left rows
+    # before it, a right row ``right_before`` right rows; select arithmetically, as
+    # copyto(where=) is several times slower:
+    # rank = index - right_before + is_right * (2 * right_before - index).
+    index = work.index[:k]
+    dest = np.multiply(right_before, 2, out=work.d[:k])
+    dest -= index
+    dest *= is_right
+    dest += index
+    dest -= right_before
+    dest += np.take(offset, c, out=work.b[:k])  # is_right used up
     dst.perm[dest] = perm
     dst.bins[dest] = bins
     dst.y[dest] = y
