@@ -213,14 +213,15 @@ def _level_gains(
     mean: np.ndarray,
     min_samples_leaf: int,
     work: _Scratch,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Gains of one feature's candidate splits for all nodes of a level.
 
     ``bins`` and ``y`` hold the level's rows grouped by node (``m[k] > 0`` rows of node k
     from ``node_start[k]`` on), sorted by bin inside a node and by row among equal bins.
     Every occupied (node, bin) cell is a candidate "go left when bin <= this bin".
     Returns ``(gain, cell_node, cell_bin)`` per cell in that order, ``gain`` -1 where a side
-    would have fewer than ``min_samples_leaf`` (>= 1) rows, so also at a node's last cell.
+    would have fewer than ``min_samples_leaf`` (>= 1) rows, so also at a node's last cell,
+    and each node's first cell.
     Empty bins between occupied ones are skipped: they repeat the previous bin's gain, and
     the kernel's first-tie rule picks the lower, occupied, bin anyway.
     """
@@ -268,7 +269,7 @@ def _level_gains(
     with np.errstate(divide="ignore", invalid="ignore"):
         gain = mc * dl * dl / (cl * cr)  # same operations, in the same order, as the kernel
     gain[(cl < min_samples_leaf) | (cr < min_samples_leaf)] = -1.0
-    return gain, c_node, bins[cell_start]
+    return gain, c_node, bins[cell_start], first_cell
 
 
 class _Order:
@@ -372,22 +373,22 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         best_gain = np.zeros(nn)
         for f, o in list(orders.items()):
             _, b, yo = o.view()
-            found = _level_gains(b, yo, m, node_start, mean, msl, work)
-            gains.append((f, *found))
-            if found[1].size == nn:  # one bin per node: this feature cannot split below
+            g, c_node, cell_bin, first_cell = _level_gains(b, yo, m, node_start, mean, msl, work)
+            if c_node.size == nn:  # one bin per node: this feature cannot split below
                 del orders[f]
             # Cells are grouped by node and every open node has rows: reduceat is per node.
-            node_first = np.searchsorted(found[1], np.arange(nn))
-            best_gain = np.maximum(best_gain, np.maximum.reduceat(found[0], node_first))
+            node_best = np.maximum.reduceat(g, first_cell)
+            best_gain = np.maximum(best_gain, node_best)
+            gains.append((f, g, c_node, cell_bin, node_best))
         ok = splittable & (best_gain > 1e-12 * (s_y2 - s_y * mean))
         bar = best_gain * (1.0 - TIE)
         best_f = np.full(nn, -1, np.int64)
         best_t = np.full(nn, -1, np.int64)
-        for f, g, c_node, cell_bin in gains:  # first tie, as in the kernel
-            still_open = ok & (best_f < 0)
-            hit = np.flatnonzero((g >= bar[c_node]) & still_open[c_node])
-            if hit.size == 0:
+        for f, g, c_node, cell_bin, node_best in gains:  # first tie, as in the kernel
+            still_open = ok & (best_f < 0) & (node_best >= bar)
+            if not still_open.any():  # no node takes this feature: skip its cells
                 continue
+            hit = np.flatnonzero((g >= bar[c_node]) & still_open[c_node])
             hn = c_node[hit]
             first = hit[np.r_[True, hn[1:] != hn[:-1]]]  # lowest bin of each node
             best_f[c_node[first]] = f
