@@ -356,18 +356,25 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         perm = np.argsort(cols[f], kind="stable")  # stable: equal bins keep row order
         orders[f] = _Order(perm, cols[f][perm], yf[perm])
     spare = _Order(np.empty(n_fit, np.intp), np.empty(n_fit, np.uint8), np.empty(n_fit))
-    frontier = np.array([0], np.int64)
-    while frontier.size and active.size:
+
+    def open_nodes(node: np.ndarray, n_nodes: int) -> tuple[np.ndarray, ...]:
+        """Rows, sums of y and y^2 per node, and which nodes the kernel would split.
+
+        Sums run over ``active`` (ascending rows), the kernel's order.
+        """
+        ya = yf[active]
+        m = np.bincount(node, minlength=n_nodes)
+        s_y = np.bincount(node, weights=ya, minlength=n_nodes)
+        s_y2 = np.bincount(node, weights=ya * ya, minlength=n_nodes)
+        sse = s_y2 - s_y * s_y / np.maximum(m, 1)
+        return m, s_y, s_y2, (m >= 2 * msl) & ~(sse <= 1e-12 * s_y2 + 1e-300)
+
+    m, s_y, s_y2, splittable = open_nodes(node_of, 1)
+    frontier = np.flatnonzero(splittable)  # every node in the frontier can be split
+    while frontier.size:
         nn = frontier.size
         ln = node_of[active]
-        ya = yf[active]
-        m = np.bincount(ln, minlength=nn)
-        s_y = np.bincount(ln, weights=ya, minlength=nn)
-        s_y2 = np.bincount(ln, weights=ya * ya, minlength=nn)
-        sse = s_y2 - s_y * s_y / np.maximum(m, 1)
-        splittable = (m >= 2 * msl) & ~(sse <= 1e-12 * s_y2 + 1e-300)
-        mean = s_y / np.maximum(m, 1)
-
+        mean = s_y / m
         node_start = np.cumsum(m) - m
         gains = []
         best_gain = np.zeros(nn)
@@ -380,7 +387,7 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
             node_best = np.maximum.reduceat(g, first_cell)
             best_gain = np.maximum(best_gain, node_best)
             gains.append((f, g, c_node, cell_bin, node_best))
-        ok = splittable & (best_gain > 1e-12 * (s_y2 - s_y * mean))
+        ok = best_gain > 1e-12 * (s_y2 - s_y * mean)
         bar = best_gain * (1.0 - TIE)
         best_f = np.full(nn, -1, np.int64)
         best_t = np.full(nn, -1, np.int64)
@@ -407,26 +414,35 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         threshold.extend([0] * (2 * split.size))
         left.extend([-1] * (2 * split.size))
         right.extend([-1] * (2 * split.size))
-        # New local node of every row: 2k (left) or 2k+1 (right) for the k-th split node.
+        # Child of every row: 2k (left) or 2k+1 (right) for the k-th split node.
+        n_children = 2 * split.size
         child_of_node = np.full(nn, -1, np.intp)
         child_of_node[split] = 2 * np.arange(split.size)
-        child.fill(-1)
         c = child_of_node[ln]
         moving = c >= 0
+        n_before = active.size
         active, c, lm = active[moving], c[moving], ln[moving]
         # Flat indices: 2-D fancy indexing is several times slower.
         c += cols.ravel().take(best_f[lm] * n_fit + active) > best_t[lm]
+        # Children the kernel would not split are leaves already: their rows leave now,
+        # before the next level's split search and regrouping.
+        m, s_y, s_y2, splittable = open_nodes(c, n_children)
+        stay = splittable[c]
+        active, c = active[stay], c[stay]
+        child.fill(-1)
         child[active] = c
-        node_of[active] = c
-        counts = np.bincount(c, minlength=2 * split.size)  # the same for every feature
+        compact = np.cumsum(splittable) - 1  # children ids -> the next level's node ids
+        node_of[active] = compact[c]
+        m, s_y, s_y2 = m[splittable], s_y[splittable], s_y2[splittable]
+        counts = np.bincount(c, minlength=n_children)  # the same for every feature
         offset = np.cumsum(counts) - counts
         offset[0::2] -= np.cumsum(counts[0::2]) - counts[0::2]
         offset[1::2] -= np.cumsum(counts[1::2]) - counts[1::2]
-        dropped = active.size < moving.size
+        dropped = active.size < n_before
         for f in orders:  # the feature's old arrays become the next one's destination
             _regroup(orders[f], spare, child, offset, work, dropped)
             orders[f], spare = spare, orders[f]
-        frontier = np.arange(first_child, len(feature), dtype=np.int64)
+        frontier = first_child + np.flatnonzero(splittable)
     return Tree(
         np.asarray(feature, np.int64),
         np.asarray(threshold, np.int64),
