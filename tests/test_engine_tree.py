@@ -19,7 +19,7 @@ import stratpd_xl as sx
 from stratpd_xl.engine import _backend, _stratify, _table
 from stratpd_xl.engine._backend import HAVE_NUMBA
 from stratpd_xl.engine._stratify import canonical_labels
-from stratpd_xl.engine._tree import Tree, _apply_numpy, _grow_numba, _grow_numpy
+from stratpd_xl.engine._tree import Tree, _apply_numba, _apply_numpy, _grow_numba, _grow_numpy
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_numba = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
@@ -41,6 +41,12 @@ def _assert_same_tree(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, msl: int)
     assert got.feature.size == expected.feature.size
     assert _splits(got) == _splits(expected)
     np.testing.assert_array_equal(_partition(xb, rows, got), _partition(xb, rows, expected))
+    # Both ways of placing rows agree too, on rows the tree was not grown on.
+    every = np.arange(xb.shape[0], dtype=np.int64)
+    np.testing.assert_array_equal(
+        _apply_numpy(xb, every, got),
+        _apply_numba(xb, every, got.feature, got.threshold, got.left, got.right),
+    )
 
 
 @st.composite
