@@ -219,10 +219,10 @@ def _level_gains(
     ``bins`` and ``y`` hold the level's rows grouped by node (``m[k] > 0`` rows of node k
     from ``node_start[k]`` on), sorted by bin inside a node and by row among equal bins.
     Every occupied (node, bin) cell is a candidate "go left when bin <= this bin".
-    Returns ``(gain, cell_node, cell_bin)`` per cell in that order, ``gain`` -1 where a side
-    would have fewer than ``min_samples_leaf`` (>= 1) rows, so also at a node's last cell,
-    and each node's first cell.
-    Empty bins between occupied ones are skipped: they repeat the previous bin's gain, and
+    Returns ``(gain, cell_node, cell_bin, first_cell)``: the first three per cell in that
+    order, ``gain`` -1 where a side would have fewer than ``min_samples_leaf`` (>= 1) rows,
+    so also at a node's last cell; ``first_cell`` is each node's first cell.  Empty bins
+    between occupied ones are skipped: they repeat the previous bin's gain, and
     the kernel's first-tie rule picks the lower, occupied, bin anyway.
     """
     nn = m.size
@@ -245,8 +245,7 @@ def _level_gains(
     rank -= np.repeat(first_cell, per_node)
     # The kernel adds bin sums one by one from the node's first bin.  A float cumsum cannot
     # restart per node exactly by subtraction, so lay the cells out one column per node,
-    # padded with zeros, and cumsum down the columns (adding 0.0 is exact).  Column-wise,
-    # numpy adds whole rows at a time: many times faster than a cumsum along each row.
+    # padded with zeros, and sum down the columns (adding 0.0 is exact).
     at = rank * nn + c_node  # flat index into the (rank, node) layout
     width = int(per_node.max())
     pad = np.zeros(width * nn)
