@@ -6,7 +6,11 @@ numba is only faster.  Set ``STRATPD_XL_BACKEND=numpy`` to force the fallback.
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
+import tempfile
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -37,12 +41,66 @@ def set_backend(name: str) -> str:
     return previous
 
 
+@functools.cache
+def can_start_threads() -> bool:
+    """Whether this interpreter can start threads.
+
+    Pyodide (xlwings Lite in the browser) and other WebAssembly builds have no threads:
+    ``Thread.start`` raises there.  Callers then do their work serially.
+    """
+    if sys.platform in ("emscripten", "wasi"):
+        return False
+    try:  # a trial thread, once per process, for builds the platform check misses
+        probe = threading.Thread(target=lambda: None, daemon=True)
+        probe.start()
+        probe.join()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _fallback_cache_dir() -> str | None:
+    """A writable per-user directory for numba's cache, or None when there is none."""
+    user = str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    path = os.path.join(tempfile.gettempdir(), f"stratpd-xl-numba-{user}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError:
+        return None
+    return path
+
+
 def njit(func: Callable[..., Any]) -> Callable[..., Any]:
     """``numba.njit(cache=True)`` when numba is present, else the plain function.
 
     The plain function is never called on the hot path: callers dispatch to the numpy
     implementation instead when numba is missing.
+
+    numba refuses ``cache=True`` ("cannot cache function ...: no locator available") when
+    neither the package directory nor the home directory's cache is writable (a read-only
+    install, a locked-down home).  Then the cache goes to a per-user temporary directory,
+    and where even that is impossible the function is compiled on every start, uncached.
     """
     if _numba is None:
         return func
-    return _numba.njit(cache=True, nogil=True)(func)
+    try:
+        return _numba.njit(cache=True, nogil=True)(func)
+    except RuntimeError as exc:
+        if "cannot cache" not in str(exc):
+            raise
+    config = _numba.core.config
+    fallback = _fallback_cache_dir()
+    if fallback is not None:
+        # numba picks the cache directory when the function is decorated, so setting it
+        # just for this call leaves other numba users in the process alone.
+        previous, config.CACHE_DIR = config.CACHE_DIR, fallback
+        try:
+            return _numba.njit(cache=True, nogil=True)(func)
+        except RuntimeError as exc:
+            if "cannot cache" not in str(exc):
+                raise
+        finally:
+            config.CACHE_DIR = previous
+    return _numba.njit(nogil=True)(func)

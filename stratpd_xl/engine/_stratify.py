@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from . import _backend
 from ._tree import apply_tree, fit_tree
 
 
@@ -77,7 +78,7 @@ def stratify(
     rows_b = np.flatnonzero(~in_a)
     keys = np.empty(n, np.int64)
     jobs = [(rows_a, rows_b), (rows_b, rows_a)]
-    if n >= PARALLEL_ROWS:
+    if n >= PARALLEL_ROWS and _backend.can_start_threads():
         # The two trees are independent and the kernels release the GIL: one per core.
         with ThreadPoolExecutor(max_workers=2) as pool:
             placed = list(pool.map(lambda job: _fit_and_place(xb, y, *job, min_samples_leaf),

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StratPDInputError
+from . import _backend
 from ._binning import bin_codes_by_target, bin_numeric
 
 NUMERIC = "numeric"
@@ -97,7 +98,7 @@ class Table:
 
     def _ensure_bins(self, names: list[str]) -> None:
         todo = [c for c in names if c not in self._bins]
-        if len(todo) > 1 and len(self.y) >= 20_000:
+        if len(todo) > 1 and len(self.y) >= 20_000 and _backend.can_start_threads():
             # numpy's sorting and searching release the GIL: bin two columns at a time.
             with ThreadPoolExecutor(max_workers=2) as pool:
                 done = list(pool.map(self._compute_bins, todo))

@@ -87,7 +87,7 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
         lo = stack_lo[top]
         hi = stack_hi[top]
         m = hi - lo
-        if m < 2 * min_samples_leaf:
+        if m < 2 * min_samples_leaf or m < 2:  # m < 2: nothing to split (and no 0/0)
             continue
         s_y = 0.0
         s_y2 = 0.0
@@ -189,96 +189,259 @@ def _apply_numba(xb, rows, feature, threshold, left, right):  # pragma: no cover
     return out
 
 
+class _Scratch:
+    """Work arrays reused across levels and features.
+
+    Fresh large temporaries cost page faults on every level (in a VM these dominated the
+    run time); writing into these with ``out=`` keeps the same memory warm.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.index = np.arange(n, dtype=np.intp)
+        self.a = np.empty(n, np.intp)
+        self.b = np.empty(n, np.intp)
+        self.c = np.empty(n, np.intp)
+        self.flag = np.empty(n, bool)
+        self.d = np.empty(n, np.intp)
+
+
 def _level_gains(
     bins: np.ndarray,
-    node: np.ndarray,
     y: np.ndarray,
     m: np.ndarray,
+    node_start: np.ndarray,
     mean: np.ndarray,
     min_samples_leaf: int,
-) -> np.ndarray:
-    """Gain of every (node, threshold) for one feature; -1 where a side would be too small."""
+    work: _Scratch,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Gains of one feature's candidate splits for all nodes of a level.
+
+    ``bins`` and ``y`` hold the level's rows grouped by node (``m[k] > 0`` rows of node k
+    from ``node_start[k]`` on), sorted by bin inside a node and by row among equal bins.
+    Every occupied (node, bin) cell is a candidate "go left when bin <= this bin".
+    Returns ``(gain, cell_node, cell_bin, first_cell)``: the first three per cell in that
+    order, ``gain`` -1 where a side would have fewer than ``min_samples_leaf`` (>= 1) rows,
+    so also at a node's last cell; ``first_cell`` is each node's first cell.  Empty bins
+    between occupied ones are skipped: they repeat the previous bin's gain, and
+    the kernel's first-tie rule picks the lower, occupied, bin anyway.
+    """
     nn = m.size
-    key = node * N_BINS + bins.astype(np.int64)
-    cnt = np.bincount(key, minlength=nn * N_BINS).reshape(nn, N_BINS)
-    sm = np.bincount(key, weights=y, minlength=nn * N_BINS).reshape(nn, N_BINS)
-    cl = np.cumsum(cnt, axis=1)
-    sl = np.cumsum(sm, axis=1)
-    cr = m[:, None] - cl
-    dl = sl - cl * mean[:, None]
-    valid = (cl >= min_samples_leaf) & (cr >= min_samples_leaf)
+    size = bins.size
+    new_cell = work.flag[:size]
+    new_cell[0] = True
+    np.not_equal(bins[1:], bins[:-1], out=new_cell[1:])
+    new_cell[node_start] = True
+    cell_start = np.flatnonzero(new_cell)
+    n_cells = cell_start.size
+    cell_id = np.cumsum(new_cell, out=work.a[:size])
+    cell_id -= 1
+    # bincount adds in the order given, i.e. ascending row order inside each (node, bin)
+    # cell: the same sums, to the bit, as the numba kernel's histogram.
+    c_sum = np.bincount(cell_id, weights=y, minlength=n_cells)
+    first_cell = np.searchsorted(cell_start, node_start)
+    per_node = np.diff(first_cell, append=n_cells)
+    c_node = np.repeat(np.arange(nn), per_node)
+    rank = np.arange(n_cells)
+    rank -= np.repeat(first_cell, per_node)
+    # The kernel adds bin sums one by one from the node's first bin.  A float cumsum cannot
+    # restart per node exactly by subtraction, so lay the cells out one column per node,
+    # padded with zeros, and sum down the columns (adding 0.0 is exact).
+    at = rank * nn + c_node  # flat index into the (rank, node) layout
+    width = int(per_node.max())
+    pad = np.zeros(width * nn)
+    pad[at] = c_sum
+    grid = pad.reshape(width, nn)
+    if nn >= 256:
+        # numpy's float cumsum runs at ~3.5 ns an element; adding whole rows is several
+        # times faster once a row is long enough to hide the per-call cost.  Same sums.
+        for k in range(1, width):
+            np.add(grid[k - 1], grid[k], out=grid[k])
+    else:
+        np.cumsum(grid, axis=0, out=grid)
+    sl = pad.take(at)
+    # Integer counts need no such care: rows up to the cell's end minus rows before the node.
+    cl = np.append(cell_start[1:], size)
+    cl -= node_start[c_node]
+    mc = m[c_node]
+    cr = mc - cl
+    dl = sl - cl * mean[c_node]
     with np.errstate(divide="ignore", invalid="ignore"):
-        gain = m[:, None] * dl * dl / (cl * cr)
-    return np.where(valid, gain, -1.0)
+        gain = mc * dl * dl / (cl * cr)  # same operations, in the same order, as the kernel
+    gain[(cl < min_samples_leaf) | (cr < min_samples_leaf)] = -1.0
+    return gain, c_node, bins[cell_start], first_cell
+
+
+class _Order:
+    """One feature's rows (positions into the fitted rows), bins and y, grouped by node.
+
+    Inside a node the rows are sorted by bin, equal bins by row.  ``size`` leading entries
+    of the arrays are in use.
+    """
+
+    def __init__(self, perm: np.ndarray, bins: np.ndarray, y: np.ndarray) -> None:
+        self.perm, self.bins, self.y = perm, bins, y
+        self.size = perm.size
+
+    def view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k = self.size
+        return self.perm[:k], self.bins[:k], self.y[:k]
+
+
+def _regroup(
+    src: _Order, dst: _Order, child: np.ndarray, offset: np.ndarray, work: _Scratch,
+    dropped: bool,
+) -> None:
+    """Stable partition of ``src`` into the children's groups, written into ``dst``.
+
+    ``child`` is each row's new node (-1: its node became a leaf).  Children ``2k`` and
+    ``2k+1`` come from the k-th split node, so a stable sort by child only moves each row
+    within its parent's block: left rows first, then right rows, order kept.  ``offset`` is
+    each child's start minus the rows of the same side (left/right) in earlier children.
+    ``dropped`` says whether some rows left the tree (their node became a leaf).
+    """
+    perm, bins, y = src.view()
+    c = np.take(child, perm, out=work.a[: perm.size])
+    if dropped:
+        keep = np.greater_equal(c, 0, out=work.flag[: perm.size])
+        perm, bins, y, c = perm[keep], bins[keep], y[keep], c[keep]
+    k = perm.size
+    is_right = np.bitwise_and(c, 1, out=work.b[:k])
+    right_before = np.cumsum(is_right, out=work.c[:k])
+    right_before -= is_right
+    # Rank among the rows of the same side over all parents, plus ``offset``, is the
+    # position inside the own child.  A left row has ``index - right_before`` left rows
+    # before it, a right row ``right_before`` right rows; select arithmetically, as
+    # copyto(where=) is several times slower:
+    # rank = index - right_before + is_right * (2 * right_before - index).
+    index = work.index[:k]
+    dest = np.multiply(right_before, 2, out=work.d[:k])
+    dest -= index
+    dest *= is_right
+    dest += index
+    dest -= right_before
+    dest += np.take(offset, c, out=work.b[:k])  # is_right used up
+    dst.perm[dest] = perm
+    dst.bins[dest] = bins
+    dst.y[dest] = y
+    dst.size = k
 
 
 def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_leaf: int) -> Tree:
-    """Level-wise version of ``_grow_numba``: all nodes of one depth at once with bincount."""
+    """Level-wise version of ``_grow_numba``: all open nodes of one depth at once.
+
+    Each feature's rows are sorted by bin once, at the root; every level then partitions
+    them stably into the children, so they stay grouped by node and sorted by bin inside
+    each node (ascending row order among equal bins), and a split search is a few cumsums
+    over the occupied (node, bin) cells -- no per-level sorting and no 256 bins per node.
+    """
     p = xb.shape[1]
+    n_fit = rows.shape[0]
+    # The kernel's rules with min_samples_leaf 0 are those with 1 (a split leaves >= 1 row
+    # per side; a 1-row node is pure); clamping lets cr == 0 mark invalid splits.
+    msl = max(int(min_samples_leaf), 1)
     feature: list[int] = [-1]
     threshold: list[int] = [0]
     left: list[int] = [-1]
     right: list[int] = [-1]
-    node_of = np.zeros(rows.shape[0], np.int64)  # node of each fit row, rows stay ascending
-    frontier = np.array([0], np.int64)
-    while frontier.size:
-        local = np.full(len(feature), -1, np.int64)
-        local[frontier] = np.arange(frontier.size)
-        in_front = local[node_of] >= 0
-        r_rows = rows[in_front]
-        ln = local[node_of[in_front]]
-        nn = frontier.size
-        yr = y[r_rows]
-        m = np.bincount(ln, minlength=nn)
-        s_y = np.bincount(ln, weights=yr, minlength=nn)
-        s_y2 = np.bincount(ln, weights=yr * yr, minlength=nn)
-        sse = s_y2 - s_y * s_y / np.maximum(m, 1)
-        splittable = (m >= 2 * min_samples_leaf) & ~(sse <= 1e-12 * s_y2 + 1e-300)
-        keep = splittable[ln]
-        r_rows, ln = r_rows[keep], ln[keep]
-        yk = y[r_rows]
-        mean = s_y / np.maximum(m, 1)
+    # Work on positions 0..n_fit-1 into ``rows`` (ascending, so position order = row order).
+    cols = np.ascontiguousarray(xb[rows].T)  # feature-major: one contiguous array per column
+    yf = np.ascontiguousarray(y[rows], dtype=np.float64)
+    node_of = np.zeros(n_fit, np.intp)  # local node (index into the frontier) of each row
+    child = np.empty(n_fit, np.intp)
+    active = np.arange(n_fit, dtype=np.intp)  # rows of open nodes, ascending
+    work = _Scratch(n_fit)
+    orders: dict[int, _Order] = {}  # features that may still split, in feature order
+    for f in range(p):
+        perm = np.argsort(cols[f], kind="stable")  # stable: equal bins keep row order
+        orders[f] = _Order(perm, cols[f][perm], yf[perm])
+    spare = _Order(np.empty(n_fit, np.intp), np.empty(n_fit, np.uint8), np.empty(n_fit))
 
+    def open_nodes(node: np.ndarray, n_nodes: int) -> tuple[np.ndarray, ...]:
+        """Rows, sums of y and y^2 per node, and which nodes the kernel would split.
+
+        Sums run over ``active`` (ascending rows), the kernel's order.
+        """
+        ya = yf[active]
+        m = np.bincount(node, minlength=n_nodes)
+        s_y = np.bincount(node, weights=ya, minlength=n_nodes)
+        s_y2 = np.bincount(node, weights=ya * ya, minlength=n_nodes)
+        sse = s_y2 - s_y * s_y / np.maximum(m, 1)
+        return m, s_y, s_y2, (m >= 2 * msl) & ~(sse <= 1e-12 * s_y2 + 1e-300)
+
+    m, s_y, s_y2, splittable = open_nodes(node_of, 1)
+    frontier = np.flatnonzero(splittable)  # every node in the frontier can be split
+    while frontier.size:
+        nn = frontier.size
+        ln = node_of[active]
+        mean = s_y / m
+        node_start = np.cumsum(m) - m
+        gains = []
         best_gain = np.zeros(nn)
-        for f in range(p):
-            gain = _level_gains(xb[r_rows, f], ln, yk, m, mean, min_samples_leaf)
-            best_gain = np.maximum(best_gain, gain.max(axis=1))
+        for f, o in list(orders.items()):
+            _, b, yo = o.view()
+            g, c_node, cell_bin, first_cell = _level_gains(b, yo, m, node_start, mean, msl, work)
+            if c_node.size == nn:  # one bin per node: this feature cannot split below
+                del orders[f]
+            # Cells are grouped by node and every open node has rows: reduceat is per node.
+            node_best = np.maximum.reduceat(g, first_cell)
+            best_gain = np.maximum(best_gain, node_best)
+            gains.append((f, g, c_node, cell_bin, node_best))
         ok = best_gain > 1e-12 * (s_y2 - s_y * mean)
         bar = best_gain * (1.0 - TIE)
         best_f = np.full(nn, -1, np.int64)
         best_t = np.full(nn, -1, np.int64)
-        for f in range(p):  # second pass: first tying candidate, as in the numba kernel
-            hit = _level_gains(xb[r_rows, f], ln, yk, m, mean, min_samples_leaf) >= bar[:, None]
-            first = np.argmax(hit, axis=1)
-            take = ok & (best_f < 0) & hit[np.arange(nn), first]
-            best_f[take] = f
-            best_t[take] = first[take]
+        for f, g, c_node, cell_bin, node_best in gains:  # first tie, as in the kernel
+            still_open = ok & (best_f < 0) & (node_best >= bar)
+            if not still_open.any():  # no node takes this feature: skip its cells
+                continue
+            hit = np.flatnonzero((g >= bar[c_node]) & still_open[c_node])
+            hn = c_node[hit]
+            first = hit[np.r_[True, hn[1:] != hn[:-1]]]  # lowest bin of each node
+            best_f[c_node[first]] = f
+            best_t[c_node[first]] = cell_bin[first]
         split = np.flatnonzero(best_f >= 0)
         if split.size == 0:
             break
         first_child = len(feature)
-        children = first_child + 2 * np.arange(split.size)
-        for k, s in enumerate(split):
+        for k, s in enumerate(split.tolist()):
             nid = int(frontier[s])
             feature[nid] = int(best_f[s])
             threshold[nid] = int(best_t[s])
-            left[nid] = int(children[k])
-            right[nid] = int(children[k]) + 1
+            left[nid] = first_child + 2 * k
+            right[nid] = first_child + 2 * k + 1
         feature.extend([-1] * (2 * split.size))
         threshold.extend([0] * (2 * split.size))
         left.extend([-1] * (2 * split.size))
         right.extend([-1] * (2 * split.size))
-        # Move the rows of split nodes to their children.
-        child_of_local = np.full(nn, -1, np.int64)
-        child_of_local[split] = children
-        all_local = local[node_of]
-        moving = all_local >= 0
-        moving[moving] = child_of_local[all_local[moving]] >= 0
-        lm = all_local[moving]
-        f_m = best_f[lm]
-        go_right = xb[rows[moving], f_m] > best_t[lm]
-        node_of[moving] = child_of_local[lm] + go_right
-        frontier = np.arange(first_child, len(feature), dtype=np.int64)
+        # Child of every row: 2k (left) or 2k+1 (right) for the k-th split node.
+        n_children = 2 * split.size
+        child_of_node = np.full(nn, -1, np.intp)
+        child_of_node[split] = 2 * np.arange(split.size)
+        c = child_of_node[ln]
+        moving = c >= 0
+        n_before = active.size
+        active, c, lm = active[moving], c[moving], ln[moving]
+        # Flat indices: 2-D fancy indexing is several times slower.
+        c += cols.ravel().take(best_f[lm] * n_fit + active) > best_t[lm]
+        # Children the kernel would not split are leaves already: their rows leave now,
+        # before the next level's split search and regrouping.
+        m, s_y, s_y2, splittable = open_nodes(c, n_children)
+        stay = splittable[c]
+        active, c = active[stay], c[stay]
+        child.fill(-1)
+        child[active] = c
+        compact = np.cumsum(splittable) - 1  # children ids -> the next level's node ids
+        node_of[active] = compact[c]
+        m, s_y, s_y2 = m[splittable], s_y[splittable], s_y2[splittable]
+        counts = np.bincount(c, minlength=n_children)  # the same for every feature
+        offset = np.cumsum(counts) - counts
+        offset[0::2] -= np.cumsum(counts[0::2]) - counts[0::2]
+        offset[1::2] -= np.cumsum(counts[1::2]) - counts[1::2]
+        dropped = active.size < n_before
+        for f in orders:  # the feature's old arrays become the next one's destination
+            _regroup(orders[f], spare, child, offset, work, dropped)
+            orders[f], spare = spare, orders[f]
+        frontier = first_child + np.flatnonzero(splittable)
     return Tree(
         np.asarray(feature, np.int64),
         np.asarray(threshold, np.int64),
@@ -290,12 +453,16 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
 def _apply_numpy(xb: np.ndarray, rows: np.ndarray, tree: Tree) -> np.ndarray:
     node = np.zeros(rows.shape[0], np.int64)
     active = np.flatnonzero(tree.feature[node] >= 0)
+    # Flat indices into xb: 2-D fancy indexing is several times slower.
+    flat = np.ascontiguousarray(xb).ravel()
+    base = rows * xb.shape[1]
+    nd = node[active]
     while active.size:
-        nd = node[active]
-        f = tree.feature[nd]
-        go_left = xb[rows[active], f] <= tree.threshold[nd]
-        node[active] = np.where(go_left, tree.left[nd], tree.right[nd])
-        active = active[tree.feature[node[active]] >= 0]
+        go_left = flat.take(base[active] + tree.feature[nd]) <= tree.threshold[nd]
+        nd = np.where(go_left, tree.left[nd], tree.right[nd])
+        node[active] = nd
+        inner = tree.feature[nd] >= 0
+        active, nd = active[inner], nd[inner]
     return node
 
 

@@ -1,0 +1,245 @@
+"""The stratification tree: the numpy grower against the numba kernel, threads, numba's cache."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import stratpd_xl as sx
+from stratpd_xl.engine import _backend, _stratify, _table
+from stratpd_xl.engine._backend import HAVE_NUMBA
+from stratpd_xl.engine._stratify import canonical_labels
+from stratpd_xl.engine._tree import Tree, _apply_numba, _apply_numpy, _grow_numba, _grow_numpy
+
+ROOT = Path(__file__).resolve().parents[1]
+needs_numba = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
+
+
+def _partition(xb: np.ndarray, rows: np.ndarray, tree: Tree) -> np.ndarray:
+    return canonical_labels(_apply_numpy(xb, rows, tree))
+
+
+def _splits(tree: Tree) -> list[tuple[int, int]]:
+    inner = tree.feature >= 0
+    return sorted(zip(tree.feature[inner].tolist(), tree.threshold[inner].tolist(), strict=True))
+
+
+def _assert_same_tree(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, msl: int) -> None:
+    """Same splits (node numbering differs: depth-first vs level-wise) and same leaves."""
+    expected = Tree(*_grow_numba(xb, y, rows, msl))
+    got = _grow_numpy(xb, y, rows, msl)
+    assert got.feature.size == expected.feature.size
+    assert _splits(got) == _splits(expected)
+    np.testing.assert_array_equal(_partition(xb, rows, got), _partition(xb, rows, expected))
+    # Both ways of placing rows agree too, on rows the tree was not grown on.
+    every = np.arange(xb.shape[0], dtype=np.int64)
+    np.testing.assert_array_equal(
+        _apply_numpy(xb, every, got),
+        _apply_numba(xb, every, got.feature, got.threshold, got.left, got.right),
+    )
+
+
+@st.composite
+def tree_inputs(draw):
+    """Binned columns with ties, constant columns and missing-value bins; y with ties."""
+    n = draw(st.integers(1, 300))
+    p = draw(st.integers(1, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    levels = [draw(st.sampled_from([1, 2, 3, 17, 256])) for _ in range(p)]
+    xb = np.column_stack([rng.integers(0, k, n) for k in levels]).astype(np.uint8)
+    if draw(st.booleans()):
+        xb[:, 0] = draw(st.integers(0, 255))  # a constant column
+    kind = draw(st.sampled_from(["normal", "ties", "constant", "step"]))
+    if kind == "normal":
+        y = rng.normal(0, 1, n)
+    elif kind == "ties":
+        y = rng.integers(0, 3, n).astype(float)
+    elif kind == "constant":
+        y = np.full(n, 2.5)
+    else:  # y exactly determined by one column: exact ties between equally good splits
+        y = (xb[:, -1] > 1).astype(float)
+    rows = np.flatnonzero(rng.random(n) < draw(st.sampled_from([1.0, 0.5])))
+    msl = draw(st.sampled_from([0, 1, 2, 5, 10, n // 2 + 1, n + 1]))
+    return xb, y, rows.astype(np.int64), msl
+
+
+@needs_numba
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree_inputs())
+def test_numpy_grower_gives_the_numba_tree(inputs):
+    _assert_same_tree(*inputs)
+
+
+@needs_numba
+@pytest.mark.parametrize("msl", [1, 3, 10])
+def test_numpy_grower_gives_the_numba_tree_on_larger_data(msl):
+    rng = np.random.default_rng(msl)
+    n = 5_000
+    xb = rng.integers(0, 256, (n, 5)).astype(np.uint8)
+    xb[:, 1] = rng.integers(1, 4, n)  # heavy ties
+    xb[:, 2] = 9  # constant
+    xb[rng.random(n) < 0.05, 3] = 0  # missing values
+    y = np.sin(xb[:, 0] / 20.0) + xb[:, 1] + rng.normal(0, 0.3, n)
+    _assert_same_tree(xb, y, np.arange(n, dtype=np.int64), msl)
+    _assert_same_tree(xb, y, np.flatnonzero(rng.random(n) < 0.5).astype(np.int64), msl)
+
+
+def test_min_samples_leaf_is_respected_and_a_small_node_is_a_leaf():
+    rng = np.random.default_rng(0)
+    xb = rng.integers(0, 256, (200, 2)).astype(np.uint8)
+    y = xb[:, 0].astype(float)
+    rows = np.arange(200, dtype=np.int64)
+    tree = _grow_numpy(xb, y, rows, 30)
+    sizes = np.bincount(_apply_numpy(xb, rows, tree))
+    assert sizes[sizes > 0].min() >= 30
+    assert (tree.feature >= 0).sum() >= 2  # y depends on column 0: it is split
+    single = _grow_numpy(xb, y, rows, 101)  # 200 < 2 * 101: the root is a leaf
+    assert single.feature.tolist() == [-1]
+
+
+# --------------------------------------------------------------------------- threads
+
+
+class _NoThreads:
+    """Stands in for ThreadPoolExecutor where threads cannot start (Pyodide)."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("can't start new thread")
+
+
+def _big_table(n: int = 25_000) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 1, n)
+    z = rng.uniform(0, 1, n)
+    w = rng.integers(0, 5, n)
+    return pd.DataFrame({"x": x, "z": z, "w": w, "y": 2 * x + z + w + rng.normal(0, 0.1, n)})
+
+
+def test_large_data_uses_threads_where_it_can(monkeypatch):
+    # Guards the test below: at this size the engine does reach for a thread pool.
+    assert len(_big_table()) >= _stratify.PARALLEL_ROWS
+    monkeypatch.setattr(_backend, "can_start_threads", lambda: True)
+    monkeypatch.setattr(_stratify, "ThreadPoolExecutor", _NoThreads)
+    monkeypatch.setattr(_table, "ThreadPoolExecutor", _NoThreads)
+    with pytest.raises(RuntimeError, match="start new thread"):
+        sx.stratpd(_big_table(), "y", "x")
+
+
+def test_without_threads_the_engine_runs_serially_with_the_same_result(monkeypatch):
+    data = _big_table()
+    threaded = sx.stratpd(data, "y", "x", random_state=5)
+    monkeypatch.setattr(_backend, "can_start_threads", lambda: False)
+    monkeypatch.setattr(_stratify, "ThreadPoolExecutor", _NoThreads)
+    monkeypatch.setattr(_table, "ThreadPoolExecutor", _NoThreads)
+    serial = sx.stratpd(data, "y", "x", random_state=5)
+    pd.testing.assert_frame_equal(serial, threaded)
+    assert not sx.impact(data, "y").empty
+
+
+def test_can_start_threads_is_false_on_webassembly(monkeypatch):
+    _backend.can_start_threads.cache_clear()
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(sys, "platform", "emscripten")
+            assert _backend.can_start_threads() is False
+        _backend.can_start_threads.cache_clear()
+        assert _backend.can_start_threads() is True  # this test machine has threads
+    finally:
+        _backend.can_start_threads.cache_clear()
+
+
+# --------------------------------------------------------------------------- numba cache
+
+_CURVE = textwrap.dedent(
+    """
+    import numpy as np, pandas as pd
+    import stratpd_xl.engine as engine
+    from stratpd_xl.engine import stratpd, get_backend
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, 500)
+    z = rng.uniform(0, 1, 500)
+    df = pd.DataFrame({"x": x, "z": z, "y": 3 * x + z})
+    curve = stratpd(df, "y", "x")
+    assert get_backend() == "numba", get_backend()
+    assert len(curve) > 5
+    print("OK")
+    """
+)
+
+
+def _read_only_install(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A copy of the package and a HOME in which numba finds no cache directory.
+
+    Not as root, the copy and HOME are made read-only (chmod -w).  Root writes through
+    permissions, so there every place numba looks is blocked by a *file* where it needs a
+    directory: ``__pycache__`` next to the modules, ``~/.cache``, ``NUMBA_CACHE_DIR``.  numba
+    raises the same "cannot cache function ... no locator available" either way.
+    """
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "stratpd_xl", site / "stratpd_xl",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "STRATPD_XL_"))}
+    env.update(HOME=str(home), PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("XDG_CACHE_HOME", None)
+    if os.geteuid() == 0:
+        for package_dir in (site / "stratpd_xl").rglob("*"):
+            if package_dir.is_dir():
+                (package_dir / "__pycache__").write_text("not a directory")
+        (site / "stratpd_xl" / "__pycache__").write_text("not a directory")
+        (home / ".cache").write_text("not a directory")
+        blocked = tmp_path / "blocked"
+        blocked.write_text("not a directory")
+        env["NUMBA_CACHE_DIR"] = str(blocked)
+    else:
+        for path in [*site.rglob("*"), site, home]:
+            path.chmod(path.stat().st_mode & ~0o222)
+    return site, env
+
+
+def _run(code: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+@needs_numba
+def test_read_only_install_caches_in_a_temporary_directory(tmp_path):
+    site, env = _read_only_install(tmp_path)
+    # numba itself fails on this setup; the engine must not.
+    probe = _run("import numba\n@numba.njit(cache=True)\ndef f(): return 1\n", env, tmp_path)
+    assert "no locator available" in probe.stderr
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env["TMPDIR"] = str(tmp)
+    done = _run(_CURVE, env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout.strip() == "OK"
+    cached = list(tmp.glob("stratpd-xl-numba-*/**/*.nbi"))
+    assert cached, "the numba cache was not written to the temporary directory"
+    again = _run(_CURVE, env, tmp_path)  # and a second start loads it
+    assert again.returncode == 0, again.stderr
+
+
+@needs_numba
+def test_without_any_writable_place_numba_compiles_uncached(tmp_path):
+    site, env = _read_only_install(tmp_path)
+    nowhere = tmp_path / "nowhere"
+    nowhere.write_text("not a directory")
+    # Even the temporary directory is unusable (a file): compile without a cache.
+    code = f"import tempfile\ntempfile.gettempdir = lambda: {str(nowhere)!r}\n" + _CURVE
+    done = _run(code, env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout.strip() == "OK"
