@@ -26,6 +26,7 @@ from .demo import DEMO_LEFT_OUT, DEMO_SETTINGS, DEMO_TARGET, demo_data
 from .errors import StratPDInputError, error_text
 from .files import read_table
 from .params import PARAMETERS, Settings
+from .tables import inert_table
 
 __all__ = ["ProgressBar", "build_parser", "main"]
 
@@ -323,7 +324,7 @@ def _csv_writer(table: pd.DataFrame, source: dict[str, Any] | None) -> Callable[
 
     def write(path: Path) -> None:
         # BOM: Excel on Windows needs it to read UTF-8 (accents in names); LibreOffice accepts it.
-        table.to_csv(path, index=False, sep=sep, decimal=dec, encoding="utf-8-sig")
+        inert_table(table).to_csv(path, index=False, sep=sep, decimal=dec, encoding="utf-8-sig")
 
     return write
 
@@ -347,7 +348,8 @@ def _note(text: str) -> None:
 
 def _print_table(table: pd.DataFrame) -> None:
     with pd.option_context("display.max_rows", None, "display.width", 200):
-        sys.stdout.write(table.to_string(index=False, float_format=lambda v: f"{v:.6g}") + "\n")
+        text = inert_table(table).to_string(index=False, float_format=lambda v: f"{v:.6g}")
+        sys.stdout.write(text + "\n")
 
 
 def _cmd_curve(args: argparse.Namespace) -> int:

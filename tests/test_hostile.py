@@ -1,0 +1,111 @@
+"""Hostile and broken input: formulas in names, absurd options, races, huge numbers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import openpyxl
+import pandas as pd
+import pytest
+
+from stratpd_xl.cli import main
+
+HOSTILE = [
+    '=HYPERLINK("http://x","click")',
+    "=cmd|' /C calc'!A0",
+    "+1+1",
+    "-2+3",
+    "@SUM(1)",
+]
+
+
+def run(args: list, capsys) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def hostile_data(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    """A text feature whose categories are formulas, and a numeric feature named like one."""
+    rng = np.random.default_rng(seed)
+    cat = rng.choice(HOSTILE, n)
+    x = rng.uniform(0, 10, n)
+    effect = pd.Series(cat).map({h: i - 2.0 for i, h in enumerate(HOSTILE)}).to_numpy()
+    # Effects both below and above zero so the answers hold real negative numbers.
+    y = 3 * effect - 2 * x + rng.normal(0, 0.1, n)
+    return pd.DataFrame({"=1+2": x, "cat": cat, "y": y})
+
+
+def _soffice() -> str:
+    exe = shutil.which("soffice") or shutil.which("libreoffice")
+    if exe is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("LibreOffice (soffice) is required in CI")
+        pytest.skip("LibreOffice (soffice) not installed")
+    return exe
+
+
+def _libreoffice_cells(files: list[Path], tmp: Path) -> dict[str, list[openpyxl.cell.Cell]]:
+    """Open CSV files in real LibreOffice (as a user would) and return each file's cells."""
+    outdir = tmp / "lo"
+    cmd = [_soffice(), "--headless", "--norestore",
+           f"-env:UserInstallation={(tmp / 'profile').as_uri()}",
+           "--convert-to", "xlsx", "--outdir", str(outdir), *map(str, files)]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=180)
+    cells = {}
+    for f in files:
+        ws = openpyxl.load_workbook(outdir / (f.stem + ".xlsx")).active
+        cells[f.name] = [c for row in ws.iter_rows() for c in row]
+    return cells
+
+
+def test_csv_answers_never_open_as_live_formulas(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    hostile_data().to_csv(src, index=False)
+    curve, impact, numeric = tmp_path / "curve.csv", tmp_path / "impact.csv", tmp_path / "n.csv"
+    assert run(["curve", src, "-t", "y", "-f", "cat", "-o", curve], capsys)[0] == 0
+    assert run(["curve", src, "-t", "y", "-f", "=1+2", "-o", numeric], capsys)[0] == 0
+    assert run(["impact", src, "-t", "y", "-o", impact], capsys)[0] == 0
+    cells = _libreoffice_cells([curve, impact, numeric], tmp_path)
+    for name, found in cells.items():
+        formulas = [c.value for c in found if c.data_type == "f"]
+        assert formulas == [], f"{name} opened with live formulas {formulas}"
+    # The categories are still readable, and the numbers are still numbers (negative too).
+    texts = {c.value for c in cells["curve.csv"] if isinstance(c.value, str)}
+    assert {"'" + h for h in HOSTILE} <= texts
+    pd_values = [c.value for c in cells["curve.csv"] if c.column == 2 and c.row > 1]
+    assert all(isinstance(v, int | float) for v in pd_values)
+    assert min(pd_values) < 0 < max(pd_values)
+    xs = [c.value for c in cells["n.csv"] if c.column == 1 and c.row > 1]
+    assert all(isinstance(v, int | float) for v in xs)
+
+
+def test_printed_tables_hold_no_formula_to_paste(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    hostile_data().to_csv(src, index=False)
+    code, out, err = run(["curve", src, "-t", "y", "-f", "cat"], capsys)
+    assert code == 0, err
+    words = [w for line in out.splitlines() for w in line.split()]
+    assert not [w for w in words if w[0] in "=+@"]
+    assert "'=HYPERLINK(\"http://x\",\"click\")" in out
+    code, out, err = run(["impact", src, "-t", "y"], capsys)
+    assert code == 0, err
+    assert "'=1+2" in out
+
+
+def test_xlsx_answers_keep_formula_text_inert(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    hostile_data().to_csv(src, index=False)
+    book = tmp_path / "r.xlsx"
+    curve = tmp_path / "c.xlsx"
+    assert run(["report", src, "-t", "y", "-o", book], capsys)[0] == 0
+    assert run(["curve", src, "-t", "y", "-f", "cat", "-o", curve], capsys)[0] == 0
+    for path in (book, curve):
+        wb = openpyxl.load_workbook(path)
+        cells = [c for ws in wb.worksheets for row in ws.iter_rows() for c in row]
+        assert [c.value for c in cells if c.data_type == "f"] == []
+        assert set(HOSTILE) & {c.value for c in cells} or path == book
