@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -109,3 +110,30 @@ def test_xlsx_answers_keep_formula_text_inert(tmp_path, capsys):
         cells = [c for ws in wb.worksheets for row in ws.iter_rows() for c in row]
         assert [c.value for c in cells if c.data_type == "f"] == []
         assert set(HOSTILE) & {c.value for c in cells} or path == book
+
+
+def _chart_xml(path: Path) -> str:
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        return "".join(z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/"))
+
+
+def test_chart_titles_and_axis_names_shaped_like_references_stay_text(tmp_path, capsys):
+    src = tmp_path / "in.csv"
+    data = hostile_data().rename(columns={"=1+2": "Q1!B2", "y": "Sales!$C$3"})
+    data.to_csv(src, index=False)
+    out = tmp_path / "c.xlsx"
+    code, _, err = run(["curve", src, "-t", "Sales!$C$3", "-f", "Q1!B2", "-o", out], capsys)
+    assert code == 0, err
+    book = tmp_path / "r.xlsx"
+    assert run(["report", src, "-t", "Sales!$C$3", "-o", book], capsys)[0] == 0
+    for path in (out, book):
+        xml = _chart_xml(path)
+        # A reference title is <c:strRef><c:f>Q1!B2</c:f>; the data ranges of the sheet
+        # named 'Q1!B2' are quoted and fine.
+        refs = [f for f in re.findall(r"<c:f>([^<]*)</c:f>", xml)
+                if ("Q1" in f or "Sales" in f) and not f.startswith("'Q1!B2'!")]
+        assert refs == []
+        plain = xml.replace("\u2060", "")
+        assert "Q1!B2" in plain and "Sales!$C$3" in plain
