@@ -10,6 +10,7 @@ Exit codes: 0 success, 2 bad input (one sentence on stderr, no traceback), 1 int
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import secrets
 import sys
@@ -280,6 +281,7 @@ def _check_outputs(
 ) -> list[Path]:
     """Fail before any work when an output cannot or must not be written."""
     checked: list[Path] = []
+    resolved: list[Path] = []
     for out in outs or []:
         suffix = out.suffix.lower()
         if suffix not in formats:
@@ -294,24 +296,60 @@ def _check_outputs(
             raise _UserError(f'cannot write "{out}": it is a folder; give a file name')
         if out.exists() and not force:
             raise _UserError(f'"{out}" already exists; add --force to overwrite it')
-        if out in checked:
+        # "dup.csv" and "sub/../dup.csv" are one file: the second write would fail or
+        # replace the first.
+        if out.resolve() in resolved:
             raise _UserError(f'"{out}" is given twice as --out')
         checked.append(out)
+        resolved.append(out.resolve())
     return checked
 
 
 def _write_atomic(path: Path, write: Callable[[Path], None], force: bool) -> None:
-    """Write via a temporary file in the same folder, so a failure never leaves half a file."""
+    """Write via a temporary file in the same folder, so a failure never leaves half a file.
+
+    Without ``force`` the final name is created atomically (a hard link, which fails if the
+    name exists), so of two runs writing the same file at once one reports "already
+    exists" instead of silently replacing the other's answer.  Errors name ``path``, the
+    user's file, never the hidden temporary.
+    """
     if path.exists() and not force:  # created while we were computing
         raise _UserError(f'"{path}" already exists; add --force to overwrite it')
     # Not tempfile.mkstemp: its 0600 mode would survive the rename and hide the report from
-    # colleagues; the writers create the file with the usual permissions instead.
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}-{secrets.token_hex(4)}.tmp{path.suffix}")
+    # colleagues; the writers create the file with the usual permissions instead.  A short
+    # name, so an output named near the file-name length limit still has a writable temporary.
+    tmp = path.with_name(f".~{secrets.token_hex(6)}.tmp{path.suffix[:8]}")
     try:
-        write(tmp)
-        os.replace(tmp, path)
+        try:
+            write(tmp)
+            if force:
+                os.replace(tmp, path)
+            else:
+                _publish_new(tmp, path)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        except StratPDInputError as exc:
+            raise StratPDInputError(str(exc).replace(str(tmp), str(path))) from exc
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _publish_new(tmp: Path, path: Path) -> None:
+    """Give ``tmp`` the name ``path`` only if nothing has that name (atomic check and create)."""
+    try:
+        os.link(tmp, path)
+        return
+    except FileExistsError:
+        raise _UserError(f'"{path}" already exists; add --force to overwrite it') from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EOPNOTSUPP):
+            raise
+    # No hard links here (FAT, some network shares): reserve the name exclusively instead.
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    except FileExistsError:
+        raise _UserError(f'"{path}" already exists; add --force to overwrite it') from None
+    os.replace(tmp, path)
 
 
 def _csv_writer(table: pd.DataFrame, source: dict[str, Any] | None) -> Callable[[Path], None]:

@@ -137,3 +137,70 @@ def test_chart_titles_and_axis_names_shaped_like_references_stay_text(tmp_path, 
         assert refs == []
         plain = xml.replace("\u2060", "")
         assert "Q1!B2" in plain and "Sales!$C$3" in plain
+
+
+# --------------------------------------------------------------------------- writing outputs
+
+
+@pytest.fixture
+def small_csv(tmp_path: Path) -> Path:
+    src = tmp_path / "in.csv"
+    hostile_data(200).to_csv(src, index=False)
+    return src
+
+
+def test_a_writer_racing_past_the_check_does_not_replace_the_other_answer(tmp_path):
+    from stratpd_xl import cli
+
+    out = tmp_path / "same.xlsx"
+
+    def slow_write(path: Path) -> None:
+        # The other run finishes while this one is still writing its temporary file.
+        out.write_bytes(b"the other run's report")
+        path.write_bytes(b"ours")
+
+    with pytest.raises(cli._UserError, match="already exists"):
+        cli._write_atomic(out, slow_write, force=False)
+    assert out.read_bytes() == b"the other run's report"
+    assert [p.name for p in tmp_path.iterdir()] == ["same.xlsx"]
+
+
+def test_two_reports_started_together_never_both_succeed(small_csv, tmp_path):
+    out = tmp_path / "same.xlsx"
+    cmd = [os.sys.executable, "-m", "stratpd_xl.cli", "report", str(small_csv), "-t", "y",
+           "-o", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    codes = sorted(code for code, _ in results)
+    assert codes == [0, 2], results
+    assert "already exists" in [err for code, err in results if code == 2][0]
+
+
+def test_an_unwritable_folder_is_named_not_the_temporary(small_csv, capsys):
+    if not Path("/proc/self").exists():
+        pytest.skip("needs Linux /proc (unwritable even for root)")
+    out = Path("/proc/stratpd-answer.csv")
+    code, _, err = run(["curve", small_csv, "-t", "y", "-f", "cat", "-o", out], capsys)
+    assert code == 2
+    assert '"/proc/stratpd-answer.csv"' in err
+    assert ".tmp" not in err and "Traceback" not in err
+
+
+def test_a_name_at_the_length_limit_is_still_written(small_csv, tmp_path, capsys):
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    out = tmp_path / ("a" * (limit - 4) + ".csv")
+    code, _, err = run(["curve", small_csv, "-t", "y", "-f", "cat", "-o", out], capsys)
+    assert code == 0, err
+    assert out.exists()
+
+
+def test_the_same_output_named_twice_is_refused(small_csv, tmp_path, capsys):
+    (tmp_path / "sub").mkdir()
+    first, second = tmp_path / "dup.csv", tmp_path / "sub" / ".." / "dup.csv"
+    code, _, err = run(["curve", small_csv, "-t", "y", "-f", "cat", "-o", first, "-o", second],
+                       capsys)
+    assert code == 2
+    assert "given twice" in err
+    assert not first.exists()
