@@ -24,7 +24,7 @@ import pandas as pd
 
 from . import __version__, workflow
 from .demo import DEMO_LEFT_OUT, DEMO_SETTINGS, DEMO_TARGET, demo_data
-from .errors import StratPDInputError, error_text
+from .errors import StratPDInputError, error_text, is_interrupt
 from .files import read_table
 from .params import PARAMETERS, Settings
 from .tables import inert_table
@@ -555,6 +555,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{PROG}: cannot access{where}: {exc.strerror or exc}\n")
         return 2
     except Exception as exc:  # noqa: BLE001 - a bug: one line, traceback only on request
+        if is_interrupt(exc):  # Ctrl+C inside compiled code arrives as a SystemError
+            sys.stderr.write(f"\n{PROG}: cancelled\n")
+            return 130
         if os.environ.get("STRATPD_XL_DEBUG"):
             raise
         sys.stderr.write(error_text(exc, prefix=PROG) + "\n")

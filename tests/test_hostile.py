@@ -204,3 +204,30 @@ def test_the_same_output_named_twice_is_refused(small_csv, tmp_path, capsys):
     assert code == 2
     assert "given twice" in err
     assert not first.exists()
+
+
+# --------------------------------------------------------------------------- Ctrl+C
+
+
+def _interrupted_in_compiled_code(*args, **kwargs):
+    # What CPython raises when Ctrl+C lands inside a compiled (numba) kernel.
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        raise SystemError("<numba kernel> returned a result with an exception set") from None
+
+
+def test_ctrl_c_inside_the_compiled_kernel_exits_130(small_csv, capsys, monkeypatch):
+    monkeypatch.setattr("stratpd_xl.workflow.curve", _interrupted_in_compiled_code)
+    code, _, err = run(["curve", small_csv, "-t", "y", "-f", "cat"], capsys)
+    assert code == 130
+    assert "cancelled" in err and "internal error" not in err
+
+
+def test_ctrl_c_inside_the_compiled_kernel_reads_cancelled_in_a_cell():
+    from stratpd_xl.errors import error_text
+
+    try:
+        _interrupted_in_compiled_code()
+    except SystemError as exc:
+        assert error_text(exc) == "STRATPD: cancelled"
