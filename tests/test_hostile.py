@@ -231,3 +231,37 @@ def test_ctrl_c_inside_the_compiled_kernel_reads_cancelled_in_a_cell():
         _interrupted_in_compiled_code()
     except SystemError as exc:
         assert error_text(exc) == "STRATPD: cancelled"
+
+
+# --------------------------------------------------------------------------- absurd options
+
+ABSURD = [
+    ("--trials", "1000000000"),
+    ("--min-samples-leaf", "1e12"),
+    ("--min-slopes-per-x", "99999999999"),
+    ("--max-points", "1e30"),
+    ("--seed", "-1"),
+]
+
+
+@pytest.mark.parametrize(("option", "value"), ABSURD)
+def test_absurd_options_are_refused_in_one_sentence_before_any_work(
+    small_csv, capsys, option, value
+):
+    code, out, err = run(["impact", small_csv, "-t", "y", option, value], capsys)
+    assert code == 2
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert "between" in err and "memory" not in err
+    assert "000,000,000,000,000,000" not in err  # 1e30 is not spelled out with float noise
+
+
+def test_absurd_options_are_refused_by_the_api_and_the_formula():
+    import stratpd_xl as sx
+    from stratpd_xl.errors import StratPDInputError
+    from stratpd_xl.excel import udfs
+
+    data = hostile_data(200)
+    with pytest.raises(StratPDInputError, match="n_trials must be a whole number between"):
+        sx.impact(data, "y", n_trials=10**9)
+    cell = udfs.STRATPD(data, "y", "=1+2", 10, 10**9, False)
+    assert len(cell) == 1 and cell[0][0].startswith("STRATPD:") and "between" in cell[0][0]
