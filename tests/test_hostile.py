@@ -265,3 +265,37 @@ def test_absurd_options_are_refused_by_the_api_and_the_formula():
         sx.impact(data, "y", n_trials=10**9)
     cell = udfs.STRATPD(data, "y", "=1+2", 10, 10**9, False)
     assert len(cell) == 1 and cell[0][0].startswith("STRATPD:") and "between" in cell[0][0]
+
+
+# --------------------------------------------------------------------------- weak spots
+
+
+def test_a_feature_named_three_times_is_ranked_once_with_a_note(small_csv, capsys):
+    code, out, err = run(["impact", small_csv, "-t", "y", "-f", "cat", "-f", "cat",
+                          "-f", " CAT "], capsys)
+    assert code == 0, err
+    assert [line.split()[0] for line in out.splitlines()[1:]] == ["cat"]
+    assert 'note: "cat" is named 3 times; it is analysed once' in err
+
+
+def test_the_api_ranks_a_repeated_feature_once():
+    import stratpd_xl as sx
+
+    ranking = sx.impact(hostile_data(200), "y", ["cat", "cat", "=1+2"], random_state=0)
+    assert sorted(ranking["feature"]) == ["=1+2", "cat"]
+
+
+def test_missing_data_gets_a_sentence_not_an_empty_list():
+    import stratpd_xl as sx
+    from stratpd_xl.errors import StratPDInputError
+    from stratpd_xl.excel import udfs
+
+    with pytest.raises(StratPDInputError, match="data is missing; pass a table"):
+        sx.stratpd(None, "y", "x")
+    with pytest.raises(StratPDInputError, match="the table has no columns") as info:
+        sx.impact(pd.DataFrame(), "y")
+    assert not str(info.value).rstrip().endswith(":")
+    for formula in (udfs.STRATPD, udfs.STRATIMPACT):
+        args = ("y", "x") if formula is udfs.STRATPD else ("y",)
+        cell = formula(None, *args)[0][0]
+        assert "data is missing" in cell and "header row" in cell

@@ -138,6 +138,10 @@ class Table:
 
 def build_table(data: pd.DataFrame, target: str) -> Table:
     """Validate ``data``/``target`` and keep the rows that have a target value."""
+    if data is None:
+        raise StratPDInputError(
+            "data is missing; pass a table (a pandas DataFrame with one column per variable)"
+        )
     if not isinstance(data, pd.DataFrame):
         try:
             data = pd.DataFrame(data)
@@ -180,6 +184,11 @@ def build_table(data: pd.DataFrame, target: str) -> Table:
 
 def require_column(columns: list[str], name: str, role: str) -> None:
     """Raise a one-sentence error when ``name`` is not one of ``columns``."""
+    if not columns:
+        raise StratPDInputError(
+            f'{role} column "{name}" not found: the table has no columns; pass the table '
+            "with its header row"
+        )
     if name not in columns:
         listed = ", ".join(columns[:20]) + (", ..." if len(columns) > 20 else "")
         raise StratPDInputError(f'{role} column "{name}" not found; columns are: {listed}')

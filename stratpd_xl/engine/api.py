@@ -432,7 +432,8 @@ def analyse(
     names = list(table.columns) if features is None else [str(f) for f in features]
     for f in names:
         require_column(table.all_columns, f, "feature")
-    names = [f for f in names if f != target]
+    # A feature named twice is analysed (and ranked) once.
+    names = list(dict.fromkeys(f for f in names if f != target))
     rows: list[dict[str, Any]] = []
     curves: dict[str, pd.DataFrame] = {}
     skipped: dict[str, str] = {}
