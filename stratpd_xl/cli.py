@@ -15,6 +15,7 @@ import os
 import secrets
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -24,7 +25,7 @@ import pandas as pd
 
 from . import __version__, workflow
 from .demo import DEMO_LEFT_OUT, DEMO_SETTINGS, DEMO_TARGET, demo_data
-from .errors import StratPDInputError, error_text, is_interrupt
+from .errors import StratPDInputError, StratPDNote, error_text, is_interrupt
 from .files import read_table
 from .params import PARAMETERS, Settings
 from .tables import inert_table
@@ -518,6 +519,28 @@ _COMMANDS = {"curve": _cmd_curve, "impact": _cmd_impact, "report": _cmd_report, 
 # --------------------------------------------------------------------------- entry point
 
 
+def _run_command(args: argparse.Namespace) -> int:
+    """Run the command; library warnings become notes (ours) or are dropped (the rest).
+
+    A Python warning on stderr ("UserWarning: ... fig.savefig(...)") means nothing to a
+    spreadsheet user: the places where useful ones arise re-issue them as
+    :class:`StratPDNote` in plain words.  ``STRATPD_XL_DEBUG=1`` shows the others.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return _COMMANDS[args.command](args)
+        finally:
+            shown: set[str] = set()
+            for w in caught:
+                text = str(w.message)
+                if issubclass(w.category, StratPDNote) and text not in shown:
+                    shown.add(text)
+                    _note(text)
+                elif os.environ.get("STRATPD_XL_DEBUG"):
+                    sys.stderr.write(f"{w.category.__name__}: {text}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``stratpd-xl`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code.
 
@@ -542,7 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version and usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     try:
-        return _COMMANDS[args.command](args)
+        return _run_command(args)
     except (StratPDInputError, _UserError) as exc:
         sys.stderr.write(f"{PROG}: {' '.join(str(exc).split())}\n")
         return 2

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["StratPDInputError", "error_text", "is_interrupt"]
+__all__ = ["StratPDInputError", "StratPDNote", "error_text", "is_interrupt"]
 
 
 class StratPDInputError(ValueError):
@@ -11,6 +11,14 @@ class StratPDInputError(ValueError):
     Raised by the engine (unknown column, too few rows, bad parameter) and by the sheet
     layer (unreadable cells, ambiguous headers).  Adapters show ``str(exc)`` to the user
     as it is: in a cell, on stderr with exit code 2, or in Excel's status bar.
+    """
+
+
+class StratPDNote(UserWarning):  # noqa: N818 - a note, not an error
+    """Something the user should read (a front end shows it as a note); no error.
+
+    Raised with :func:`warnings.warn` where a library's own warning arises, in words the
+    user can act on; the CLI prints it as ``note: ...``.
     """
 
 

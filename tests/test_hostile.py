@@ -299,3 +299,17 @@ def test_missing_data_gets_a_sentence_not_an_empty_list():
         args = ("y", "x") if formula is udfs.STRATPD else ("y",)
         cell = formula(None, *args)[0][0]
         assert "data is missing" in cell and "header row" in cell
+
+
+def test_library_warnings_become_one_note_not_python_warnings(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 300
+    src = tmp_path / "g.csv"
+    pd.DataFrame({"温度": rng.uniform(0, 1, n), "c": rng.choice(["กa", "b", "c"], n),
+                  "y": rng.normal(0, 1, n)}).to_csv(src, index=False)
+    code, _, err = run(["curve", src, "-t", "y", "-f", "温度", "-o", tmp_path / "c.png"],
+                       capsys)
+    assert code == 0, err
+    assert "Warning" not in err and "savefig" not in err
+    assert err.count("note: the chart pictures show boxes") == 1
+    assert "温" in err
