@@ -6,6 +6,7 @@ made; plotting and spreadsheets live elsewhere (``stratpd_xl.charts``, ``stratpd
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -178,7 +179,9 @@ def _stratpd_table(
     with np.errstate(over="ignore"):
         # A local slope beyond the float range (a huge target over a small x step) cannot
         # be shown: it becomes missing, as any cell would show it.
-        slope = out["slope"] * table.y_scale / x_scale
+        # One exact power-of-two step: y_scale / x_scale itself may be out of range.
+        shift = math.frexp(table.y_scale)[1] - math.frexp(x_scale)[1]
+        slope = np.ldexp(np.asarray(out["slope"], dtype=np.float64), shift)
     out["slope"] = np.where(np.isfinite(slope), slope, np.nan)
     result = pd.DataFrame(out)
     share = within_strata_share(x, leaf)
