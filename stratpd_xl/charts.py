@@ -306,8 +306,9 @@ def figure_png(fig: Figure, *, dpi: int = 110) -> bytes:
     # matplotlib warns once per character its font lacks; the user needs one sentence.
     missing = sorted({int(m.group(1)) for w in caught
                       if (m := _MISSING_GLYPH.search(str(w.message))) is not None})
-    if missing:
-        shown = ", ".join(chr(code) for code in missing[:10])
+    # Control characters (a tab in a name) are not worth naming.
+    shown = ", ".join([c for c in map(chr, missing) if c.isprintable() and not c.isspace()][:10])
+    if shown:
         warnings.warn(StratPDNote(
             f"the chart pictures show boxes for characters their font lacks ({shown})"
         ), stacklevel=2)
