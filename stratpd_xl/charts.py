@@ -9,7 +9,9 @@ Figures are built with :class:`matplotlib.figure.Figure` and an Agg canvas, neve
 from __future__ import annotations
 
 import io
+import re
 import textwrap
+import warnings
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .errors import StratPDNote
 from .labels import (
     BAND_COLOR,
     CATEGORICAL_COLOR,
@@ -297,5 +300,19 @@ def figure_png(fig: Figure, *, dpi: int = 110) -> bytes:
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")
+    # matplotlib warns once per character its font lacks; the user needs one sentence.
+    missing = sorted({int(m.group(1)) for w in caught
+                      if (m := _MISSING_GLYPH.search(str(w.message))) is not None})
+    # Control characters (a tab in a name) are not worth naming.
+    shown = ", ".join([c for c in map(chr, missing) if c.isprintable() and not c.isspace()][:10])
+    if shown:
+        warnings.warn(StratPDNote(
+            f"the chart pictures show boxes for characters their font lacks ({shown})"
+        ), stacklevel=2)
     return buffer.getvalue()
+
+
+_MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from")

@@ -10,11 +10,13 @@ Exit codes: 0 success, 2 bad input (one sentence on stderr, no traceback), 1 int
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import secrets
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -24,9 +26,10 @@ import pandas as pd
 
 from . import __version__, workflow
 from .demo import DEMO_LEFT_OUT, DEMO_SETTINGS, DEMO_TARGET, demo_data
-from .errors import StratPDInputError, error_text
+from .errors import StratPDInputError, StratPDNote, error_text, is_interrupt
 from .files import read_table
 from .params import PARAMETERS, Settings
+from .tables import inert_table
 
 __all__ = ["ProgressBar", "build_parser", "main"]
 
@@ -282,6 +285,7 @@ def _check_outputs(
 ) -> list[Path]:
     """Fail before any work when an output cannot or must not be written."""
     checked: list[Path] = []
+    resolved: list[Path] = []
     for out in outs or []:
         suffix = out.suffix.lower()
         if suffix not in formats:
@@ -296,24 +300,60 @@ def _check_outputs(
             raise _UserError(f'cannot write "{out}": it is a folder; give a file name')
         if out.exists() and not force:
             raise _UserError(f'"{out}" already exists; add --force to overwrite it')
-        if out in checked:
+        # "dup.csv" and "sub/../dup.csv" are one file: the second write would fail or
+        # replace the first.
+        if out.resolve() in resolved:
             raise _UserError(f'"{out}" is given twice as --out')
         checked.append(out)
+        resolved.append(out.resolve())
     return checked
 
 
 def _write_atomic(path: Path, write: Callable[[Path], None], force: bool) -> None:
-    """Write via a temporary file in the same folder, so a failure never leaves half a file."""
+    """Write via a temporary file in the same folder, so a failure never leaves half a file.
+
+    Without ``force`` the final name is created atomically (a hard link, which fails if the
+    name exists), so of two runs writing the same file at once one reports "already
+    exists" instead of silently replacing the other's answer.  Errors name ``path``, the
+    user's file, never the hidden temporary.
+    """
     if path.exists() and not force:  # created while we were computing
         raise _UserError(f'"{path}" already exists; add --force to overwrite it')
     # Not tempfile.mkstemp: its 0600 mode would survive the rename and hide the report from
-    # colleagues; the writers create the file with the usual permissions instead.
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}-{secrets.token_hex(4)}.tmp{path.suffix}")
+    # colleagues; the writers create the file with the usual permissions instead.  A short
+    # name, so an output named near the file-name length limit still has a writable temporary.
+    tmp = path.with_name(f".~{secrets.token_hex(6)}.tmp{path.suffix[:8]}")
     try:
-        write(tmp)
-        os.replace(tmp, path)
+        try:
+            write(tmp)
+            if force:
+                os.replace(tmp, path)
+            else:
+                _publish_new(tmp, path)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        except StratPDInputError as exc:
+            raise StratPDInputError(str(exc).replace(str(tmp), str(path))) from exc
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _publish_new(tmp: Path, path: Path) -> None:
+    """Give ``tmp`` the name ``path`` only if nothing has that name (atomic check and create)."""
+    try:
+        os.link(tmp, path)
+        return
+    except FileExistsError:
+        raise _UserError(f'"{path}" already exists; add --force to overwrite it') from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EOPNOTSUPP):
+            raise
+    # No hard links here (FAT, some network shares): reserve the name exclusively instead.
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    except FileExistsError:
+        raise _UserError(f'"{path}" already exists; add --force to overwrite it') from None
+    os.replace(tmp, path)
 
 
 def _csv_writer(table: pd.DataFrame, source: dict[str, Any] | None) -> Callable[[Path], None]:
@@ -326,7 +366,7 @@ def _csv_writer(table: pd.DataFrame, source: dict[str, Any] | None) -> Callable[
 
     def write(path: Path) -> None:
         # BOM: Excel on Windows needs it to read UTF-8 (accents in names); LibreOffice accepts it.
-        table.to_csv(path, index=False, sep=sep, decimal=dec, encoding="utf-8-sig")
+        inert_table(table).to_csv(path, index=False, sep=sep, decimal=dec, encoding="utf-8-sig")
 
     return write
 
@@ -350,7 +390,8 @@ def _note(text: str) -> None:
 
 def _print_table(table: pd.DataFrame) -> None:
     with pd.option_context("display.max_rows", None, "display.width", 200):
-        sys.stdout.write(table.to_string(index=False, float_format=lambda v: f"{v:.6g}") + "\n")
+        text = inert_table(table).to_string(index=False, float_format=lambda v: f"{v:.6g}")
+        sys.stdout.write(text + "\n")
 
 
 def _cmd_curve(args: argparse.Namespace) -> int:
@@ -487,6 +528,28 @@ _COMMANDS = {"curve": _cmd_curve, "impact": _cmd_impact, "report": _cmd_report, 
 # --------------------------------------------------------------------------- entry point
 
 
+def _run_command(args: argparse.Namespace) -> int:
+    """Run the command; library warnings become notes (ours) or are dropped (the rest).
+
+    A Python warning on stderr ("UserWarning: ... fig.savefig(...)") means nothing to a
+    spreadsheet user: the places where useful ones arise re-issue them as
+    :class:`StratPDNote` in plain words.  ``STRATPD_XL_DEBUG=1`` shows the others.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return _COMMANDS[args.command](args)
+        finally:
+            shown: set[str] = set()
+            for w in caught:
+                text = str(w.message)
+                if issubclass(w.category, StratPDNote) and text not in shown:
+                    shown.add(text)
+                    _note(text)
+                elif os.environ.get("STRATPD_XL_DEBUG"):
+                    sys.stderr.write(f"{w.category.__name__}: {text}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``stratpd-xl`` with ``argv`` (default ``sys.argv[1:]``) and return the exit code.
 
@@ -511,7 +574,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version and usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     try:
-        return _COMMANDS[args.command](args)
+        return _run_command(args)
     except (StratPDInputError, _UserError) as exc:
         sys.stderr.write(f"{PROG}: {' '.join(str(exc).split())}\n")
         return 2
@@ -524,6 +587,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{PROG}: cannot access{where}: {exc.strerror or exc}\n")
         return 2
     except Exception as exc:  # noqa: BLE001 - a bug: one line, traceback only on request
+        if is_interrupt(exc):  # Ctrl+C inside compiled code arrives as a SystemError
+            sys.stderr.write(f"\n{PROG}: cancelled\n")
+            return 130
         if os.environ.get("STRATPD_XL_DEBUG"):
             raise
         sys.stderr.write(error_text(exc, prefix=PROG) + "\n")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["StratPDInputError", "error_text"]
+__all__ = ["StratPDInputError", "StratPDNote", "error_text", "is_interrupt"]
 
 
 class StratPDInputError(ValueError):
@@ -12,6 +12,36 @@ class StratPDInputError(ValueError):
     layer (unreadable cells, ambiguous headers).  Adapters show ``str(exc)`` to the user
     as it is: in a cell, on stderr with exit code 2, or in Excel's status bar.
     """
+
+
+class StratPDNote(UserWarning):  # noqa: N818 - a note, not an error
+    """Something the user should read (a front end shows it as a note); no error.
+
+    Raised with :func:`warnings.warn` where a library's own warning arises, in words the
+    user can act on; the CLI prints it as ``note: ...``.
+    """
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """True for Ctrl+C, also when it surfaces wrapped in another exception.
+
+    Ctrl+C inside compiled code (numba, numpy) can come out as ``SystemError: ... returned a
+    result with an exception set`` whose ``__context__``/``__cause__`` is the
+    ``KeyboardInterrupt``; the user cancelled, it is no bug.
+
+    Parameters
+    ----------
+    exc
+        The exception caught by a front end.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def error_text(exc: BaseException, *, prefix: str = "STRATPD") -> str:
@@ -33,7 +63,7 @@ def error_text(exc: BaseException, *, prefix: str = "STRATPD") -> str:
     """
     if isinstance(exc, StratPDInputError):
         return f"{prefix}: {_one_line(str(exc))}"
-    if isinstance(exc, KeyboardInterrupt):
+    if is_interrupt(exc):
         return f"{prefix}: cancelled"
     if isinstance(exc, MemoryError):
         return f"{prefix}: out of memory; try fewer rows or columns"

@@ -102,9 +102,11 @@ def _whole(p: Parameter, value: Any) -> int:
             f"{p.name} must be a whole number such as {p.example}; got {value!r}"
         )
     if not p.minimum <= number <= p.maximum:  # type: ignore[operator]
+        # 1e+30 reads better than its 31 digits with the float's rounding noise.
+        got = f"{number:,.0f}" if abs(number) < 1e15 else f"{number:.3g}"
         raise StratPDInputError(
             f"{p.name} must be a whole number between {p.minimum:,} and {p.maximum:,}; "
-            f"got {number:,.0f}"
+            f"got {got}"
         )
     return int(number)
 

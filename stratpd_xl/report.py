@@ -299,6 +299,18 @@ def _ref(sheet: str, row0: int, col: int, row1: int) -> list:
     return [sheet, row0, col, row1, col]
 
 
+# xlsxwriter reads a chart title, axis or series name shaped like "Sheet!A1" as a cell
+# reference (its API has no literal form), so "-f Q1!B2" would give a broken chart.  A word
+# joiner (U+2060, invisible and zero-width) after each "!" keeps the text as typed on screen
+# while no longer matching xlsxwriter's reference pattern.
+_REFERENCE_LIKE = re.compile(r"!(?=\$?[A-Za-z]+\$?\d)")
+
+
+def _chart_text(text: object) -> str:
+    """``text`` as a chart title or name that xlsxwriter writes literally."""
+    return _REFERENCE_LIKE.sub("!\u2060", str(text))
+
+
 def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, sheet: str,
                  top: int, left: int, error_cols: tuple[int, int] | None = None) -> Any:
     """A native chart reading the curve table at (top, left) of ``sheet``.
@@ -334,7 +346,8 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
         chart.add_series(series)
         chart.show_hidden_data()
         chart.set_legend({"none": True})
-        chart.set_x_axis({"name": feature, "num_font": {"rotation": -45} if n > 6 else {}})
+        chart.set_x_axis({"name": _chart_text(feature),
+                          "num_font": {"rotation": -45} if n > 6 else {}})
     else:
         few = n <= 30
         chart = book.add_chart(
@@ -362,14 +375,16 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
                     "marker": {"type": "none"},
                 })
         chart.add_series(main)
-        x_axis: dict[str, Any] = {"name": feature, "major_gridlines": {"visible": False}}
+        x_axis: dict[str, Any] = {"name": _chart_text(feature),
+                                  "major_gridlines": {"visible": False}}
         if pd.api.types.is_datetime64_any_dtype(table[feature]):
             x_axis["num_format"] = _date_format(table[feature])
             x_axis["num_font"] = {"rotation": -45}
         chart.set_x_axis(x_axis)
         chart.set_legend({"position": "bottom"} if has_band else {"none": True})
-    chart.set_title({"name": curve_title(result), "name_font": {"size": 11, "bold": True}})
-    chart.set_y_axis({"name": f"partial dependence of {target}",
+    chart.set_title({"name": _chart_text(curve_title(result)),
+                     "name_font": {"size": 11, "bold": True}})
+    chart.set_y_axis({"name": _chart_text(f"partial dependence of {target}"),
                       "num_format": _axis_format(table[PD]),
                       "major_gridlines": {"visible": True, "line": {"color": "#E5E5E5"}}})
     chart.set_size({"width": _CHART_W, "height": _CHART_H})
@@ -494,10 +509,11 @@ def _impact_chart(book: Workbook, ranking: pd.DataFrame, table: pd.DataFrame, sh
     # Bar charts draw the first category at the bottom; reversing puts the largest on top.
     # "crossing: max" keeps the value axis at the bottom once the categories are reversed.
     chart.set_y_axis({"reverse": True, "crossing": "max"})
-    chart.set_x_axis({"name": f"impact on {ranking.attrs.get('target', 'target')}",
+    chart.set_x_axis({"name": _chart_text(f"impact on {ranking.attrs.get('target', 'target')}"),
                       "major_gridlines": {"visible": True, "line": {"color": "#E5E5E5"}}})
     chart.set_legend({"none": True})
-    chart.set_title({"name": impact_title(ranking), "name_font": {"size": 11, "bold": True}})
+    chart.set_title({"name": _chart_text(impact_title(ranking)),
+                     "name_font": {"size": 11, "bold": True}})
     chart.set_size({"width": _CHART_W, "height": _impact_chart_height(n)})
     return chart
 

@@ -19,6 +19,8 @@ __all__ = [
     "SUMMARISED",
     "curve_table",
     "impact_table",
+    "inert_table",
+    "inert_text",
 ]
 
 PD = "partial dependence"
@@ -27,6 +29,69 @@ BAND_HIGH = "high (97.5%)"
 SLOPES = "slopes averaged"
 SUMMARISED = "values summarised"
 ROWS = "rows"
+
+
+# A spreadsheet reads a cell starting with one of these as a formula (OWASP "CSV injection");
+# a category named '=HYPERLINK(...)' must arrive as text, not as a live link or command.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def inert_text(value: object) -> object:
+    """``value`` unchanged unless it is text a spreadsheet would run as a formula.
+
+    Parameters
+    ----------
+    value
+        Any cell value.
+
+    Returns
+    -------
+    object
+        Text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a
+        leading apostrophe (shown as text by Excel and LibreOffice); text that is a plain
+        number such as ``"-2.5"`` and every non-text value are returned as they are.
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _is_number(value):
+        return "'" + value
+    return value
+
+
+def inert_table(table: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``table`` whose headers and text cells cannot run as formulas.
+
+    Used by every text writer (CSV files, printed tables) so that opening or pasting an
+    answer never runs a formula hidden in a category or column name.  Numbers, dates and
+    missing values are untouched.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A result table.
+
+    Returns
+    -------
+    DataFrame
+        The same shape and ``attrs``; see :func:`inert_text` for what changes.
+    """
+    out = table.copy()
+    out.columns = [inert_text(str(c)) for c in table.columns]
+    for j in range(out.shape[1]):
+        col = out.iloc[:, j]
+        if pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_datetime64_any_dtype(
+            col.dtype
+        ):
+            continue
+        out.isetitem(j, col.astype(object).map(inert_text))
+    out.attrs = dict(table.attrs)
+    return out
 
 
 def _feature_header(result: pd.DataFrame, default: str, others: list[str]) -> str:

@@ -157,15 +157,21 @@ def prepare(
     named: list[str] | None = None
     if features is not None:
         named = []
+        given: list[str] = []
         for f in features:
             name = resolve_column(frame, f, role="feature")
+            given.append(name)
             if name == target_name:
                 raise StratPDInputError(
                     f'"{name}" is both the target and the feature; pick a different feature '
                     "column"
                 )
-            if name not in named:  # naming a feature twice analyses it once
+            if name not in named:
                 named.append(name)
+        # Naming a feature twice analyses it once, and says so (a ranking listing it three
+        # times would be wrong; silently dropping the repeats would look like a bug).
+        notes += [f'"{n}" is named {given.count(n)} times; it is analysed once'
+                  for n in named if given.count(n) > 1]
     frame = _with_categories(frame, target_name, categorical)
     check_rows(
         frame, target_name, named[0] if named is not None and len(named) == 1 else None,

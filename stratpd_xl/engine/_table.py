@@ -9,6 +9,7 @@ column order or names, so renaming or reordering columns changes no result.
 from __future__ import annotations
 
 import hashlib
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -47,6 +48,22 @@ def as_float(series: pd.Series) -> np.ndarray:
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+def power_of_two_scale(values: np.ndarray) -> float:
+    """A power of two near ``max |values|`` (1.0 for none or zeros).
+
+    The engine divides y and x by it so that squares, sums and slopes of any finite input
+    stay finite (a target near 1e306 would overflow a sum of squares), and multiplies the
+    results back.  A power of two makes both steps exact: ordinary data gives bit-for-bit
+    the numbers it gave without scaling.
+    """
+    finite = np.abs(values[np.isfinite(values)])
+    top = float(finite.max()) if finite.size else 0.0
+    if top == 0.0:
+        return 1.0
+    # frexp: top = m * 2**e with 0.5 <= m < 1; 2**(e - 1) never overflows.
+    return math.ldexp(1.0, math.frexp(top)[1] - 1)
+
+
 def category_codes(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """Integer codes (-1 missing) and the categories in display order."""
     if isinstance(series.dtype, pd.CategoricalDtype):
@@ -77,12 +94,13 @@ class Table:
 
     target: str
     n_rows: int  # rows given
-    y: np.ndarray  # rows with a target value only
+    y: np.ndarray  # rows with a target value only, divided by y_scale
     n_missing_target: int
     columns: list[str]  # every column but the target
     all_columns: list[str]  # as given, for messages
     kinds: dict[str, str]
     frame: pd.DataFrame  # the rows with a target value, original columns
+    y_scale: float = 1.0  # a power of two: target units = y * y_scale
     _bins: dict[str, np.ndarray] = field(default_factory=dict)
     _fingerprints: dict[str, bytes] = field(default_factory=dict)
 
@@ -121,6 +139,10 @@ class Table:
 
 def build_table(data: pd.DataFrame, target: str) -> Table:
     """Validate ``data``/``target`` and keep the rows that have a target value."""
+    if data is None:
+        raise StratPDInputError(
+            "data is missing; pass a table (a pandas DataFrame with one column per variable)"
+        )
     if not isinstance(data, pd.DataFrame):
         try:
             data = pd.DataFrame(data)
@@ -146,10 +168,13 @@ def build_table(data: pd.DataFrame, target: str) -> Table:
     # Columns are read by position only; copy the table only when rows must go.
     frame = data if has_y.all() else data.loc[has_y].reset_index(drop=True)
     others = [c for c in columns if c != target]
+    y = y_all[has_y]
+    y_scale = power_of_two_scale(y)
     return Table(
         target=target,
         n_rows=len(data),
-        y=y_all[has_y],
+        y=y / y_scale,
+        y_scale=y_scale,
         n_missing_target=int((~has_y).sum()),
         columns=others,
         all_columns=columns,
@@ -160,6 +185,11 @@ def build_table(data: pd.DataFrame, target: str) -> Table:
 
 def require_column(columns: list[str], name: str, role: str) -> None:
     """Raise a one-sentence error when ``name`` is not one of ``columns``."""
+    if not columns:
+        raise StratPDInputError(
+            f'{role} column "{name}" not found: the table has no columns; pass the table '
+            "with its header row"
+        )
     if name not in columns:
         listed = ", ".join(columns[:20]) + (", ..." if len(columns) > 20 else "")
         raise StratPDInputError(f'{role} column "{name}" not found; columns are: {listed}')
@@ -172,6 +202,7 @@ __all__ = [
     "as_float",
     "build_table",
     "category_codes",
+    "power_of_two_scale",
     "column_kind",
     "require_column",
 ]

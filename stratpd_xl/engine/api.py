@@ -6,6 +6,7 @@ made; plotting and spreadsheets live elsewhere (``stratpd_xl.charts``, ``stratpd
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from ._table import (
     as_float,
     build_table,
     category_codes,
+    power_of_two_scale,
     require_column,
 )
 
@@ -133,7 +135,10 @@ def _stratpd_table(
     x_all = as_float(table.frame[feature])
     present = ~np.isnan(x_all)
     rows = _rows_for(table, feature, present, p)
-    x = x_all[rows.index]
+    # Work on x and y divided by powers of two (exact), so slopes and sums of any finite
+    # input stay finite; results are multiplied back at the end.
+    x_scale = power_of_two_scale(x_all[rows.index])
+    x = x_all[rows.index] / x_scale
     xb = table.strata_matrix(feature, rows.index)
     rng = np.random.default_rng(p.random_state)
     leaf = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest)
@@ -146,7 +151,7 @@ def _stratpd_table(
             "add rows"
         )
     out = {
-        "x": _numeric_x_out(curve.x, table.frame[feature]),
+        "x": curve.x,
         "pd": curve.pd,
         "slope": curve.slope,
         "n_slopes": curve.count.astype(np.int64),
@@ -167,6 +172,17 @@ def _stratpd_table(
         k = summary.index
         out = {name: values[k] for name, values in out.items()}
         out.update(slope=summary.slope, n_slopes=summary.n_slopes, n_x=summary.n_x)
+    out["x"] = _numeric_x_out(out["x"] * x_scale, table.frame[feature])
+    for name in ("pd", "pd_low", "pd_high"):
+        if name in out:
+            out[name] = out[name] * table.y_scale
+    with np.errstate(over="ignore"):
+        # A local slope beyond the float range (a huge target over a small x step) cannot
+        # be shown: it becomes missing, as any cell would show it.
+        # One exact power-of-two step: y_scale / x_scale itself may be out of range.
+        shift = math.frexp(table.y_scale)[1] - math.frexp(x_scale)[1]
+        slope = np.ldexp(np.asarray(out["slope"], dtype=np.float64), shift)
+    out["slope"] = np.where(np.isfinite(slope), slope, np.nan)
     result = pd.DataFrame(out)
     share = within_strata_share(x, leaf)
     warnings_ = []
@@ -221,6 +237,9 @@ def _catstratpd_table(
         out.update(pd=mean, pd_low=low, pd_high=high)
         values = np.full(len(cats), np.nan)
         values[known] = mean
+    for name in ("pd", "pd_low", "pd_high"):
+        if name in out:
+            out[name] = out[name] * table.y_scale
     result = pd.DataFrame(out)
     unknown = [str(c) for c in cats[np.isnan(eff.effect)]]
     warnings_ = []
@@ -416,7 +435,8 @@ def analyse(
     names = list(table.columns) if features is None else [str(f) for f in features]
     for f in names:
         require_column(table.all_columns, f, "feature")
-    names = [f for f in names if f != target]
+    # A feature named twice is analysed (and ranked) once.
+    names = list(dict.fromkeys(f for f in names if f != target))
     rows: list[dict[str, Any]] = []
     curves: dict[str, pd.DataFrame] = {}
     skipped: dict[str, str] = {}
@@ -429,6 +449,7 @@ def analyse(
             skipped[f] = str(exc)
             continue
         curves[f] = curve
+        # row_pd is in the engine's scaled units (see Table.y_scale): sums stay finite.
         value = float(np.mean(np.abs(row_pd - row_pd.mean()))) if row_pd.size else 0.0
         rows.append({"feature": f, "kind": table.kinds[f], "impact": value})
     if progress is not None:
@@ -436,6 +457,7 @@ def analyse(
     ranking = pd.DataFrame(rows, columns=["feature", "kind", "impact"])
     total = ranking["impact"].sum()
     ranking["share"] = ranking["impact"] / total if total > 0 else 0.0
+    ranking["impact"] = ranking["impact"] * table.y_scale
     ranking = ranking.sort_values("impact", ascending=False, kind="stable").reset_index(drop=True)
     ranking.attrs = {
         "target": target,

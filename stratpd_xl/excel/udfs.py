@@ -169,7 +169,12 @@ def _frame_key(frame: pd.DataFrame) -> Hashable:
 def _table(data: Any) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         return data
-    if data is None or not isinstance(data, list | tuple):
+    if data is None:  # =STRATPD(, "price", "carat"): the argument was left empty
+        raise StratPDInputError(
+            "data is missing; give the range of a table with its header row, e.g. "
+            "Data!A1:J5001"
+        )
+    if not isinstance(data, list | tuple):
         raise StratPDInputError(
             "data must be a range with a header row, e.g. Data!A1:J5001; got a single value"
         )
