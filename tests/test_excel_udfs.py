@@ -264,9 +264,10 @@ def test_vba_wrapper_shows_the_excel_signature_without_caller(xl):
     vba = out.getvalue()
     assert (
         "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart, Optional max_points)"
+        "Optional chart, Optional max_points, Optional positive)"
     ) in vba
-    assert "Function STRATIMPACT(data, target, Optional min_samples_leaf)" in vba
+    # New arguments go last, so formulas written before them keep their meaning.
+    assert "Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive)" in vba
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in vba
     assert "ActiveWorkbook, Application.Caller" in vba  # add-ins call with the active book
     assert "CommandBars" not in vba, "the wizard guard makes UDFs show 0 on open"

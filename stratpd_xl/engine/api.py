@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..errors import StratPDInputError
 from ..params import PARAMETERS, Settings
+from ..yesno import POINTS, yes_no_target
 from ._categorical import category_effects
 from ._numeric import curve_on_grid, integrate, slope_field
 from ._stratify import stratify
@@ -33,6 +34,27 @@ from ._table import (
 Progress = Callable[[int, int, str], None]
 # Defaults of the keyword arguments below, from the one parameter table.
 _DEFAULT: dict[str, Any] = {name: p.default for name, p in PARAMETERS.items()}
+
+
+def _table(data: Any, target: str, positive: Any = None) -> Table:
+    """:func:`build_table`, with a yes/no target read as 100 (positive value) or 0.
+
+    Scaling to 100 puts every curve, band and impact in percentage points of probability.
+    """
+    if isinstance(data, pd.DataFrame) and str(target) in [str(c) for c in data.columns]:
+        column = data.loc[:, [c for c in data.columns if str(c) == str(target)]]
+        if column.shape[1] == 1:
+            yes_no = yes_no_target(column.iloc[:, 0], str(target), positive)
+            if yes_no is not None:
+                data = data.copy(deep=False)
+                data[column.columns[0]] = yes_no.y
+                table = build_table(data, target)
+                table.yes_no = {"positive": yes_no.positive, "target_label": yes_no.label,
+                                "units": POINTS}
+                return table
+    table = build_table(data, target)
+    table.yes_no = {}
+    return table
 
 
 @dataclass(frozen=True)
@@ -71,6 +93,7 @@ def _attrs(
         "n_ignored": int(n_ignored),
         "n_leaves": int(n_leaves),
         "params": p.as_dict(categorical=kind == CATEGORICAL),
+        **getattr(table, "yes_no", {}),
         **extra,
     }
 
@@ -272,6 +295,7 @@ def stratpd(
     random_state: int | None = _DEFAULT["random_state"],
     max_points: int | None = _DEFAULT["max_points"],
     honest: bool = _DEFAULT["honest"],
+    positive: Any = None,
 ) -> pd.DataFrame:
     """Partial dependence of ``target`` on a numeric ``feature``, from the data alone.
 
@@ -301,6 +325,12 @@ def stratpd(
     honest : bool, default True
         Stratify every row with a tree grown on the other half of the rows (cross-fitting).
         ``False`` grows one tree on all rows, as the paper does; that shrinks effects.
+    positive : optional
+        For a yes/no target (bool, two texts, 0/1): the value that counts as 1.  Default a
+        TRUE/yes/1-like value, else the rarer one; given for a target with more values, all
+        others count as 0.  Results are then changes in the probability of that value, in
+        percentage points, and ``attrs`` gain ``positive``, ``target_label``
+        (``"P(churn = yes)"``) and ``units``.
 
     Returns
     -------
@@ -328,7 +358,7 @@ def stratpd(
         min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
         n_trials=n_trials, random_state=random_state, max_points=max_points, honest=honest,
     )
-    table = build_table(data, target)
+    table = _table(data, target, positive)
     return _run(table, feature, NUMERIC, p)[0]
 
 
@@ -341,6 +371,7 @@ def catstratpd(
     n_trials: int = _DEFAULT["n_trials"],
     random_state: int | None = _DEFAULT["random_state"],
     honest: bool = _DEFAULT["honest"],
+    positive: Any = None,
 ) -> pd.DataFrame:
     """Effect of each category of ``feature`` on ``target``, all else equal.
 
@@ -361,12 +392,13 @@ def catstratpd(
         min_samples_leaf=min_samples_leaf, n_trials=n_trials,
         random_state=random_state, honest=honest,
     )
-    table = build_table(data, target)
+    table = _table(data, target, positive)
     return _run(table, feature, CATEGORICAL, p)[0]
 
 
 def partial_dependence(
-    data: pd.DataFrame, target: str, feature: str, *, kind: str | None = None, **kw: Any
+    data: pd.DataFrame, target: str, feature: str, *, kind: str | None = None,
+    positive: Any = None, **kw: Any,
 ) -> pd.DataFrame:
     """:func:`stratpd` or :func:`catstratpd`, chosen from the feature column's type.
 
@@ -374,7 +406,7 @@ def partial_dependence(
     ``kind="categorical"`` forces CatStratPD on a numeric code column.
     """
     p = Settings.make(**kw)
-    table = build_table(data, target)
+    table = _table(data, target, positive)
     return _run(table, feature, kind, p)[0]
 
 
@@ -393,6 +425,7 @@ def analyse(
     features: Iterable[str] | None = None,
     *,
     progress: Progress | None = None,
+    positive: Any = None,
     **kw: Any,
 ) -> Analysis:
     """Curves for many features and the model-free impact ranking, in one pass.
@@ -408,11 +441,13 @@ def analyse(
     ----------
     progress : callable(done, total, feature), optional
         Called before each feature, and once more at the end with ``done == total``.
+    positive : optional
+        The value of a yes/no target that counts as 1 (see :func:`stratpd`).
     **kw
         Passed on to :func:`stratpd` / :func:`catstratpd`.
     """
     p = Settings.make(**kw)
-    table = build_table(data, target)
+    table = _table(data, target, positive)
     names = list(table.columns) if features is None else [str(f) for f in features]
     for f in names:
         require_column(table.all_columns, f, "feature")
@@ -442,6 +477,7 @@ def analyse(
         "n_rows": table.n_rows,
         "params": p.as_dict(),
         "skipped": dict(skipped),
+        **table.yes_no,
     }
     return Analysis(ranking, curves, skipped)
 
