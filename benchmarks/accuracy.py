@@ -99,14 +99,65 @@ def estimate_ours(case: str, seed: int, honest: bool) -> float:
     return float(r["pd"].max() - r["pd"].min())
 
 
+def quadratic_data(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x1, x2 = rng.uniform(-2, 2, (2, 2000))
+    return pd.DataFrame({"x1": x1, "x2": x2, "y": x1**2 + x2 + 10 + rng.normal(0, 1, 2000)})
+
+
+# Band coverage: (data, target, feature, true curve as a function of x).
+COVERAGE_CASES = {
+    "noisy quadratic x1^2 (sigma 1)": (quadratic_data, "y", "x1", lambda x: x**2),
+    "education (-1.5 x)": (education_data, "weight", "education", lambda x: -1.5 * x),
+    "x1 with correlated twin (x)": (twin_data, "y", "x1", lambda x: x),
+}
+
+
+def band_coverage(case: str, seeds: int, n_trials: int = 20) -> tuple[float, float, float]:
+    """Per-point coverage, whole-curve coverage and mean band width / effect range.
+
+    The truth is anchored as the curve is: at the first x when the band is pinned to 0
+    there (stratpd-xl before the fix), else centred on the rows (mean 0 over the data).
+    """
+    import stratpd_xl as sx
+
+    make, target, feature, truth_of = COVERAGE_CASES[case]
+    per_point, whole, width = [], [], []
+    for seed in range(seeds):
+        df = make(seed)
+        r = sx.stratpd(df, target, feature, random_state=seed, n_trials=n_trials)
+        x = r["x"].to_numpy(float)
+        truth = truth_of(x)
+        rows = df[feature].to_numpy(float)
+        if r["pd_low"].iloc[0] == 0 and r["pd_high"].iloc[0] == 0:
+            truth = truth - truth[0]
+        else:
+            inside = rows[(rows >= x[0]) & (rows <= x[-1])]
+            truth = truth - np.interp(inside, x, truth).mean()
+        hit = (truth >= r["pd_low"].to_numpy()) & (truth <= r["pd_high"].to_numpy())
+        per_point.append(hit.mean())
+        whole.append(hit.all())
+        width.append(np.mean(r["pd_high"] - r["pd_low"]) / np.ptp(truth))
+    return float(np.mean(per_point)), float(np.mean(whole)), float(np.mean(width))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--stratx")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SEED"))
+    ap.add_argument("--coverage", action="store_true",
+                    help="bootstrap band coverage of the true curve instead of shrinkage")
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(estimate_stratx(args.worker[0], int(args.worker[1]))))
+        return
+    if args.coverage:
+        print("| case | per-point coverage | whole-curve coverage | band width / effect |")
+        print("|---|---:|---:|---:|")
+        for case in COVERAGE_CASES:
+            point, whole, width = band_coverage(case, args.seeds)
+            print(f"| {case} | {point:.0%} | {whole:.0%} | {width:.2f} |")
         return
     print("| case | stratx 0.5 (defaults) | stratpd-xl, one tree on all rows "
           "| stratpd-xl, honest (default) |")

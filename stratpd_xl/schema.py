@@ -6,11 +6,12 @@ and :func:`result_kind` instead of guessing from what a frame happens to hold.
 
 Numeric curve (``stratpd``), one row per curve point, ``x`` ascending
     ``x``         feature value (the feature's own type: numbers, whole numbers or dates)
-    ``pd``        partial dependence, 0 at the first row (with trials: the trials' mean)
+    ``pd``        partial dependence, averaging 0 over the rows (the full-data curve)
     ``slope``     mean slope from this point to the next; NaN on the closing row
     ``n_slopes``  leaf slopes averaged at x (the fewest over the x values a point summarises)
     ``n_x``       distinct x values this point summarises (1 at full resolution)
-    ``pd_low``, ``pd_high``   2.5 % and 97.5 % of the bootstrap trials (``n_trials`` > 1)
+    ``pd_low``, ``pd_high``   pd plus the 2.5 % and 97.5 % deviations of the bootstrap
+                  trials from their mean (``n_trials`` > 1)
 
 Categorical effects (``catstratpd``), one row per category
     ``category``  the category
