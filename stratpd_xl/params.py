@@ -83,6 +83,11 @@ PARAMETERS: dict[str, Parameter] = {
             "honest", True, None, None,
             "stratify each row with a tree grown on the other half of the rows (cross-fitting)",
         ),
+        Parameter(
+            "adjust", True, None, None,
+            "take slopes after removing the other numeric columns' linear part (guards "
+            "against many correlated columns; numeric features)",
+        ),
     )
 }
 
@@ -125,6 +130,7 @@ class Settings:
     max_points : int or None, default 200
         ``None`` keeps every distinct x value (full resolution).
     honest : bool, default True
+    adjust : bool, default True
     """
 
     min_samples_leaf: int = PARAMETERS["min_samples_leaf"].default  # type: ignore[assignment]
@@ -133,6 +139,7 @@ class Settings:
     random_state: int | None = PARAMETERS["random_state"].default  # type: ignore[assignment]
     max_points: int | None = PARAMETERS["max_points"].default  # type: ignore[assignment]
     honest: bool = PARAMETERS["honest"].default  # type: ignore[assignment]
+    adjust: bool = PARAMETERS["adjust"].default  # type: ignore[assignment]
 
     @classmethod
     def make(cls, base: Settings | None = None, /, **values: Any) -> Settings:
@@ -190,6 +197,7 @@ class Settings:
         if categorical:
             d.pop("min_slopes_per_x")
             d.pop("max_points")
+            d.pop("adjust")
         return d
 
 

@@ -305,6 +305,7 @@ def _engine_kwargs(settings: Settings) -> dict[str, Any]:
         "random_state": settings.random_state,
         "max_points": settings.max_points,
         "honest": settings.honest,
+        "adjust": settings.adjust,
     }
 
 

@@ -27,7 +27,8 @@ def test_stratpd_columns_and_attrs(weight):
     assert a["n_used"] + a["n_ignored"] == 2000
     assert a["n_leaves"] > 50
     assert a["params"] == {"min_samples_leaf": 10, "min_slopes_per_x": 5, "n_trials": 1,
-                           "random_state": 0, "max_points": None, "honest": True}
+                           "random_state": 0, "max_points": None, "honest": True,
+                           "adjust": True}
 
 
 def test_band_columns_with_trials(weight):
