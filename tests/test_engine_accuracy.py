@@ -187,3 +187,44 @@ def test_correlated_twin_slope_is_1():
                          "y": x1 + x2 + z + rng.normal(0, 0.5, 3000)})
     assert fitted_slope(sx.stratpd(data, "y", "x1", random_state=0)) == pytest.approx(1, abs=0.01)
     assert fitted_slope(sx.stratpd(data, "y", "x1", random_state=0, adjust=False)) > 1.015
+
+
+def test_zigzag_code_column_suggests_a_category():
+    rng = np.random.default_rng(0)
+    n = 2000
+    store = rng.integers(1, 7, n)
+    effect = np.array([0, 0, 30, -10, 20, 5, -20])[store]  # codes: the order means nothing
+    other = rng.normal(0, 1, n)
+    data = pd.DataFrame({"store": store, "other": other, "y": effect + other})
+    curve = sx.stratpd(data, "y", "store", random_state=0)
+    assert any("treat it as a category" in w for w in curve.attrs["warnings"])
+    # A whole-number feature with a monotone curve is a quantity: no such warning.
+    data["y"] = 3 * store + other
+    curve = sx.stratpd(data, "y", "store", random_state=0)
+    assert not any("category" in w for w in curve.attrs["warnings"])
+
+
+def test_rare_categories_are_flagged(weight_data):
+    data = weight_data.assign(city=np.where(np.arange(len(weight_data)) < 3, "Oslo", "Rome"))
+    data.loc[3:999, "city"] = "Paris"
+    effects = sx.catstratpd(data, "weight", "city", random_state=0, min_samples_leaf=5)
+    flags = dict(zip(effects["category"], effects["few_rows"], strict=True))
+    assert flags.get("Oslo", True) and not flags["Paris"] and not flags["Rome"]
+    assert any('"Oslo"' in w and "fewer than 5 rows" in w for w in effects.attrs["warnings"])
+
+
+def test_near_exact_linear_codependence_is_warned():
+    # The sum of eight columns: trees hold it only coarsely (a diagonal in eight dimensions),
+    # so the within-strata warning stays quiet, but a linear fit recovers it exactly.
+    rng = np.random.default_rng(0)
+    n = 2000
+    parts = rng.uniform(0, 10, (n, 8))
+    data = pd.DataFrame(parts, columns=[f"p{i}" for i in range(8)])
+    data["total"] = parts.sum(axis=1) + rng.normal(0, 0.05, n)
+    data["y"] = parts[:, 0] + rng.normal(0, 1, n)
+    curve = sx.stratpd(data, "y", "total", random_state=0)
+    assert curve.attrs["others_r2"] > 0.99
+    assert any("almost exactly a linear function" in w for w in curve.attrs["warnings"])
+    plain = sx.stratpd(data.drop(columns="total"), "y", "p0", random_state=0)
+    assert plain.attrs["others_r2"] < 0.1
+    assert not any("almost exactly" in w for w in plain.attrs["warnings"])

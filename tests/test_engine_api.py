@@ -36,7 +36,7 @@ def test_band_columns_with_trials(weight):
     assert list(curve.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high"]
     assert (curve["pd_low"] <= curve["pd_high"]).all()
     cats = sx.catstratpd(weight, "weight", "sex", random_state=0, n_trials=5)
-    assert list(cats.columns) == ["category", "pd", "count", "pd_low", "pd_high"]
+    assert list(cats.columns) == ["category", "pd", "count", "pd_low", "pd_high", "few_rows"]
 
 
 def test_a_curve_with_many_values_is_summarised_by_points_of_the_full_curve(weight):

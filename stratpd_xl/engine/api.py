@@ -133,6 +133,34 @@ def _band(trials: np.ndarray, fallback: np.ndarray) -> tuple[np.ndarray, np.ndar
 LOW_WITHIN_SHARE = 0.1
 
 
+# Above this R^2 of the feature on the other columns, warn of codependence.
+CODEPENDENT_R2 = 0.99
+# Categories informed by fewer rows are flagged (few_rows) and named in a warning.
+FEW_ROWS = 5
+# A numeric feature with at most this many whole-number values may be a code.
+MAX_CODE_VALUES = 24
+
+
+def _code_like(feature: str, ux: np.ndarray, pd_values: np.ndarray) -> str | None:
+    """A warning when a few-valued whole-number feature has a curve that goes up and down.
+
+    Such columns are often codes (store, month, region number) whose order means nothing;
+    a curve through them in numeric order then only zigzags.
+    """
+    if ux.size > MAX_CODE_VALUES or ux.size < 3 or np.any(np.mod(ux, 1) != 0):
+        return None
+    steps = np.diff(pd_values[~np.isnan(pd_values)])
+    span = float(np.ptp(pd_values[~np.isnan(pd_values)])) if steps.size else 0.0
+    big = steps[np.abs(steps) > 0.05 * span] if span > 0 else steps[:0]
+    if not ((big > 0).any() and (big < 0).any()):
+        return None
+    return (
+        f'"{feature}" has only {ux.size} whole-number values and its curve goes up and down: '
+        "if the numbers are codes (store, month, region), treat it as a category "
+        f'(--categorical {feature} on the command line, kind="categorical" in Python)'
+    )
+
+
 def within_strata_share(x: np.ndarray, leaf: np.ndarray) -> float:
     """Share of the feature's variance that remains inside the strata (1 = all of it)."""
     counts = np.bincount(leaf)
@@ -319,6 +347,17 @@ def _stratpd_table(
             "other columns nearly determine it, so its curve rests on small differences and "
             "can be noise; leave out the columns that duplicate it"
         )
+    if r2 > CODEPENDENT_R2 and share >= LOW_WITHIN_SHARE:  # else already said above
+        warnings_.append(
+            f'"{feature}" is almost exactly a linear function of the other columns (a '
+            f"least-squares fit explains {r2:.1%} of it): they carry the same information, "
+            "so no data show its effect with them held fixed; leave out the columns that "
+            "duplicate it or analyse them together"
+        )
+    dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
+    note = None if dates else _code_like(feature, field_.ux, curve.pd)
+    if note:
+        warnings_.append(note)
     result.attrs = _attrs(
         table, feature, NUMERIC, rows, field_.n_ignored, field_.n_leaves, p,
         n_unique_x=int(field_.ux.size), n_points_full=n_full, within_strata_share=share,
@@ -373,6 +412,17 @@ def _catstratpd_table(
             f'{eff.n_ignored / rows.y.size:.0%} of the rows sit in strata holding one category '
             f'of "{feature}" only: the other columns nearly determine it, so its effects rest on '
             "few rows; leave out the columns that duplicate it"
+        )
+    few = eff.count[known] < FEW_ROWS
+    result["few_rows"] = few
+    if few.any():
+        names = ", ".join(f'"{c}"' for c in cats[known][few][:8])
+        more = f" and {few.sum() - 8} more" if few.sum() > 8 else ""
+        warnings_.append(
+            f'{int(few.sum())} categor{"y" if few.sum() == 1 else "ies"} of "{feature}" '
+            f"rest{'s' if few.sum() == 1 else ''} on fewer than {FEW_ROWS} rows ({names}{more}; "
+            "few_rows in the table): their effects are little more than those rows' noise; "
+            "merge rare categories or add rows"
         )
     result.attrs = _attrs(
         table, feature, CATEGORICAL, rows, eff.n_ignored, eff.n_leaves, p,
