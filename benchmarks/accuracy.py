@@ -171,6 +171,27 @@ def band_coverage(case: str, seeds: int, n_trials: int = 20) -> tuple[float, flo
     return float(np.mean(per_point)), float(np.mean(whole)), float(np.mean(width))
 
 
+def step_rise(n: int, correlated: bool, seeds: int) -> tuple[float, float]:
+    """How far a step of 10 at x = 5 is smeared: the x distance over which the curve climbs
+    from 10 % to 90 % of its rise (0 would be a sharp step), and the rise itself (truth 10).
+    y = 10 * (x > 5) + z + N(0, 1), x ~ U(0, 10), z independent or x + N(0, 2)."""
+    import stratpd_xl as sx
+
+    widths, heights = [], []
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        x = rng.uniform(0, 10, n)
+        z = x + rng.normal(0, 2, n) if correlated else rng.uniform(0, 10, n)
+        df = pd.DataFrame({"x": x, "z": z, "y": 10 * (x > 5) + z + rng.normal(0, 1, n)})
+        r = sx.stratpd(df, "y", "x", random_state=seed, max_points=None)
+        gx, p = r["x"].to_numpy(float), r["pd"].to_numpy()
+        low, high = p[gx < 4].mean(), p[gx > 6].mean()
+        f = (p - low) / (high - low)
+        widths.append(gx[np.argmax(f >= 0.9)] - gx[np.argmax(f >= 0.1)])
+        heights.append(high - low)
+    return float(np.mean(widths)), float(np.mean(heights))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--stratx")
@@ -178,7 +199,18 @@ def main() -> None:
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SEED"))
     ap.add_argument("--coverage", action="store_true",
                     help="bootstrap band coverage of the true curve instead of shrinkage")
+    ap.add_argument("--steps", action="store_true",
+                    help="how far a step in the true curve is smeared (issue 9 item 5)")
     args = ap.parse_args()
+    if args.steps:
+        print("| rows | other column | 10-90 % rise width (x units; range 10) | rise (truth 10) |")
+        print("|---:|---|---:|---:|")
+        for n in (1000, 3000, 10_000):
+            for correlated in (False, True):
+                width, height = step_rise(n, correlated, args.seeds)
+                print(f"| {n:,} | {'x + N(0, 2)' if correlated else 'independent'} "
+                      f"| {width:.2f} | {height:.2f} |")
+        return
     if args.worker:
         print(json.dumps(estimate_stratx(args.worker[0], int(args.worker[1]))))
         return
