@@ -182,26 +182,36 @@ def _numeric_x_out(x: np.ndarray, series: pd.Series) -> Any:
 MAX_ADJUST_LEVELS = 50
 
 
+def _linear_block(table: Table, name: str) -> np.ndarray | None:
+    """Column ``name`` as numbers for the linear fit (all rows), or None to leave it out."""
+    if table.kinds[name] == NUMERIC:
+        return as_float(table.frame[name])[:, None]
+    # Categories as indicator columns (first dropped): left out of the fit, a strong
+    # category would be noise that the other columns' coefficients soak up.
+    codes, cats = category_codes(table.frame[name])
+    if not 2 <= len(cats) <= MAX_ADJUST_LEVELS:
+        return None
+    ind = (codes[:, None] == np.arange(1, len(cats))).astype(float)
+    ind[codes < 0] = np.nan
+    return ind
+
+
 def _numeric_others(table: Table, feature: str, index: np.ndarray) -> np.ndarray:
     """The other columns for ``index`` rows as numbers, standardised, missing values at 0.
 
     Numeric columns as they are, categorical ones with at most ``MAX_ADJUST_LEVELS``
     categories as indicator columns.
     """
-    names = [c for c in table.columns if c != feature]
+    # Each column's block for all rows is made once per table, not once per feature.
+    cache: dict[str, np.ndarray | None] = table.__dict__.setdefault("_linear_blocks", {})
     blocks = []
-    for c in names:
-        if table.kinds[c] == NUMERIC:
-            blocks.append(as_float(table.frame[c])[index][:, None])
+    for c in table.columns:
+        if c == feature:
             continue
-        # Categories as indicator columns (first dropped): left out of the fit, a strong
-        # category would be noise that the other columns' coefficients soak up.
-        codes, cats = category_codes(table.frame[c])
-        codes = codes[index]
-        if 2 <= len(cats) <= MAX_ADJUST_LEVELS:
-            ind = (codes[:, None] == np.arange(1, len(cats))).astype(float)
-            ind[codes < 0] = np.nan
-            blocks.append(ind)
+        if c not in cache:
+            cache[c] = _linear_block(table, c)
+        if cache[c] is not None:
+            blocks.append(cache[c][index])
     if not blocks:
         return np.zeros((index.size, 0))
     # Least squares in an order set by the values used, not by names or unused rows, so
@@ -210,10 +220,14 @@ def _numeric_others(table: Table, feature: str, index: np.ndarray) -> np.ndarray
     z = np.column_stack(blocks)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column: mean NaN
-        means = np.nanmean(z, axis=0)
-    z = np.where(np.isnan(z), np.nan_to_num(means), z) - np.nan_to_num(means)
+        means = np.nan_to_num(np.nanmean(z, axis=0))
+    # In place: at a million rows every copy of z costs tens of MB.
+    missing = np.isnan(z)
+    z[missing] = np.broadcast_to(means, z.shape)[missing]
+    z -= means
     scale = z.std(axis=0)
-    return z / np.where(scale > 0, scale, 1.0)
+    z /= np.where(scale > 0, scale, 1.0)
+    return z
 
 
 # Above this share of x's variance explained linearly by the other columns, no adjustment:
@@ -222,28 +236,37 @@ def _numeric_others(table: Table, feature: str, index: np.ndarray) -> np.ndarray
 MAX_ADJUST_R2 = 0.95
 
 
-def linear_r2(z: np.ndarray, x: np.ndarray) -> float:
-    """Share of x's variance explained by a least-squares fit on the columns ``z``."""
-    if z.shape[1] == 0 or x.size <= z.shape[1] + 1:
-        return 0.0
-    design = np.column_stack([np.ones_like(x), z])
-    resid = x - design @ np.linalg.lstsq(design, x, rcond=None)[0]
-    total = float(np.sum((x - x.mean()) ** 2))
-    return float(1.0 - np.sum(resid**2) / total) if total > 0 else 1.0
+@dataclass(frozen=True)
+class _LinearFit:
+    """Least squares of x on the other columns, and of y on x and them (all centred)."""
+
+    r2: float  # share of x's variance the others explain
+    coef: np.ndarray | None  # the others' coefficients in y ~ x + others, if trustworthy
 
 
-def _linear_part(z: np.ndarray, x: np.ndarray, y: np.ndarray, r2: float) -> np.ndarray | None:
-    """What a least-squares fit of y on x and the columns ``z`` gives the columns ``z``.
+def _linear_fit(z: np.ndarray, x: np.ndarray, y: np.ndarray) -> _LinearFit:
+    """Both fits from k x k cross-products, so no n x k design matrix is built.
 
-    x is in the fit so that its own effect is not given to the columns correlated with it.
-    None when the fit cannot be trusted: too few rows per coefficient, or x nearly a linear
-    function of the others (``r2``, see ``MAX_ADJUST_R2``).
+    The others' coefficients are None when they cannot be trusted: fewer than 10 rows per
+    coefficient, or x nearly a linear function of the others (see ``MAX_ADJUST_R2``).
     """
-    if z.shape[1] == 0 or y.size < 10 * (z.shape[1] + 2) or r2 > MAX_ADJUST_R2:
-        return None
-    design = np.column_stack([np.ones_like(x), x - x.mean(), z])
-    coef = np.linalg.lstsq(design, y, rcond=None)[0]
-    return z @ coef[2:]
+    k = z.shape[1]
+    xc = x - x.mean()
+    sxx = float(xc @ xc)
+    if k == 0 or x.size <= k + 1 or sxx <= 0:
+        return _LinearFit(0.0, None)
+    gram = z.T @ z
+    zx = z.T @ xc
+    beta = np.linalg.lstsq(gram, zx, rcond=None)[0]
+    r2 = float(min(max((beta @ zx) / sxx, 0.0), 1.0))
+    if y.size < 10 * (k + 2) or r2 > MAX_ADJUST_R2:
+        return _LinearFit(r2, None)
+    # y ~ x + others: x is in the fit so that its own effect is not given to the columns
+    # correlated with it.
+    yc = y - y.mean()
+    full = np.block([[np.array([[sxx]]), zx[None, :]], [zx[:, None], gram]])
+    coef = np.linalg.lstsq(full, np.r_[xc @ yc, z.T @ yc], rcond=None)[0]
+    return _LinearFit(r2, coef[1:])
 
 
 def _row_weights(grid: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -298,8 +321,9 @@ def _stratpd_table(
     # columns correlated with x that leftover variation rides along with x and inflates its
     # slope (x1 among 20 columns correlated 0.6: 1.73 for a true 1).  Constant per stratum,
     # the removed part cannot bend a curve; it only takes out what travels with x.
-    r2 = linear_r2(others, x)
-    part = _linear_part(others, x, rows.y, r2) if p.adjust else None
+    fit = _linear_fit(others, x, rows.y)
+    r2 = fit.r2
+    part = others @ fit.coef if p.adjust and fit.coef is not None else None
     y_slopes = rows.y if part is None else rows.y - part
     field_ = slope_field(x, y_slopes, leaf)
     curve = integrate(field_, p.min_slopes_per_x)
