@@ -13,6 +13,8 @@ effect (1.00 = unbiased):
 * correlated twin: y = x1 + x2 + z + noise with x2 = x1 + N(0, 1); slope of x1, truth 1;
 * 20 columns: x1 among 20 standard normal columns correlated 0.6, n = 2930,
   y = x1 + 0.25 * (the others) + N(0, 1); slope of x1, truth 1;
+* 5-level category among 19 columns correlated 0.6 that all act on y, the category
+  following their common factor; ratio of the fitted effect range to 40;
 * squared twin: y = x1 + x2^2 + z + noise, x2 = x1 + N(0, 0.5): the others' effect is not
   linear, where the linear adjustment cannot be exact; slope of x1, truth 1.
 
@@ -78,6 +80,16 @@ def many_correlated_data(seed: int) -> pd.DataFrame:
     return pd.DataFrame(x, columns=[f"x{i + 1}" for i in range(columns)]).assign(y=y)
 
 
+def many_correlated_category_data(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = 2930
+    x = np.sqrt(0.6) * rng.normal(size=(n, 1)) + np.sqrt(0.4) * rng.normal(size=(n, 20))
+    level = np.clip(np.round(x[:, 0] + 2), 0, 4).astype(int)
+    df = pd.DataFrame(x[:, 1:], columns=[f"x{i}" for i in range(2, 21)])
+    df["level"] = level
+    return df.assign(y=10 * level + 2.5 * x[:, 1:].sum(axis=1) + rng.normal(0, 1, n))
+
+
 def squared_twin_data(seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     n = 3000
@@ -96,6 +108,8 @@ CASES = {
                                                       "numeric"),
     "x1 with a squared twin, y = x1 + x2^2 (truth 1)": (squared_twin_data, "y", "x1", 1.0,
                                                          "numeric"),
+    "5-level category among 19 columns correlated 0.6 (truth 40)": (
+        many_correlated_category_data, "y", "level", 40.0, "categorical"),
 }
 
 
@@ -125,7 +139,8 @@ def estimate_ours(case: str, seed: int, honest: bool, adjust: bool = True) -> fl
         options = {"adjust": adjust} if "adjust" in sx.PARAMETERS else {}
         r = sx.stratpd(df, target, feature, random_state=seed, honest=honest, **options)
         return _slope(r["x"], r["pd"])
-    r = sx.catstratpd(df, target, feature, random_state=seed, honest=honest)
+    options = {"adjust": adjust} if "adjust" in sx.PARAMETERS else {}
+    r = sx.catstratpd(df, target, feature, random_state=seed, honest=honest, **options)
     return float(r["pd"].max() - r["pd"].min())
 
 

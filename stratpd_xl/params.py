@@ -85,8 +85,8 @@ PARAMETERS: dict[str, Parameter] = {
         ),
         Parameter(
             "adjust", True, None, None,
-            "take slopes after removing the other numeric columns' linear part (guards "
-            "against many correlated columns; numeric features)",
+            "compare rows after removing the other columns' linear part (guards against "
+            "many correlated columns)",
         ),
     )
 }
@@ -197,7 +197,6 @@ class Settings:
         if categorical:
             d.pop("min_slopes_per_x")
             d.pop("max_points")
-            d.pop("adjust")
         return d
 
 

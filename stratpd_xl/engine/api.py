@@ -244,29 +244,33 @@ class _LinearFit:
     coef: np.ndarray | None  # the others' coefficients in y ~ x + others, if trustworthy
 
 
-def _linear_fit(z: np.ndarray, x: np.ndarray, y: np.ndarray) -> _LinearFit:
-    """Both fits from k x k cross-products, so no n x k design matrix is built.
+def _linear_fit(z: np.ndarray, own: np.ndarray, y: np.ndarray) -> _LinearFit:
+    """Both fits from cross-products, so no n x (m + k) design matrix is built.
 
-    The others' coefficients are None when they cannot be trusted: fewer than 10 rows per
-    coefficient, or x nearly a linear function of the others (see ``MAX_ADJUST_R2``).
+    ``own`` is the feature: x as one column, or a categorical feature's indicator columns.
+    ``r2`` is the share of their variance the other columns ``z`` explain.  The others'
+    coefficients are None when they cannot be trusted: fewer than 10 rows per coefficient,
+    or the feature nearly a linear function of the others (see ``MAX_ADJUST_R2``).
     """
-    k = z.shape[1]
-    xc = x - x.mean()
-    sxx = float(xc @ xc)
-    if k == 0 or x.size <= k + 1 or sxx <= 0:
+    own = own.reshape(own.shape[0], -1)
+    k, m = z.shape[1], own.shape[1]
+    oc = own - own.mean(axis=0)
+    soo = oc.T @ oc
+    total = float(np.trace(soo))
+    if k == 0 or m == 0 or y.size <= k + m or total <= 0:
         return _LinearFit(0.0, None)
     gram = z.T @ z
-    zx = z.T @ xc
-    beta = np.linalg.lstsq(gram, zx, rcond=None)[0]
-    r2 = float(min(max((beta @ zx) / sxx, 0.0), 1.0))
-    if y.size < 10 * (k + 2) or r2 > MAX_ADJUST_R2:
+    zo = z.T @ oc
+    beta = np.linalg.lstsq(gram, zo, rcond=None)[0]
+    r2 = float(min(max(np.trace(beta.T @ zo) / total, 0.0), 1.0))
+    if y.size < 10 * (k + m + 1) or r2 > MAX_ADJUST_R2:
         return _LinearFit(r2, None)
-    # y ~ x + others: x is in the fit so that its own effect is not given to the columns
-    # correlated with it.
+    # y ~ feature + others: the feature is in the fit so that its own effect is not given
+    # to the columns correlated with it.
     yc = y - y.mean()
-    full = np.block([[np.array([[sxx]]), zx[None, :]], [zx[:, None], gram]])
-    coef = np.linalg.lstsq(full, np.r_[xc @ yc, z.T @ yc], rcond=None)[0]
-    return _LinearFit(r2, coef[1:])
+    full = np.block([[soo, zo.T], [zo, gram]])
+    coef = np.linalg.lstsq(full, np.r_[oc.T @ yc, z.T @ yc], rcond=None)[0]
+    return _LinearFit(r2, coef[m:])
 
 
 def _row_weights(grid: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -405,7 +409,16 @@ def _catstratpd_table(
     xb = table.strata_matrix(feature, rows.index)
     rng = np.random.default_rng(p.random_state)
     leaf = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest)
-    eff = category_effects(codes, len(cats), rows.y, leaf)
+    # The same linear adjustment as for numeric features (see _stratpd_table), with the
+    # feature's categories as indicator columns in the fit.
+    part = None
+    if p.adjust and 2 <= len(cats) <= MAX_ADJUST_LEVELS:
+        others = _numeric_others(table, feature, rows.index)
+        indicators = (codes[:, None] == np.arange(1, len(cats))).astype(float)
+        fit = _linear_fit(others, indicators, rows.y)
+        part = others @ fit.coef if fit.coef is not None else None
+    y_effects = rows.y if part is None else rows.y - part
+    eff = category_effects(codes, len(cats), y_effects, leaf)
     known = np.flatnonzero(~np.isnan(eff.effect))
     if known.size < 2:
         raise StratPDInputError(
@@ -421,7 +434,7 @@ def _catstratpd_table(
     if p.n_trials > 1:
         trials = np.full((p.n_trials, len(cats)), np.nan)
         for t, (pick, leaf_b) in enumerate(_bootstrap_strata(xb, rows.y, p, rng)):
-            e = category_effects(codes[pick], len(cats), rows.y[pick], leaf_b).effect
+            e = category_effects(codes[pick], len(cats), y_effects[pick], leaf_b).effect
             # Same baseline as the full-data estimate, so the trials are comparable.
             trials[t] = e - e[eff.baseline]
         mean, low, high = _band(trials[:, known], eff.effect[known])
@@ -451,6 +464,7 @@ def _catstratpd_table(
     result.attrs = _attrs(
         table, feature, CATEGORICAL, rows, eff.n_ignored, eff.n_leaves, p,
         baseline=cats[eff.baseline], categories_without_estimate=unknown, warnings=warnings_,
+        adjusted=part is not None,
     )
     if not row_pd:
         return result, None
@@ -582,11 +596,13 @@ def catstratpd(
     n_trials: int = _DEFAULT["n_trials"],
     random_state: int | None = _DEFAULT["random_state"],
     honest: bool = _DEFAULT["honest"],
+    adjust: bool = _DEFAULT["adjust"],
     positive: Any = None,
 ) -> pd.DataFrame:
     """Effect of each category of ``feature`` on ``target``, all else equal.
 
     Parameters are as for :func:`stratpd`; any column can be treated as categorical.
+    ``adjust`` fits the feature's categories as indicator columns (at most 50 categories).
 
     Returns
     -------
@@ -601,7 +617,7 @@ def catstratpd(
     """
     p = Settings.make(
         min_samples_leaf=min_samples_leaf, n_trials=n_trials,
-        random_state=random_state, honest=honest,
+        random_state=random_state, honest=honest, adjust=adjust,
     )
     table = _table(data, target, positive)
     return _run(table, feature, CATEGORICAL, p)[0]
