@@ -10,7 +10,15 @@ effect (1.00 = unbiased):
 * education: body-weight data (paper Eq. 5), slope of the education curve, truth -1.5;
 * 5-level category: levels with effects 0, 10, 20, 30, 40 whose frequencies depend on a
   covariate that also drives y; ratio of the fitted effect range to 40;
-* correlated twin: y = x1 + x2 + z + noise with x2 = x1 + N(0, 1); slope of x1, truth 1.
+* correlated twin: y = x1 + x2 + z + noise with x2 = x1 + N(0, 1); slope of x1, truth 1;
+* 20 columns: x1 among 20 standard normal columns correlated 0.6, n = 2930,
+  y = x1 + 0.25 * (the others) + N(0, 1); slope of x1, truth 1;
+* 5-level category among 19 columns correlated 0.6 that all act on y, the category
+  following their common factor; ratio of the fitted effect range to 40;
+* squared twin: y = x1 + x2^2 + z + noise, x2 = x1 + N(0, 0.5): the others' effect is not
+  linear, where the linear adjustment cannot be exact; slope of x1, truth 1.
+
+``--coverage`` instead reports how often the bootstrap band covers the true curve.
 
 stratx runs in its own interpreter (``--worker``); the data come from the same functions
 with the same seeds.
@@ -63,10 +71,45 @@ def twin_data(seed: int) -> pd.DataFrame:
     return pd.DataFrame({"x1": x1, "x2": x2, "z": z, "y": y})
 
 
+def many_correlated_data(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n, columns = 2930, 20
+    common = rng.normal(size=(n, 1))
+    x = np.sqrt(0.6) * common + np.sqrt(0.4) * rng.normal(size=(n, columns))
+    y = x[:, 0] + 0.25 * x[:, 1:].sum(axis=1) + rng.normal(0, 1, n)
+    return pd.DataFrame(x, columns=[f"x{i + 1}" for i in range(columns)]).assign(y=y)
+
+
+def many_correlated_category_data(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = 2930
+    x = np.sqrt(0.6) * rng.normal(size=(n, 1)) + np.sqrt(0.4) * rng.normal(size=(n, 20))
+    level = np.clip(np.round(x[:, 0] + 2), 0, 4).astype(int)
+    df = pd.DataFrame(x[:, 1:], columns=[f"x{i}" for i in range(2, 21)])
+    df["level"] = level
+    return df.assign(y=10 * level + 2.5 * x[:, 1:].sum(axis=1) + rng.normal(0, 1, n))
+
+
+def squared_twin_data(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = 3000
+    x1 = rng.uniform(0, 3, n)
+    x2 = x1 + rng.normal(0, 0.5, n)
+    z = rng.uniform(0, 10, n)
+    return pd.DataFrame({"x1": x1, "x2": x2, "z": z,
+                         "y": x1 + x2**2 + z + rng.normal(0, 0.5, n)})
+
+
 CASES = {
     "education slope (truth -1.5)": (education_data, "weight", "education", -1.5, "numeric"),
     "5-level category range (truth 40)": (five_level_data, "y", "level", 40.0, "categorical"),
     "x1 with correlated twin (truth 1)": (twin_data, "y", "x1", 1.0, "numeric"),
+    "x1 among 20 columns correlated 0.6 (truth 1)": (many_correlated_data, "y", "x1", 1.0,
+                                                      "numeric"),
+    "x1 with a squared twin, y = x1 + x2^2 (truth 1)": (squared_twin_data, "y", "x1", 1.0,
+                                                         "numeric"),
+    "5-level category among 19 columns correlated 0.6 (truth 40)": (
+        many_correlated_category_data, "y", "level", 40.0, "categorical"),
 }
 
 
@@ -87,16 +130,81 @@ def estimate_stratx(case: str, seed: int) -> float:
     return float(np.nanmax(avg) - np.nanmin(avg))
 
 
-def estimate_ours(case: str, seed: int, honest: bool) -> float:
+def estimate_ours(case: str, seed: int, honest: bool, adjust: bool = True) -> float:
     import stratpd_xl as sx
 
     make, target, feature, _, kind = CASES[case]
     df = make(seed)
     if kind == "numeric":
-        r = sx.stratpd(df, target, feature, random_state=seed, honest=honest)
+        options = {"adjust": adjust} if "adjust" in sx.PARAMETERS else {}
+        r = sx.stratpd(df, target, feature, random_state=seed, honest=honest, **options)
         return _slope(r["x"], r["pd"])
-    r = sx.catstratpd(df, target, feature, random_state=seed, honest=honest)
+    options = {"adjust": adjust} if "adjust" in sx.PARAMETERS else {}
+    r = sx.catstratpd(df, target, feature, random_state=seed, honest=honest, **options)
     return float(r["pd"].max() - r["pd"].min())
+
+
+def quadratic_data(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x1, x2 = rng.uniform(-2, 2, (2, 2000))
+    return pd.DataFrame({"x1": x1, "x2": x2, "y": x1**2 + x2 + 10 + rng.normal(0, 1, 2000)})
+
+
+# Band coverage: (data, target, feature, true curve as a function of x).
+COVERAGE_CASES = {
+    "noisy quadratic x1^2 (sigma 1)": (quadratic_data, "y", "x1", lambda x: x**2),
+    "education (-1.5 x)": (education_data, "weight", "education", lambda x: -1.5 * x),
+    "x1 with correlated twin (x)": (twin_data, "y", "x1", lambda x: x),
+}
+
+
+def band_coverage(case: str, seeds: int, n_trials: int = 20) -> tuple[float, float, float]:
+    """Per-point coverage, whole-curve coverage and mean band width / effect range.
+
+    The truth is anchored as the curve is: at the first x when the band is pinned to 0
+    there (stratpd-xl before the fix), else centred on the rows (mean 0 over the data).
+    """
+    import stratpd_xl as sx
+
+    make, target, feature, truth_of = COVERAGE_CASES[case]
+    per_point, whole, width = [], [], []
+    for seed in range(seeds):
+        df = make(seed)
+        r = sx.stratpd(df, target, feature, random_state=seed, n_trials=n_trials)
+        x = r["x"].to_numpy(float)
+        truth = truth_of(x)
+        rows = df[feature].to_numpy(float)
+        if r["pd_low"].iloc[0] == 0 and r["pd_high"].iloc[0] == 0:
+            truth = truth - truth[0]
+        else:
+            inside = rows[(rows >= x[0]) & (rows <= x[-1])]
+            truth = truth - np.interp(inside, x, truth).mean()
+        hit = (truth >= r["pd_low"].to_numpy()) & (truth <= r["pd_high"].to_numpy())
+        per_point.append(hit.mean())
+        whole.append(hit.all())
+        width.append(np.mean(r["pd_high"] - r["pd_low"]) / np.ptp(truth))
+    return float(np.mean(per_point)), float(np.mean(whole)), float(np.mean(width))
+
+
+def step_rise(n: int, correlated: bool, seeds: int) -> tuple[float, float]:
+    """How far a step of 10 at x = 5 is smeared: the x distance over which the curve climbs
+    from 10 % to 90 % of its rise (0 would be a sharp step), and the rise itself (truth 10).
+    y = 10 * (x > 5) + z + N(0, 1), x ~ U(0, 10), z independent or x + N(0, 2)."""
+    import stratpd_xl as sx
+
+    widths, heights = [], []
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        x = rng.uniform(0, 10, n)
+        z = x + rng.normal(0, 2, n) if correlated else rng.uniform(0, 10, n)
+        df = pd.DataFrame({"x": x, "z": z, "y": 10 * (x > 5) + z + rng.normal(0, 1, n)})
+        r = sx.stratpd(df, "y", "x", random_state=seed, max_points=None)
+        gx, p = r["x"].to_numpy(float), r["pd"].to_numpy()
+        low, high = p[gx < 4].mean(), p[gx > 6].mean()
+        f = (p - low) / (high - low)
+        widths.append(gx[np.argmax(f >= 0.9)] - gx[np.argmax(f >= 0.1)])
+        heights.append(high - low)
+    return float(np.mean(widths)), float(np.mean(heights))
 
 
 def main() -> None:
@@ -104,13 +212,33 @@ def main() -> None:
     ap.add_argument("--stratx")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SEED"))
+    ap.add_argument("--coverage", action="store_true",
+                    help="bootstrap band coverage of the true curve instead of shrinkage")
+    ap.add_argument("--steps", action="store_true",
+                    help="how far a step in the true curve is smeared (issue 9 item 5)")
     args = ap.parse_args()
+    if args.steps:
+        print("| rows | other column | 10-90 % rise width (x units; range 10) | rise (truth 10) |")
+        print("|---:|---|---:|---:|")
+        for n in (1000, 3000, 10_000):
+            for correlated in (False, True):
+                width, height = step_rise(n, correlated, args.seeds)
+                print(f"| {n:,} | {'x + N(0, 2)' if correlated else 'independent'} "
+                      f"| {width:.2f} | {height:.2f} |")
+        return
     if args.worker:
         print(json.dumps(estimate_stratx(args.worker[0], int(args.worker[1]))))
         return
-    print("| case | stratx 0.5 (defaults) | stratpd-xl, one tree on all rows "
-          "| stratpd-xl, honest (default) |")
-    print("|---|---:|---:|---:|")
+    if args.coverage:
+        print("| case | per-point coverage | whole-curve coverage | band width / effect |")
+        print("|---|---:|---:|---:|")
+        for case in COVERAGE_CASES:
+            point, whole, width = band_coverage(case, args.seeds)
+            print(f"| {case} | {point:.0%} | {whole:.0%} | {width:.2f} |")
+        return
+    print("| case | stratx 0.5 (defaults) | stratpd-xl, one tree on all rows (paper) "
+          "| stratpd-xl, honest, adjust=False | stratpd-xl, honest, adjusted (default) |")
+    print("|---|---:|---:|---:|---:|")
     for case, (_, _, _, truth, _) in CASES.items():
         cols = []
         if args.stratx:
@@ -123,9 +251,9 @@ def main() -> None:
             cols.append(np.array(vals) / truth)
         else:
             cols.append(None)
-        for honest in (False, True):
-            cols.append(np.array([estimate_ours(case, s, honest) for s in range(args.seeds)])
-                        / truth)
+        for honest, adjust in ((False, False), (True, False), (True, True)):
+            cols.append(np.array([estimate_ours(case, s, honest, adjust)
+                                  for s in range(args.seeds)]) / truth)
         cells = [("n/a" if c is None else f"{np.nanmean(c):.2f} ± {np.nanstd(c):.2f}")
                  for c in cols]
         print(f"| {case} | " + " | ".join(cells) + " |")

@@ -29,6 +29,7 @@ from .labels import (
     impact_title,
     is_categorical,
     share_fractions,
+    value_label,
 )
 
 __all__ = [
@@ -99,7 +100,7 @@ def curve_figure(result: pd.DataFrame, *, width_in: float = 6.4, height_in: floa
 
 
 def _y_label(result: pd.DataFrame) -> str:
-    return f"partial dependence of {result.attrs.get('target', 'target')}"
+    return value_label(result)
 
 
 def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:

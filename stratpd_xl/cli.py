@@ -168,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--encoding", metavar="NAME", help="text file encoding (default: detected)")
     r.add_argument(
+        "--positive",
+        metavar="VALUE",
+        help="for a yes/no target, the value that counts (default TRUE/yes/1, else the rarer "
+        "value); results are changes in its probability, in percentage points",
+    )
+    r.add_argument(
         "--categorical",
         action="append",
         metavar="COL",
@@ -196,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         "give a curve (StratPD), text and TRUE/FALSE columns one effect per category "
         "(CatStratPD).",
     )
-    p.add_argument("--target", "-t", required=True, help="column to explain (numbers)")
+    p.add_argument("--target", "-t", required=True, help="column to explain (numbers, or yes/no)")
     p.add_argument("--feature", "-f", required=True, help="column whose effect you want")
     p.add_argument(
         "--out",
@@ -215,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rank features by impact: the average distance of each feature's partial "
         "dependence from its mean, in target units.",
     )
-    p.add_argument("--target", "-t", required=True, help="column to explain (numbers)")
+    p.add_argument("--target", "-t", required=True, help="column to explain (numbers, or yes/no)")
     _features_option(p)
     p.add_argument(
         "--out",
@@ -233,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write an .xlsx workbook: a summary sheet with the impact ranking and a "
         "sheet with the curve, chart and picture for every feature.",
     )
-    p.add_argument("--target", "-t", required=True, help="column to explain (numbers)")
+    p.add_argument("--target", "-t", required=True, help="column to explain (numbers, or yes/no)")
     _features_option(p)
     p.add_argument(
         "--out", "-o", required=True, type=Path, metavar="FILE.xlsx", help="the workbook"
@@ -400,7 +406,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     result = workflow.curve(
         frame, args.target, args.feature, settings=_settings(args),
         categorical=args.categorical or (), how_to_keep=KEEP_HINT,
-        how_to_expand="--all-points",
+        how_to_expand="--all-points", positive=args.positive,
     )
     a = result.curve.attrs
     used, given = a.get("n_used"), a.get("n_rows", len(frame))
@@ -463,7 +469,7 @@ def _analyse(
     result = workflow.analysis(
         frame, target, args.features if getattr(args, "features", None) else None,
         settings=_settings(args), categorical=getattr(args, "categorical", None) or (),
-        how_to_keep=KEEP_HINT, progress=ProgressBar(),
+        how_to_keep=KEEP_HINT, progress=ProgressBar(), positive=getattr(args, "positive", None),
     )
     for note in result.notes:
         _note(note)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .schema import CATEGORICAL, result_kind
+from .yesno import probability_label
 
 __all__ = [
     "BAND_COLOR",
@@ -24,6 +25,7 @@ __all__ = [
     "impact_title",
     "is_categorical",
     "share_fractions",
+    "value_label",
     "unique_sheet_names",
 ]
 
@@ -83,7 +85,18 @@ def curve_title(result: pd.DataFrame) -> str:
     method = attrs.get("method") or ("CatStratPD" if categorical else "StratPD")
     target = attrs.get("target", "target")
     feature = attrs.get("feature", "feature")
+    if attrs.get("target_label"):
+        # A yes/no target: the curve is a change in probability, in percentage points.
+        return f"{probability_label(attrs)}, by {feature} ({method}{_n_label(attrs)})"
     return f"partial dependence of {target} on {feature} ({method}{_n_label(attrs)})"
+
+
+def value_label(result: pd.DataFrame) -> str:
+    """What the ``pd`` values measure: ``"partial dependence of price"`` or, for a yes/no
+    target, ``"change in P(churn = yes), points"``."""
+    return probability_label(result.attrs) or (
+        f"partial dependence of {result.attrs.get('target', 'target')}"
+    )
 
 
 def impact_title(ranking: pd.DataFrame) -> str:
@@ -99,10 +112,11 @@ def impact_title(ranking: pd.DataFrame) -> str:
     str
         e.g. ``"impact of each feature on price (n=53,940)"``.
     """
-    target = ranking.attrs.get("target", "target")
+    target = ranking.attrs.get("target_label") or ranking.attrs.get("target", "target")
     n = ranking.attrs.get("n_rows")
     n_part = f" (n={int(n):,})" if isinstance(n, int | np.integer) else ""
-    return f"impact of each feature on {target}{n_part}"
+    points = ", points" if ranking.attrs.get("target_label") else ""
+    return f"impact of each feature on {target}{points}{n_part}"
 
 
 def share_fractions(ranking: pd.DataFrame) -> np.ndarray:

@@ -83,6 +83,11 @@ PARAMETERS: dict[str, Parameter] = {
             "honest", True, None, None,
             "stratify each row with a tree grown on the other half of the rows (cross-fitting)",
         ),
+        Parameter(
+            "adjust", True, None, None,
+            "compare rows after removing the other columns' linear part (guards against "
+            "many correlated columns)",
+        ),
     )
 }
 
@@ -127,6 +132,7 @@ class Settings:
     max_points : int or None, default 200
         ``None`` keeps every distinct x value (full resolution).
     honest : bool, default True
+    adjust : bool, default True
     """
 
     min_samples_leaf: int = PARAMETERS["min_samples_leaf"].default  # type: ignore[assignment]
@@ -135,6 +141,7 @@ class Settings:
     random_state: int | None = PARAMETERS["random_state"].default  # type: ignore[assignment]
     max_points: int | None = PARAMETERS["max_points"].default  # type: ignore[assignment]
     honest: bool = PARAMETERS["honest"].default  # type: ignore[assignment]
+    adjust: bool = PARAMETERS["adjust"].default  # type: ignore[assignment]
 
     @classmethod
     def make(cls, base: Settings | None = None, /, **values: Any) -> Settings:

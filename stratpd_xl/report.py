@@ -39,7 +39,7 @@ from .labels import (
     is_categorical,
     unique_sheet_names,
 )
-from .tables import BAND_HIGH, BAND_LOW, PD, SUMMARISED, curve_table, impact_table
+from .tables import BAND_HIGH, BAND_LOW, SUMMARISED, curve_table, impact_table, pd_header
 
 __all__ = [
     "curve_table",
@@ -327,9 +327,9 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
     if is_categorical(result):
         chart = book.add_chart({"type": "column"})
         series: dict[str, Any] = {
-            "name": PD,
+            "name": pd_header(table),
             "categories": _ref(sheet, first, col[feature], last),
-            "values": _ref(sheet, first, col[PD], last),
+            "values": _ref(sheet, first, col[pd_header(table)], last),
             "fill": {"color": CATEGORICAL_COLOR},
             "gap": 60,
         }
@@ -354,9 +354,9 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
             {"type": "scatter", "subtype": "straight_with_markers" if few else "straight"})
         x_ref = _ref(sheet, first, col[feature], last)
         main: dict[str, Any] = {
-            "name": PD,
+            "name": pd_header(table),
             "categories": x_ref,
-            "values": _ref(sheet, first, col[PD], last),
+            "values": _ref(sheet, first, col[pd_header(table)], last),
             "line": {"color": CURVE_COLOR, "width": 2.25},
         }
         main["marker"] = ({"type": "circle", "size": 4,
@@ -385,7 +385,7 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
     chart.set_title({"name": _chart_text(curve_title(result)),
                      "name_font": {"size": 11, "bold": True}})
     chart.set_y_axis({"name": _chart_text(f"partial dependence of {target}"),
-                      "num_format": _axis_format(table[PD]),
+                      "num_format": _axis_format(table[pd_header(table)]),
                       "major_gridlines": {"visible": True, "line": {"color": "#E5E5E5"}}})
     chart.set_size({"width": _CHART_W, "height": _CHART_H})
     return chart
@@ -432,7 +432,7 @@ def _write_error_lengths(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top
     Excel's custom error bars take lengths, not the band's ends; hidden so the sheet shows
     the band once, as the analyst reads it (the chart is told to use hidden cells).
     """
-    centre = pd.to_numeric(table[PD], errors="coerce").to_numpy(dtype=float)
+    centre = pd.to_numeric(table[pd_header(table)], errors="coerce").to_numpy(dtype=float)
     low = pd.to_numeric(table[BAND_LOW], errors="coerce").to_numpy(dtype=float)
     high = pd.to_numeric(table[BAND_HIGH], errors="coerce").to_numpy(dtype=float)
     # A band that misses the estimate (possible with few trials) gets no bar on that side.

@@ -6,16 +6,18 @@ and :func:`result_kind` instead of guessing from what a frame happens to hold.
 
 Numeric curve (``stratpd``), one row per curve point, ``x`` ascending
     ``x``         feature value (the feature's own type: numbers, whole numbers or dates)
-    ``pd``        partial dependence, 0 at the first row (with trials: the trials' mean)
+    ``pd``        partial dependence, averaging 0 over the rows (the full-data curve)
     ``slope``     mean slope from this point to the next; NaN on the closing row
     ``n_slopes``  leaf slopes averaged at x (the fewest over the x values a point summarises)
     ``n_x``       distinct x values this point summarises (1 at full resolution)
-    ``pd_low``, ``pd_high``   2.5 % and 97.5 % of the bootstrap trials (``n_trials`` > 1)
+    ``pd_low``, ``pd_high``   pd plus the 2.5 % and 97.5 % deviations of the bootstrap
+                  trials from their mean (``n_trials`` > 1)
 
 Categorical effects (``catstratpd``), one row per category
     ``category``  the category
     ``pd``        effect relative to the first row's category (0 there)
     ``count``     rows that informed the effect
+    ``few_rows``  True when fewer than 5 rows informed it (named in ``attrs["warnings"]``)
     ``pd_low``, ``pd_high``   as above
 
 Impact ranking (``impact``), largest first
@@ -24,7 +26,9 @@ Impact ranking (``impact``), largest first
 
 ``attrs`` of a curve: ``kind``, ``method``, ``target``, ``feature``, ``n_rows``, ``n_used``,
 ``n_dropped_missing``, ``n_ignored``, ``n_leaves``, ``params``, ``warnings``; numeric curves add
-``n_unique_x``, ``n_points_full`` (points at full resolution), ``within_strata_share``;
+``n_unique_x``, ``n_points_full`` (points at full resolution), ``within_strata_share``,
+``adjusted`` and ``others_r2`` (the linear adjustment and the feature's R^2 on the others);
+a yes/no target adds ``positive``, ``target_label`` and ``units``;
 categorical ones ``baseline`` and ``categories_without_estimate``.
 """
 
@@ -35,6 +39,7 @@ from typing import Any
 
 __all__ = [
     "CATEGORICAL",
+    "FEW_ROWS",
     "NUMERIC",
     "result_kind",
 ]
@@ -53,6 +58,7 @@ PD_HIGH = "pd_high"
 # Categorical columns
 CATEGORY = "category"
 COUNT = "count"
+FEW_ROWS = "few_rows"
 # Ranking columns
 FEATURE = "feature"
 KIND = "kind"
@@ -60,7 +66,7 @@ IMPACT = "impact"
 SHARE = "share"
 
 NUMERIC_COLUMNS = (X, PD, SLOPE, N_SLOPES, N_X, PD_LOW, PD_HIGH)
-CATEGORICAL_COLUMNS = (CATEGORY, PD, COUNT, PD_LOW, PD_HIGH)
+CATEGORICAL_COLUMNS = (CATEGORY, PD, COUNT, PD_LOW, PD_HIGH, FEW_ROWS)
 RANKING_COLUMNS = (FEATURE, KIND, IMPACT, SHARE)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .labels import is_categorical, share_fractions
+from .yesno import probability_label
 
 __all__ = [
     "BAND_HIGH",
@@ -21,6 +22,7 @@ __all__ = [
     "impact_table",
     "inert_table",
     "inert_text",
+    "pd_header",
 ]
 
 PD = "partial dependence"
@@ -94,6 +96,13 @@ def inert_table(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def pd_header(result: pd.DataFrame) -> str:
+    """Header of the ``pd`` column: ``"partial dependence"``, or for a yes/no target what it
+    measures, ``"change in P(churn = yes), points"`` (``attrs`` of a result or of its table).
+    """
+    return probability_label(result.attrs) or PD
+
+
 def _feature_header(result: pd.DataFrame, default: str, others: list[str]) -> str:
     name = str(result.attrs.get("feature") or default)
     # A feature literally called "rows" or "partial dependence" would give two columns with
@@ -114,7 +123,8 @@ def curve_table(result: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Numeric: columns ``<feature>``, ``"partial dependence"``, ``"low (2.5%)"`` and
+        Numeric: columns ``<feature>``, ``"partial dependence"`` (for a yes/no target
+        ``"change in P(churn = yes), points"``), ``"low (2.5%)"`` and
         ``"high (97.5%)"`` when the result has a bootstrap band, ``"slopes averaged"``, and
         ``"values summarised"`` when the curve was summarised (``n_x``).
         Categorical: ``<feature>``, ``"partial dependence"``, ``"rows"`` and the band columns.
@@ -123,13 +133,13 @@ def curve_table(result: pd.DataFrame) -> pd.DataFrame:
     """
     has_band = "pd_low" in result.columns and "pd_high" in result.columns
     if is_categorical(result):
-        fixed = [PD, ROWS, BAND_LOW, BAND_HIGH]
-        columns = {"category": _feature_header(result, "category", fixed), "pd": PD}
+        fixed = [pd_header(result), ROWS, BAND_LOW, BAND_HIGH]
+        columns = {"category": _feature_header(result, "category", fixed), "pd": fixed[0]}
         if "count" in result.columns:
             columns["count"] = ROWS
     else:
-        fixed = [PD, BAND_LOW, BAND_HIGH, SLOPES, SUMMARISED]
-        columns = {"x": _feature_header(result, "x", fixed), "pd": PD}
+        fixed = [pd_header(result), BAND_LOW, BAND_HIGH, SLOPES, SUMMARISED]
+        columns = {"x": _feature_header(result, "x", fixed), "pd": fixed[0]}
     if has_band:
         columns["pd_low"] = BAND_LOW
         columns["pd_high"] = BAND_HIGH

@@ -23,6 +23,7 @@ import pandas as pd
 from .errors import StratPDInputError
 from .params import Settings
 from .sheet import check_rows, resolve_column, usable_table
+from .yesno import yes_no_target
 
 __all__ = ["AnalysisResult", "CurveResult", "Problem", "analysis", "curve", "prepare"]
 
@@ -125,6 +126,7 @@ def prepare(
     settings: Settings | None = None,
     categorical: Sequence[Any] = (),
     how_to_keep: str = KEEP_BY_NAMING,
+    positive: Any = None,
 ) -> Problem:
     """Resolve names, check the rows and leave out columns that cannot inform the analysis.
 
@@ -145,11 +147,15 @@ def prepare(
     how_to_keep : str
         End of the "looks like an identifier" sentence: how, in the calling front end, to
         analyse such a column anyway.
+    positive : optional
+        For a yes/no target, the value that counts as 1 (default TRUE/yes/1, else the
+        rarer value); results are then changes in its probability, in percentage points.
 
     Raises
     ------
     StratPDInputError
-        Unknown or repeated column, a target without numbers, too few rows, no feature left.
+        Unknown or repeated column, a target neither numeric nor yes/no, too few rows, no
+        feature left.
     """
     settings = settings or Settings()
     notes = list(frame.attrs.get("notes") or [])
@@ -175,7 +181,7 @@ def prepare(
     frame = _with_categories(frame, target_name, categorical)
     check_rows(
         frame, target_name, named[0] if named is not None and len(named) == 1 else None,
-        min_samples_leaf=settings.min_samples_leaf,
+        min_samples_leaf=settings.min_samples_leaf, positive=positive,
     )
     frame, usable, left_out = usable_table(
         frame, target_name, named or [], how_to_keep=how_to_keep
@@ -187,6 +193,10 @@ def prepare(
             "the table needs at least one other column with varying values"
         )
     notes += [f'left out "{name}": {why}' for name, why in left_out.items()]
+    yes_no = yes_no_target(frame[target_name], target_name, positive)
+    if yes_no is not None:
+        notes.insert(0, f'"{target_name}" is a yes/no target: results are changes in '
+                        f"{yes_no.label}, in percentage points")
     return Problem(frame, target_name, chosen, left_out, notes)
 
 
@@ -217,11 +227,13 @@ def curve(
     categorical: Sequence[Any] = (),
     how_to_keep: str = KEEP_BY_NAMING,
     how_to_expand: str = EVERY_POINT,
+    positive: Any = None,
 ) -> CurveResult:
     """Partial dependence of ``target`` on one ``feature``: StratPD or CatStratPD by column type.
 
-    Parameters are as for :func:`prepare`; ``settings`` carries every engine parameter and
-    ``how_to_expand`` ends the note on a summarised curve (how to get every point).
+    Parameters are as for :func:`prepare` (``positive`` included); ``settings`` carries every
+    engine parameter and ``how_to_expand`` ends the note on a summarised curve (how to get
+    every point).
 
     Raises
     ------
@@ -233,11 +245,11 @@ def curve(
     settings = settings or Settings()
     problem = prepare(
         frame, target, [feature], settings=settings, categorical=categorical,
-        how_to_keep=how_to_keep,
+        how_to_keep=how_to_keep, positive=positive,
     )
     name = problem.features[0]
     result = engine.partial_dependence(
-        problem.frame, problem.target, name, **_engine_kwargs(settings)
+        problem.frame, problem.target, name, positive=positive, **_engine_kwargs(settings)
     )
     notes = problem.notes + _curve_notes(name, result, how_to_expand)
     return CurveResult(result, problem.target, name, notes)
@@ -252,6 +264,7 @@ def analysis(
     categorical: Sequence[Any] = (),
     how_to_keep: str = KEEP_BY_NAMING,
     progress: Progress | None = None,
+    positive: Any = None,
 ) -> AnalysisResult:
     """Curves of many features and the impact ranking.
 
@@ -268,11 +281,11 @@ def analysis(
     settings = settings or Settings()
     problem = prepare(
         frame, target, features, settings=settings, categorical=categorical,
-        how_to_keep=how_to_keep,
+        how_to_keep=how_to_keep, positive=positive,
     )
     result = engine.analyse(
         problem.frame, problem.target, problem.features, progress=progress,
-        **_engine_kwargs(settings),
+        positive=positive, **_engine_kwargs(settings),
     )
     if result.impact.empty:
         reasons = "; ".join(f'"{f}": {why}' for f, why in result.skipped.items())
@@ -298,6 +311,7 @@ def _engine_kwargs(settings: Settings) -> dict[str, Any]:
         "random_state": settings.random_state,
         "max_points": settings.max_points,
         "honest": settings.honest,
+        "adjust": settings.adjust,
     }
 
 

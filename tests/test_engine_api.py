@@ -27,7 +27,8 @@ def test_stratpd_columns_and_attrs(weight):
     assert a["n_used"] + a["n_ignored"] == 2000
     assert a["n_leaves"] > 50
     assert a["params"] == {"min_samples_leaf": 10, "min_slopes_per_x": 5, "n_trials": 1,
-                           "random_state": 0, "max_points": None, "honest": True}
+                           "random_state": 0, "max_points": None, "honest": True,
+                           "adjust": True}
 
 
 def test_band_columns_with_trials(weight):
@@ -35,7 +36,7 @@ def test_band_columns_with_trials(weight):
     assert list(curve.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high"]
     assert (curve["pd_low"] <= curve["pd_high"]).all()
     cats = sx.catstratpd(weight, "weight", "sex", random_state=0, n_trials=5)
-    assert list(cats.columns) == ["category", "pd", "count", "pd_low", "pd_high"]
+    assert list(cats.columns) == ["category", "pd", "count", "pd_low", "pd_high", "few_rows"]
 
 
 def test_a_curve_with_many_values_is_summarised_by_points_of_the_full_curve(weight):
@@ -107,7 +108,9 @@ def test_integer_feature_keeps_its_type_and_closing_point():
     assert curve["x"].dtype == np.int64
     # The largest value has no forward difference of its own but closes the curve.
     assert list(curve["x"]) == [1, 2, 3, 4, 5]
-    np.testing.assert_allclose(curve["pd"], [0, 3, 6, 9, 12], atol=0.2)
+    # Centred on the rows (about a fifth at each size), so the middle size sits near 0.
+    np.testing.assert_allclose(curve["pd"] - curve["pd"].iloc[0], [0, 3, 6, 9, 12], atol=0.2)
+    assert abs(curve["pd"].iloc[2]) < 0.3
     assert np.isnan(curve["slope"].iloc[-1])
 
 
@@ -202,7 +205,10 @@ def test_analyse_skips_a_feature_it_cannot_estimate(weight):
     (lambda d: sx.stratpd(d, "weight", "heigth"),
      'feature column "heigth" not found; columns are: sex, pregnant, height'),
     (lambda d: sx.stratpd(d, "wieght", "height"), 'target column "wieght" not found'),
-    (lambda d: sx.stratpd(d, "sex", "height"), 'target column "sex" must hold numbers'),
+    (lambda d: sx.stratpd(d.assign(city=np.resize(["a", "b", "c"], len(d))), "city", "height"),
+     'target "city" is not numeric and has 3 different values ("a", "b", "c")'),
+    (lambda d: sx.stratpd(d, "sex", "height", positive=2),
+     'positive value "2" does not occur in target "sex"; its values are: "F", "M"'),
     (lambda d: sx.stratpd(d, "weight", "sex"), "use catstratpd"),
     (lambda d: sx.stratpd(d, "weight", "weight"), "is the target"),
     (lambda d: sx.stratpd(d.head(15), "weight", "height"),

@@ -84,7 +84,9 @@ def test_same_random_state_same_result(data, seed):
 @given(tables())
 def test_curve_shape(data):
     curve = sx.stratpd(data, "y", "x", random_state=0)
-    assert curve["pd"].iloc[0] == 0
+    # Centred on the rows: some point lies at or below 0 and some at or above.
+    tol = 1e-9 * (1 + curve["pd"].abs().max())
+    assert curve["pd"].min() <= tol and curve["pd"].max() >= -tol
     assert curve["x"].is_monotonic_increasing and curve["x"].is_unique
     assert not curve["pd"].isna().any()
     # Every point but the closing one is backed by enough slopes (at most one per leaf).

@@ -264,9 +264,10 @@ def test_vba_wrapper_shows_the_excel_signature_without_caller(xl):
     vba = out.getvalue()
     assert (
         "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart, Optional max_points)"
+        "Optional chart, Optional max_points, Optional positive)"
     ) in vba
-    assert "Function STRATIMPACT(data, target, Optional min_samples_leaf)" in vba
+    # New arguments go last, so formulas written before them keep their meaning.
+    assert "Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive)" in vba
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in vba
     assert "ActiveWorkbook, Application.Caller" in vba  # add-ins call with the active book
     assert "CommandBars" not in vba, "the wizard guard makes UDFs show 0 on open"
@@ -285,7 +286,7 @@ def test_stratpd_numeric_curve_spills_header_and_rows(xl, cells):
     assert len(body) > 10
     xs = [r[0] for r in body]
     assert xs == sorted(xs) and len(set(xs)) == len(xs)
-    assert body[0][1] == 0.0  # the curve starts at 0
+    assert body[0][1] < 0 < body[-1][1]  # centred on the rows, not pinned at the first x
     assert all(isinstance(r[1], float) and math.isfinite(r[1]) for r in body)
     # Heavier diamonds cost more, all else equal.
     assert body[-1][1] > body[0][1] + 500

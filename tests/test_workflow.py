@@ -88,7 +88,7 @@ def test_categorical_turns_number_codes_into_categories(frame):
     [
         ("salez", "visitors", 'target column "salez" not found (did you mean "sales"?)'),
         ("sales", "sales", '"sales" is both the target and the feature'),
-        ("weekend", "visitors", 'target "weekend" is not numeric'),
+        ("order", "visitors", 'target "order" is not numeric and has 600 different values'),
         ("sales", "visitorz", 'column "visitorz" not found (did you mean "visitors"?)'),
     ],
 )

@@ -93,7 +93,8 @@ INSTRUCTIONS = [
     ("Reading the results", "heading"),
     ("partial dependence: how much the target changes, on average, when only this column "
      "changes and the other columns stay as they are (StratPD, Parr & Wilson 2020). "
-     "No model is fitted; the curve starts at 0 at the smallest value.", None),
+     "No model is fitted; the curve averages 0 over the rows, so it reads as how far each "
+     "value moves the target from its usual level.", None),
     ("impact: how far, on average, this column alone moves the target (in target units); "
      "share: its part of the total.", None),
     ("min_samples_leaf (default 10): the smallest group of similar rows compared; larger is "

@@ -88,7 +88,8 @@ def kept_points(field: SlopeField, min_slopes_per_x: int) -> np.ndarray:
 def integrate(field: SlopeField, min_slopes_per_x: int) -> Curve | None:
     """Integrate the slopes at the x values backed by at least ``min_slopes_per_x`` slopes.
 
-    The curve starts at 0 at the first kept x.  Each kept slope is carried over the gap to
+    The curve starts at 0 at the first kept x (the public API then centres it on the rows).
+    Each kept slope is carried over the gap to
     the next kept x (as in Parr & Wilson's Algorithm 1), and the curve closes at the unique
     x right after the last kept one, so the largest value of a discrete x (e.g. the top
     product size) is not lost to the forward difference.  Returns None when no x qualifies.

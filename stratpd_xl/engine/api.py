@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..errors import StratPDInputError
 from ..params import PARAMETERS, Settings
+from ..yesno import POINTS, yes_no_target
 from ._categorical import category_effects
 from ._numeric import curve_on_grid, integrate, slope_field
 from ._stratify import stratify
@@ -35,6 +36,27 @@ from ._table import (
 Progress = Callable[[int, int, str], None]
 # Defaults of the keyword arguments below, from the one parameter table.
 _DEFAULT: dict[str, Any] = {name: p.default for name, p in PARAMETERS.items()}
+
+
+def _table(data: Any, target: str, positive: Any = None) -> Table:
+    """:func:`build_table`, with a yes/no target read as 100 (positive value) or 0.
+
+    Scaling to 100 puts every curve, band and impact in percentage points of probability.
+    """
+    if isinstance(data, pd.DataFrame) and str(target) in [str(c) for c in data.columns]:
+        column = data.loc[:, [c for c in data.columns if str(c) == str(target)]]
+        if column.shape[1] == 1:
+            yes_no = yes_no_target(column.iloc[:, 0], str(target), positive)
+            if yes_no is not None:
+                data = data.copy(deep=False)
+                data[column.columns[0]] = yes_no.y
+                table = build_table(data, target)
+                table.yes_no = {"positive": yes_no.positive, "target_label": yes_no.label,
+                                "units": POINTS}
+                return table
+    table = build_table(data, target)
+    table.yes_no = {}
+    return table
 
 
 @dataclass(frozen=True)
@@ -73,6 +95,7 @@ def _attrs(
         "n_ignored": int(n_ignored),
         "n_leaves": int(n_leaves),
         "params": p.as_dict(categorical=kind == CATEGORICAL),
+        **getattr(table, "yes_no", {}),
         **extra,
     }
 
@@ -111,6 +134,34 @@ def _band(trials: np.ndarray, fallback: np.ndarray) -> tuple[np.ndarray, np.ndar
 LOW_WITHIN_SHARE = 0.1
 
 
+# Above this R^2 of the feature on the other columns, warn of codependence.
+CODEPENDENT_R2 = 0.99
+# Categories informed by fewer rows are flagged (few_rows) and named in a warning.
+FEW_ROWS = 5
+# A numeric feature with at most this many whole-number values may be a code.
+MAX_CODE_VALUES = 24
+
+
+def _code_like(feature: str, ux: np.ndarray, pd_values: np.ndarray) -> str | None:
+    """A warning when a few-valued whole-number feature has a curve that goes up and down.
+
+    Such columns are often codes (store, month, region number) whose order means nothing;
+    a curve through them in numeric order then only zigzags.
+    """
+    if ux.size > MAX_CODE_VALUES or ux.size < 3 or np.any(np.mod(ux, 1) != 0):
+        return None
+    steps = np.diff(pd_values[~np.isnan(pd_values)])
+    span = float(np.ptp(pd_values[~np.isnan(pd_values)])) if steps.size else 0.0
+    big = steps[np.abs(steps) > 0.05 * span] if span > 0 else steps[:0]
+    if not ((big > 0).any() and (big < 0).any()):
+        return None
+    return (
+        f'"{feature}" has only {ux.size} whole-number values and its curve goes up and down: '
+        "if the numbers are codes (store, month, region), treat it as a category "
+        f'(--categorical {feature} on the command line, kind="categorical" in Python)'
+    )
+
+
 def within_strata_share(x: np.ndarray, leaf: np.ndarray) -> float:
     """Share of the feature's variance that remains inside the strata (1 = all of it)."""
     counts = np.bincount(leaf)
@@ -128,6 +179,145 @@ def _numeric_x_out(x: np.ndarray, series: pd.Series) -> Any:
     return x
 
 
+# Categorical columns with more levels stay out of the linear adjustment (the strata hold them).
+MAX_ADJUST_LEVELS = 50
+
+
+def _linear_block(table: Table, name: str) -> np.ndarray | None:
+    """Column ``name`` as numbers for the linear fit (all rows), or None to leave it out."""
+    if table.kinds[name] == NUMERIC:
+        return as_float(table.frame[name])[:, None]
+    # Categories as indicator columns (first dropped): left out of the fit, a strong
+    # category would be noise that the other columns' coefficients soak up.
+    codes, cats = category_codes(table.frame[name])
+    if not 2 <= len(cats) <= MAX_ADJUST_LEVELS:
+        return None
+    ind = (codes[:, None] == np.arange(1, len(cats))).astype(float)
+    ind[codes < 0] = np.nan
+    return ind
+
+
+def _numeric_others(table: Table, feature: str, index: np.ndarray) -> np.ndarray:
+    """The other columns for ``index`` rows as numbers, standardised, missing values at 0.
+
+    Numeric columns as they are, categorical ones with at most ``MAX_ADJUST_LEVELS``
+    categories as indicator columns.
+    """
+    # Each column's block for all rows is made once per table, not once per feature.
+    cache: dict[str, tuple[np.ndarray, bool] | None] = table.__dict__.setdefault(
+        "_linear_blocks", {})
+    blocks, gaps = [], False
+    for c in table.columns:
+        if c == feature:
+            continue
+        if c not in cache:
+            block = _linear_block(table, c)
+            cache[c] = None if block is None else (block, bool(np.isnan(block).any()))
+        if cache[c] is not None:
+            block, has_nan = cache[c]  # type: ignore[misc]
+            blocks.append(block[index])
+            gaps |= has_nan
+    if not blocks:
+        return np.zeros((index.size, 0))
+    # Least squares in an order set by the values used, not by names or unused rows, so
+    # renaming, reordering or blanking another row's cell changes no bit of the result;
+    # each block's sums of values and squares stand in for its content.
+    total = np.nansum if gaps else np.sum
+    blocks.sort(key=lambda b: (b.shape[1], float(total(b)), float(total(b * b))))
+    z = np.column_stack(blocks)
+    if gaps:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
+            means = np.nan_to_num(np.nanmean(z, axis=0))
+        # In place: at a million rows every copy of z costs tens of MB.
+        missing = np.isnan(z)
+        z[missing] = np.broadcast_to(means, z.shape)[missing]
+    else:
+        means = z.mean(axis=0)
+    z -= means
+    scale = z.std(axis=0)
+    z /= np.where(scale > 0, scale, 1.0)
+    return z
+
+
+# Above this share of x's variance explained linearly by the other columns, no adjustment:
+# a linear fit then splits x's effect with its proxies arbitrarily (diamonds: carat from
+# x, y, z at 0.97-0.99 would even reverse its curve); x2 = x1 + N(0, 1) is at 0.89.
+MAX_ADJUST_R2 = 0.95
+
+
+@dataclass(frozen=True)
+class _LinearFit:
+    """Least squares of x on the other columns, and of y on x and them (all centred)."""
+
+    r2: float  # share of x's variance the others explain
+    coef: np.ndarray | None  # the others' coefficients in y ~ x + others, if trustworthy
+
+
+def _linear_fit(z: np.ndarray, own: np.ndarray, y: np.ndarray) -> _LinearFit:
+    """Both fits from cross-products, so no n x (m + k) design matrix is built.
+
+    ``own`` is the feature: x as one column, or a categorical feature's indicator columns.
+    ``r2`` is the share of their variance the other columns ``z`` explain.  The others'
+    coefficients are None when they cannot be trusted: fewer than 10 rows per coefficient,
+    or the feature nearly a linear function of the others (see ``MAX_ADJUST_R2``).
+    """
+    own = own.reshape(own.shape[0], -1)
+    k, m = z.shape[1], own.shape[1]
+    oc = own - own.mean(axis=0)
+    soo = oc.T @ oc
+    total = float(np.trace(soo))
+    if k == 0 or m == 0 or y.size <= k + m or total <= 0:
+        return _LinearFit(0.0, None)
+    gram = z.T @ z
+    zo = z.T @ oc
+    beta = np.linalg.lstsq(gram, zo, rcond=None)[0]
+    r2 = float(min(max(np.trace(beta.T @ zo) / total, 0.0), 1.0))
+    if y.size < 10 * (k + m + 1) or r2 > MAX_ADJUST_R2:
+        return _LinearFit(r2, None)
+    # y ~ feature + others: the feature is in the fit so that its own effect is not given
+    # to the columns correlated with it.
+    yc = y - y.mean()
+    full = np.block([[soo, zo.T], [zo, gram]])
+    coef = np.linalg.lstsq(full, np.r_[oc.T @ yc, z.T @ yc], rcond=None)[0]
+    return _LinearFit(r2, coef[m:])
+
+
+def _row_weights(grid: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Weight of each curve point in the rows' average: linear interpolation shares.
+
+    ``weights @ pd`` equals ``mean_i pd(x_i)`` over the rows inside the curve's range, with
+    ``pd(x_i)`` interpolated between curve points, as the impact ranking reads the curve.
+    """
+    inside = x[(x >= grid[0]) & (x <= grid[-1])]
+    w = np.zeros(grid.size)
+    if grid.size == 1 or inside.size == 0:
+        w[:] = 1.0 / grid.size
+        return w
+    right = np.clip(np.searchsorted(grid, inside, side="right"), 1, grid.size - 1)
+    left = right - 1
+    frac = (inside - grid[left]) / (grid[right] - grid[left])
+    np.add.at(w, left, 1.0 - frac)
+    np.add.at(w, right, frac)
+    return w / inside.size
+
+
+def _centred(pd_values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``pd_values`` shifted so that their row-weighted mean is 0 (NaN points ignored).
+
+    A curve anchored at its first x (the paper's choice) carries all the uncertainty of the
+    sparse left end into every later point, so a bootstrap band widens to the size of the
+    whole effect; centring on the rows puts the anchor where the data are.
+    """
+    ok = ~np.isnan(pd_values)
+    if not ok.any():
+        return pd_values
+    total = weights[ok].sum()
+    mean = float(weights[ok] @ pd_values[ok] / total) if total > 0 else float(
+        np.mean(pd_values[ok]))
+    return pd_values - mean
+
+
 def _stratpd_table(
     table: Table, feature: str, p: Settings, row_pd: bool = False
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
@@ -142,7 +332,17 @@ def _stratpd_table(
     xb = table.strata_matrix(feature, rows.index)
     rng = np.random.default_rng(p.random_state)
     leaf = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest)
-    field_ = slope_field(x, rows.y, leaf)
+    others = _numeric_others(table, feature, rows.index)
+    # Slopes are taken on y minus the other columns' linear part (the strata still hold
+    # them alike): inside a stratum the other columns still vary a little, and with many
+    # columns correlated with x that leftover variation rides along with x and inflates its
+    # slope (x1 among 20 columns correlated 0.6: 1.73 for a true 1).  Constant per stratum,
+    # the removed part cannot bend a curve; it only takes out what travels with x.
+    fit = _linear_fit(others, x, rows.y)
+    r2 = fit.r2
+    part = others @ fit.coef if p.adjust and fit.coef is not None else None
+    y_slopes = rows.y if part is None else rows.y - part
+    field_ = slope_field(x, y_slopes, leaf)
     curve = integrate(field_, p.min_slopes_per_x)
     if curve is None:
         raise StratPDInputError(
@@ -150,22 +350,29 @@ def _stratpd_table(
             "too little inside the strata); lower min_slopes_per_x or min_samples_leaf, or "
             "add rows"
         )
+    weights = _row_weights(curve.x, x)
+    full_pd = _centred(curve.pd, weights)
     out = {
         "x": curve.x,
-        "pd": curve.pd,
+        "pd": full_pd,
         "slope": curve.slope,
         "n_slopes": curve.count.astype(np.int64),
     }
-    pd_values = curve.pd
     if p.n_trials > 1:
         trials = np.empty((p.n_trials, curve.x.size))
         for t, (pick, leaf_b) in enumerate(_bootstrap_strata(xb, rows.y, p, rng)):
-            trials[t] = curve_on_grid(
-                slope_field(x[pick], rows.y[pick], leaf_b), p.min_slopes_per_x, curve.x
-            )
-        mean, low, high = _band(trials, curve.pd)
-        pd_values = mean
-        out.update(pd=mean, pd_low=low, pd_high=high)
+            # Every trial is centred with the same (full-data) weights, so the band measures
+            # the spread of the curve's shape, not of an arbitrary anchor point.
+            trials[t] = _centred(curve_on_grid(
+                slope_field(x[pick], y_slopes[pick], leaf_b), p.min_slopes_per_x, curve.x
+            ), weights)
+        mean, low, high = _band(trials, full_pd)
+        # pd stays the full-data curve (the same as without trials); the band is the trials'
+        # 2.5/97.5 % spread around their own mean, placed around it.  The trials' mean drifts
+        # at the sparse ends (resampled rows repeat x values), and this keeps that drift out
+        # of both pd and the band (benchmarks/accuracy.py --coverage).
+        out.update(pd_low=np.minimum(full_pd + (low - mean), full_pd),
+                   pd_high=np.maximum(full_pd + (high - mean), full_pd))
     n_full = int(curve.x.size)
     if p.max_points is not None and n_full > p.max_points:
         summary = summarise(curve.x, curve.pd, curve.count, x, p.max_points)
@@ -192,16 +399,28 @@ def _stratpd_table(
             "other columns nearly determine it, so its curve rests on small differences and "
             "can be noise; leave out the columns that duplicate it"
         )
+    if r2 > CODEPENDENT_R2 and share >= LOW_WITHIN_SHARE:  # else already said above
+        warnings_.append(
+            f'"{feature}" is almost exactly a linear function of the other columns (a '
+            f"least-squares fit explains {r2:.1%} of it): they carry the same information, "
+            "so no data show its effect with them held fixed; leave out the columns that "
+            "duplicate it or analyse them together"
+        )
+    dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
+    note = None if dates else _code_like(feature, field_.ux, curve.pd)
+    if note:
+        warnings_.append(note)
     result.attrs = _attrs(
         table, feature, NUMERIC, rows, field_.n_ignored, field_.n_leaves, p,
         n_unique_x=int(field_.ux.size), n_points_full=n_full, within_strata_share=share,
+        adjusted=part is not None, others_r2=r2,
         warnings=warnings_,
     )
     if not row_pd:
         return result, None
     # Rows inside the curve's range, at the curve's height, for the impact ranking.
     inside = (x >= curve.x[0]) & (x <= curve.x[-1])
-    return result, np.interp(x[inside], curve.x, pd_values)
+    return result, np.interp(x[inside], curve.x, full_pd)
 
 
 def _catstratpd_table(
@@ -214,7 +433,16 @@ def _catstratpd_table(
     xb = table.strata_matrix(feature, rows.index)
     rng = np.random.default_rng(p.random_state)
     leaf = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest)
-    eff = category_effects(codes, len(cats), rows.y, leaf)
+    # The same linear adjustment as for numeric features (see _stratpd_table), with the
+    # feature's categories as indicator columns in the fit.
+    part = None
+    if p.adjust and 2 <= len(cats) <= MAX_ADJUST_LEVELS:
+        others = _numeric_others(table, feature, rows.index)
+        indicators = (codes[:, None] == np.arange(1, len(cats))).astype(float)
+        fit = _linear_fit(others, indicators, rows.y)
+        part = others @ fit.coef if fit.coef is not None else None
+    y_effects = rows.y if part is None else rows.y - part
+    eff = category_effects(codes, len(cats), y_effects, leaf)
     known = np.flatnonzero(~np.isnan(eff.effect))
     if known.size < 2:
         raise StratPDInputError(
@@ -230,7 +458,7 @@ def _catstratpd_table(
     if p.n_trials > 1:
         trials = np.full((p.n_trials, len(cats)), np.nan)
         for t, (pick, leaf_b) in enumerate(_bootstrap_strata(xb, rows.y, p, rng)):
-            e = category_effects(codes[pick], len(cats), rows.y[pick], leaf_b).effect
+            e = category_effects(codes[pick], len(cats), y_effects[pick], leaf_b).effect
             # Same baseline as the full-data estimate, so the trials are comparable.
             trials[t] = e - e[eff.baseline]
         mean, low, high = _band(trials[:, known], eff.effect[known])
@@ -249,9 +477,21 @@ def _catstratpd_table(
             f'of "{feature}" only: the other columns nearly determine it, so its effects rest on '
             "few rows; leave out the columns that duplicate it"
         )
+    few = eff.count[known] < FEW_ROWS
+    result["few_rows"] = few
+    if few.any():
+        names = ", ".join(f'"{c}"' for c in cats[known][few][:8])
+        more = f" and {few.sum() - 8} more" if few.sum() > 8 else ""
+        warnings_.append(
+            f'{int(few.sum())} categor{"y" if few.sum() == 1 else "ies"} of "{feature}" '
+            f"rest{'s' if few.sum() == 1 else ''} on fewer than {FEW_ROWS} rows ({names}{more}; "
+            "few_rows in the table): their effects are little more than those rows' noise; "
+            "merge rare categories or add rows"
+        )
     result.attrs = _attrs(
         table, feature, CATEGORICAL, rows, eff.n_ignored, eff.n_leaves, p,
         baseline=cats[eff.baseline], categories_without_estimate=unknown, warnings=warnings_,
+        adjusted=part is not None,
     )
     if not row_pd:
         return result, None
@@ -291,6 +531,8 @@ def stratpd(
     random_state: int | None = _DEFAULT["random_state"],
     max_points: int | None = _DEFAULT["max_points"],
     honest: bool = _DEFAULT["honest"],
+    adjust: bool = _DEFAULT["adjust"],
+    positive: Any = None,
 ) -> pd.DataFrame:
     """Partial dependence of ``target`` on a numeric ``feature``, from the data alone.
 
@@ -307,8 +549,10 @@ def stratpd(
         x values backed by fewer leaf slopes are dropped from the curve.  A leaf gives at
         most one slope at any x, so the threshold is capped at the number of leaves.
     n_trials : int, default 1
-        With more than 1, bootstrap the rows ``n_trials`` times: ``pd`` is the mean of the
-        trials and ``pd_low``/``pd_high`` their 2.5 % and 97.5 % points.
+        With more than 1, bootstrap the rows ``n_trials`` times and add ``pd_low`` and
+        ``pd_high``: ``pd`` plus the trials' 2.5 % and 97.5 % deviations from their mean
+        (each trial centred like ``pd``, so the band measures the curve's shape).  ``pd``
+        itself stays the full-data curve.
     random_state : int, optional
         Seed for the honest split and the bootstrap; the same seed gives the same result.
     max_points : int or None, default 200
@@ -320,12 +564,28 @@ def stratpd(
     honest : bool, default True
         Stratify every row with a tree grown on the other half of the rows (cross-fitting).
         ``False`` grows one tree on all rows, as the paper does; that shrinks effects.
+    adjust : bool, default True
+        Take the leaf slopes on the target minus the other numeric columns' linear part
+        (a least-squares fit on x and them).  Inside a stratum the other columns still
+        vary a little; with many columns correlated with x that variation inflates x's
+        slope.  Not applied when the others explain over 95 % of x linearly (a linear fit
+        would then split x's effect with its proxies) or give fewer than 10 rows per
+        coefficient; ``attrs["adjusted"]`` says whether it was.  ``False`` uses the target
+        as it is, as the paper does.
+    positive : optional
+        For a yes/no target (bool, two texts, 0/1): the value that counts as 1.  Default a
+        TRUE/yes/1-like value, else the rarer one; given for a target with more values, all
+        others count as 0.  Results are then changes in the probability of that value, in
+        percentage points, and ``attrs`` gain ``positive``, ``target_label``
+        (``"P(churn = yes)"``) and ``units``.
 
     Returns
     -------
     DataFrame
         One row per curve point, ``x`` ascending: ``x`` (feature value), ``pd`` (partial
-        dependence, 0 at the first row), ``slope`` (mean slope on [x, next x); NaN on the
+        dependence, centred so that its average over the rows is 0, i.e. pd at x minus its
+        mean over the data: differences between points are what it measures; the same
+        with or without trials), ``slope`` (mean slope on [x, next x); NaN on the
         closing row), ``n_slopes`` (leaf slopes averaged at x; for a summarising point the
         fewest over the values it summarises), ``n_x`` (distinct x values the point
         summarises; only when the curve was summarised), plus ``pd_low`` and ``pd_high``
@@ -334,7 +594,9 @@ def stratpd(
         a slope), ``n_dropped_missing`` (rows without target or feature value),
         ``n_ignored`` (rows in strata where the feature did not vary), ``n_leaves``, ``n_unique_x``,
         ``n_points_full`` (points before summarising), ``params``,
-        ``within_strata_share`` (share of the feature's variance left inside the strata) and
+        ``within_strata_share`` (share of the feature's variance left inside the strata),
+        ``adjusted`` (see ``adjust``), ``others_r2`` (share of x's variance a least-squares
+        fit on the other columns explains) and
         ``warnings`` (sentences for the analyst, e.g. when the other columns nearly determine
         the feature so that "all else equal" leaves it almost no room to vary).
 
@@ -346,8 +608,9 @@ def stratpd(
     p = Settings.make(
         min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
         n_trials=n_trials, random_state=random_state, max_points=max_points, honest=honest,
+        adjust=adjust,
     )
-    table = build_table(data, target)
+    table = _table(data, target, positive)
     return _run(table, feature, NUMERIC, p)[0]
 
 
@@ -360,10 +623,13 @@ def catstratpd(
     n_trials: int = _DEFAULT["n_trials"],
     random_state: int | None = _DEFAULT["random_state"],
     honest: bool = _DEFAULT["honest"],
+    adjust: bool = _DEFAULT["adjust"],
+    positive: Any = None,
 ) -> pd.DataFrame:
     """Effect of each category of ``feature`` on ``target``, all else equal.
 
     Parameters are as for :func:`stratpd`; any column can be treated as categorical.
+    ``adjust`` fits the feature's categories as indicator columns (at most 50 categories).
 
     Returns
     -------
@@ -378,14 +644,15 @@ def catstratpd(
     """
     p = Settings.make(
         min_samples_leaf=min_samples_leaf, n_trials=n_trials,
-        random_state=random_state, honest=honest,
+        random_state=random_state, honest=honest, adjust=adjust,
     )
-    table = build_table(data, target)
+    table = _table(data, target, positive)
     return _run(table, feature, CATEGORICAL, p)[0]
 
 
 def partial_dependence(
-    data: pd.DataFrame, target: str, feature: str, *, kind: str | None = None, **kw: Any
+    data: pd.DataFrame, target: str, feature: str, *, kind: str | None = None,
+    positive: Any = None, **kw: Any,
 ) -> pd.DataFrame:
     """:func:`stratpd` or :func:`catstratpd`, chosen from the feature column's type.
 
@@ -393,7 +660,7 @@ def partial_dependence(
     ``kind="categorical"`` forces CatStratPD on a numeric code column.
     """
     p = Settings.make(**kw)
-    table = build_table(data, target)
+    table = _table(data, target, positive)
     return _run(table, feature, kind, p)[0]
 
 
@@ -412,6 +679,7 @@ def analyse(
     features: Iterable[str] | None = None,
     *,
     progress: Progress | None = None,
+    positive: Any = None,
     **kw: Any,
 ) -> Analysis:
     """Curves for many features and the model-free impact ranking, in one pass.
@@ -427,11 +695,13 @@ def analyse(
     ----------
     progress : callable(done, total, feature), optional
         Called before each feature, and once more at the end with ``done == total``.
+    positive : optional
+        The value of a yes/no target that counts as 1 (see :func:`stratpd`).
     **kw
         Passed on to :func:`stratpd` / :func:`catstratpd`.
     """
     p = Settings.make(**kw)
-    table = build_table(data, target)
+    table = _table(data, target, positive)
     names = list(table.columns) if features is None else [str(f) for f in features]
     for f in names:
         require_column(table.all_columns, f, "feature")
@@ -464,6 +734,7 @@ def analyse(
         "n_rows": table.n_rows,
         "params": p.as_dict(),
         "skipped": dict(skipped),
+        **table.yes_no,
     }
     return Analysis(ranking, curves, skipped)
 

@@ -57,11 +57,16 @@ STRATPD_ARGS: dict[str, dict[str, Any]] = {
         "doc": f"Most curve points (default {PARAMETERS['max_points'].default}); 0 for every "
         "distinct value."
     },
+    "positive": {
+        "doc": "Yes/no target only: the value that counts, e.g. \"yes\" (default TRUE/yes/1, "
+        "else the rarer value)."
+    },
 }
 STRATIMPACT_ARGS: dict[str, dict[str, Any]] = {
     "data": STRATPD_ARGS["data"],
     "target": STRATPD_ARGS["target"],
     "min_samples_leaf": STRATPD_ARGS["min_samples_leaf"],
+    "positive": STRATPD_ARGS["positive"],
 }
 # call_in_wizard stays on: xlwings' wizard guard makes add-in UDFs show 0 when a workbook opens
 # (xlwings issue 1574), and a cached result makes the wizard's extra call cheap.
@@ -215,13 +220,20 @@ def _error(exc: BaseException, prefix: str) -> list[list[Any]]:
 # --------------------------------------------------------------------------- formulas
 
 
-def _curve(data: Any, target: Any, col: Any, settings: Settings) -> _Curve:
+def _positive(value: Any) -> Any:
+    """A blank formula argument means "choose the positive value for me"."""
+    return None if _is_missing(value) else value
+
+
+def _curve(data: Any, target: Any, col: Any, settings: Settings, positive: Any = None) -> _Curve:
     frame = _table(data)
-    key = ("STRATPD", _frame_key(frame), str(target), str(col), settings)
+    key = ("STRATPD", _frame_key(frame), str(target), str(col), settings, repr(positive))
     cached = _cache.get(key)
     if cached is not None:
         return cached
-    result = workflow.curve(frame, target, col, settings=settings, how_to_keep=KEEP_HINT)
+    result = workflow.curve(
+        frame, target, col, settings=settings, how_to_keep=KEEP_HINT, positive=positive
+    )
     curve = _Curve(sheet.cells_from_frame(tables.curve_table(result.curve)), result.curve)
     _cache.put(key, curve)
     return curve
@@ -248,6 +260,7 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     trials: Any = 1,
     chart: Any = True,
     max_points: Any = None,
+    positive: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """Partial dependence of target on col, from the data alone (StratPD / CatStratPD).
@@ -267,6 +280,10 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     max_points : int, default 200
         Most points of a numeric curve; 0 for every distinct value.  A summarised curve
         gets a column saying how many values each point stands for.
+    positive : optional
+        For a yes/no target, the value that counts (default TRUE/yes/1, else the rarer
+        value); the table then shows changes in its probability, in percentage points.
+        Last of the formula's arguments, so formulas written before it keep working.
     caller : xlwings.Range, optional
         Filled in by xlwings with the formula's cell; ``None`` from Python.
 
@@ -282,7 +299,7 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
             min_samples_leaf=min_samples_leaf, n_trials=trials, max_points=max_points
         )
         want_chart = _flag(chart, "chart")
-        curve = _curve(data, target, col, settings)
+        curve = _curve(data, target, col, settings, _positive(positive))
     except Exception as exc:  # the cell shows a sentence; never a traceback
         _drop_picture(caller)
         return _error(exc, "STRATPD")
@@ -321,6 +338,7 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
     data: Any,
     target: Any,
     min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
+    positive: Any = None,
 ) -> list[list[Any]]:
     """Model-free ranking of the columns by how much each alone moves the target.
 
@@ -332,6 +350,8 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
         The column to explain; every other column is ranked.
     min_samples_leaf : int, default 10
         Smallest group of similar rows.
+    positive : optional
+        For a yes/no target, the value that counts (as in ``STRATPD``).
 
     Returns
     -------
@@ -342,10 +362,13 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
     try:
         settings = _settings(min_samples_leaf=min_samples_leaf)
         frame = _table(data)
-        key = ("STRATIMPACT", _frame_key(frame), str(target), settings)
+        chosen = _positive(positive)
+        key = ("STRATIMPACT", _frame_key(frame), str(target), settings, repr(chosen))
         cells = _cache.get(key)
         if cells is None:
-            result = workflow.analysis(frame, target, settings=settings, how_to_keep=KEEP_HINT)
+            result = workflow.analysis(
+                frame, target, settings=settings, how_to_keep=KEEP_HINT, positive=chosen
+            )
             cells = sheet.cells_from_frame(tables.impact_table(result.impact))
             _cache.put(key, cells)
         return cells

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..errors import StratPDInputError
 from ..params import PARAMETERS
+from ..yesno import yes_no_target
 from ._values import header_text, name_key
 
 __all__ = ["check_rows", "default_features", "is_numeric", "resolve_column", "usable_table"]
@@ -86,6 +87,7 @@ def check_rows(
     feature: str | None = None,
     *,
     min_samples_leaf: int = PARAMETERS["min_samples_leaf"].default,  # type: ignore[assignment]
+    positive: Any = None,
 ) -> None:
     """Check, before the engine runs, that the table can give a curve; explain what to fix.
 
@@ -98,6 +100,8 @@ def check_rows(
         target is checked (as for an impact ranking over all columns).
     min_samples_leaf
         The engine parameter; StratPD needs at least twice this many usable rows.
+    positive
+        For a yes/no target, the value that counts as 1 (see :mod:`stratpd_xl.yesno`).
 
     Raises
     ------
@@ -120,12 +124,14 @@ def check_rows(
         )
 
     y = frame[target]
-    if not is_numeric(y):
+    # Two values (TRUE/FALSE, yes/no, two texts) or a chosen positive value: a probability.
+    yes_no = yes_no_target(y, target, positive)
+    if yes_no is None and not is_numeric(y):
         example = y.dropna()
         shown = f' (e.g. "{example.iloc[0]}")' if len(example) else ""
         raise StratPDInputError(
-            f'target "{target}" is not numeric{shown}; StratPD needs a numeric target: '
-            "pick a column of numbers or turn the values into numbers"
+            f'target "{target}" is not numeric{shown}; StratPD needs a numeric or yes/no '
+            "target: pick a column of numbers or of two values"
         )
 
     needed = 2 * int(min_samples_leaf)

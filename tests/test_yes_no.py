@@ -1,0 +1,123 @@
+"""Yes/no targets (churn, conversion): curves of the change in probability, in points."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import stratpd_xl as sx
+from stratpd_xl import tables
+from stratpd_xl.cli import main
+from stratpd_xl.errors import StratPDInputError
+from stratpd_xl.sheet import cells_from_frame
+
+os.environ.setdefault("STRATPD_XL_WARMUP", "0")
+
+
+def churn(n: int = 1500, seed: int = 0) -> pd.DataFrame:
+    """``months`` in [0, 10] raises P(churn) by 6 points a month (0 % to 60 %); the "high"
+    plan adds 20 points; ``age`` does nothing.  About 40 % churn ("yes")."""
+    rng = np.random.default_rng(seed)
+    months = rng.uniform(0, 10, n)
+    plan = rng.choice(["low", "high"], n)
+    age = rng.uniform(20, 70, n)
+    p = 0.06 * months + 0.2 * (plan == "high")
+    churned = rng.uniform(size=n) < p
+    return pd.DataFrame({
+        "months": months, "plan": plan, "age": age,
+        "churn": np.where(churned, "yes", "no"),
+    })
+
+
+def slope(curve: pd.DataFrame) -> float:
+    return float(np.polyfit(curve["x"].to_numpy(float), curve["pd"].to_numpy(), 1)[0])
+
+
+@pytest.fixture(scope="module")
+def data() -> pd.DataFrame:
+    return churn()
+
+
+def test_yes_no_text_target_gives_points_of_probability(data):
+    curve = sx.stratpd(data, "churn", "months", random_state=0)
+    assert curve.attrs["positive"] == "yes"
+    assert curve.attrs["target_label"] == "P(churn = yes)"
+    assert curve.attrs["units"] == "percentage points"
+    # Truth: +6 points per month.
+    assert slope(curve) == pytest.approx(6, abs=1.0)
+    plan = sx.catstratpd(data, "churn", "plan", random_state=0).set_index("category")["pd"]
+    assert plan["low"] - plan["high"] == pytest.approx(-20, abs=7)  # yes/no noise
+
+
+@pytest.mark.parametrize("encode", [
+    lambda s: s == "yes",                                       # bool
+    lambda s: (s == "yes").astype("boolean"),                   # pandas nullable boolean
+    lambda s: s.map({"yes": "Y", "no": "N"}),                   # y/n text
+    lambda s: s.astype("category"),                             # pandas category
+    lambda s: (s == "yes").astype(int),                         # numbers 0/1
+])
+def test_every_two_valued_encoding_counts_the_yes_value(data, encode):
+    base = sx.stratpd(data, "churn", "months", random_state=0)
+    other = sx.stratpd(data.assign(churn=encode(data["churn"])), "churn", "months",
+                       random_state=0)
+    assert other.attrs["units"] == "percentage points"
+    np.testing.assert_allclose(other["pd"], base["pd"])
+
+
+def test_without_a_yes_word_the_rarer_value_counts(data):
+    words = data.assign(churn=data["churn"].map({"yes": "left", "no": "stayed"}))
+    curve = sx.stratpd(words, "churn", "months", random_state=0)
+    assert curve.attrs["positive"] == "left"  # the rarer value (40 % of the rows)
+
+
+def test_positive_flips_the_sign_and_picks_one_of_many(data):
+    yes = sx.stratpd(data, "churn", "months", random_state=0)
+    no = sx.stratpd(data, "churn", "months", random_state=0, positive="No")
+    assert no.attrs["target_label"] == "P(churn = no)"
+    np.testing.assert_allclose(no["pd"], -yes["pd"], atol=1e-9)
+    three = data.assign(churn=np.where(data["churn"] == "yes", "yes",
+                                       np.resize(["no", "later"], len(data))))
+    with pytest.raises(StratPDInputError, match=r'3 different values \("later", "no", "yes"\).*'
+                                                r"--positive"):
+        sx.stratpd(three, "churn", "months")
+    picked = sx.stratpd(three, "churn", "months", random_state=0, positive="yes")
+    np.testing.assert_allclose(picked["pd"], yes["pd"])
+
+
+def test_impact_and_labels_say_points(data):
+    ranking = sx.impact(data, "churn", random_state=0)
+    assert list(ranking["feature"])[:2] == ["months", "plan"]
+    assert ranking.attrs["target_label"] == "P(churn = yes)"
+    curve = sx.stratpd(data, "churn", "months", random_state=0)
+    table = tables.curve_table(curve)
+    assert table.columns[1] == "change in P(churn = yes), points"
+    assert "change in P(churn = yes), points" in sx.labels.curve_title(curve)
+
+
+def test_cli_accepts_a_yes_no_target(data, tmp_path, capsys):
+    path = tmp_path / "churn.csv"
+    data.to_csv(path, index=False)
+    out = tmp_path / "months.csv"
+    assert main(["curve", str(path), "-t", "churn", "-f", "months", "--seed", "0",
+                 "--positive", "no", "-o", str(out)]) == 0
+    assert "P(churn = no), in percentage points" in capsys.readouterr().err
+    written = pd.read_csv(out, comment="#")
+    assert slope(written) == pytest.approx(-6, abs=1.0)
+
+
+def test_formula_takes_positive_as_its_last_argument(data):
+    from stratpd_xl.excel import udfs
+
+    cells = cells_from_frame(data)
+    default = udfs.STRATPD(cells, "churn", "months", 10, 1, False)
+    assert default[0][1] == "change in P(churn = yes), points"
+    flipped = udfs.STRATPD(cells, "churn", "months", 10, 1, False, None, "no")
+    assert flipped[0][1] == "change in P(churn = no), points"
+    assert flipped[1][1] == pytest.approx(-default[1][1], abs=1e-9)
+    assert udfs.STRATIMPACT(cells, "churn", 10, "no")[1][0] == "months"
+    many = data.assign(churn=np.resize(["a", "b", "c"], len(data)))
+    error = udfs.STRATPD(cells_from_frame(many), "churn", "months")
+    assert "STRATPD" in error[0][0] and "--positive" in error[0][0]
