@@ -1,10 +1,14 @@
 """Build ``addin/stratpd_xl.xlam`` from xlwings' shipped ribbon add-in template.
 
 The add-in is the open-source (BSD-3) ``quickstart_addin_ribbon.xlam`` of the pinned xlwings
-with two changes, both outside the VBA project:
+with three changes, all outside the VBA project:
 
 * our ribbon, ``customUI/customUI14.xml``, replaces the template's ``customUI/customUI.xml``;
-* the package relationship that pointed at the old ribbon part points at the new one.
+* the package relationship that pointed at the old ribbon part points at the new one;
+* the template's disabled settings sheet ``_myaddin.conf`` is enabled as ``myaddin.conf`` and
+  holds our settings (``stratpd_xl.excel.addin_file``): the default interpreter, the formula
+  module, ``ADD_WORKBOOK_TO_PYTHONPATH`` false.  The installer rewrites this sheet in the copy it
+  installs with the interpreter it set up.
 
 ``xl/vbaProject.bin`` and every other part are copied byte for byte.  The ribbon button calls the
 template's existing callback ``RibbonMyAddin.RunMain``, which runs
@@ -23,12 +27,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import io
 import sys
 import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# Run as a script from a checkout: the package next to this folder holds the shared zip code.
+sys.path.insert(0, str(HERE.parent))
+from stratpd_xl.excel import addin_file  # noqa: E402
+
 DEFAULT_OUTPUT = HERE / "stratpd_xl.xlam"
 DEFAULT_RIBBON = HERE / "customUI" / "customUI14.xml"
 
@@ -40,9 +47,6 @@ RELS_PART = "_rels/.rels"
 # Office 2010+ ribbon namespace and the relationship type Office uses for customUI14.xml.
 RIBBON_NAMESPACE = "http://schemas.microsoft.com/office/2009/07/customui"
 RIBBON_REL_TYPE = "http://schemas.microsoft.com/office/2007/relationships/ui/extensibility"
-
-# 1980-01-01 is the earliest date a zip header can hold: a timestamp that says "not a date".
-FIXED_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 def template_path() -> Path:
@@ -106,6 +110,7 @@ def addin_parts(template: Path, ribbon_xml: bytes) -> dict[str, bytes]:
     del parts[TEMPLATE_RIBBON_PART]
     parts[RIBBON_PART] = ribbon_xml
     parts[RELS_PART] = _retarget_ribbon_relationship(parts[RELS_PART])
+    parts = addin_file.with_settings(parts, addin_file.addin_settings())
     return {name: parts[name] for name in sorted(parts, key=_part_order)}
 
 
@@ -124,16 +129,7 @@ def build_bytes(template: Path | None = None, ribbon: Path = DEFAULT_RIBBON) -> 
     bytes
         A complete ``.xlam`` (zip) file.
     """
-    parts = addin_parts(template or template_path(), ribbon.read_bytes())
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as zout:
-        for name, data in parts.items():
-            info = zipfile.ZipInfo(name, date_time=FIXED_DATE_TIME)
-            info.compress_type = zipfile.ZIP_STORED
-            info.create_system = 0  # "MS-DOS", as Office writes; not the build machine's OS
-            info.external_attr = 0
-            zout.writestr(info, data)
-    return buffer.getvalue()
+    return addin_file.zip_parts(addin_parts(template or template_path(), ribbon.read_bytes()))
 
 
 def build(

@@ -3,7 +3,8 @@
 Checked: the ribbon XML is well-formed and uses the Office 2010 schema; every ``onAction`` names a
 ``Sub <name>(control As IRibbonControl)`` that exists in the add-in's VBA (read with oletools);
 the VBA's xlwings version equals the pinned xlwings; the VBA project is the template's byte for
-byte; two builds are byte-identical and the committed add-in equals a fresh build.
+byte; two builds are byte-identical and the committed add-in equals a fresh build; the add-in's
+own settings sheet is the one the VBA reads, holds what we wrote, and opens in openpyxl.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ import zipfile
 from importlib.metadata import version
 from pathlib import Path
 
+import openpyxl
 import pytest
+
+from stratpd_xl.excel import addin_file
 
 with warnings.catch_warnings():
     # oletools 0.60 uses pyparsing names that newer pyparsing deprecates; not our concern here.
@@ -118,8 +122,10 @@ def test_vba_xlwings_version_equals_the_pinned_xlwings(vba_modules):
 def test_vba_project_is_the_templates_byte_for_byte(built):
     with zipfile.ZipFile(builder.template_path()) as t, zipfile.ZipFile(built) as b:
         assert b.read("xl/vbaProject.bin") == t.read("xl/vbaProject.bin")
-        template_parts = set(t.namelist()) - {"customUI/customUI.xml", "_rels/.rels"}
-        for name in template_parts:
+        # Changed on purpose: the ribbon, its relationship, and the enabled settings sheet.
+        changed = {"_rels/.rels", "xl/workbook.xml", "xl/worksheets/sheet1.xml"}
+        template_parts = set(t.namelist()) - {"customUI/customUI.xml"}
+        for name in template_parts - changed:
             assert b.read(name) == t.read(name), name
         assert set(b.namelist()) == template_parts | {"customUI/customUI14.xml", "_rels/.rels"}
 
@@ -205,3 +211,65 @@ def test_ribbon_uses_only_known_elements_attributes_and_unique_ids(built):
         for text_attr in ("label", "screentip"):
             assert len(el.get(text_attr, "")) <= 1024
     assert len(ids) == len(set(ids)), "ids must be unique"
+
+
+# --- the add-in's own settings sheet -----------------------------------------------------------
+
+
+def test_vba_reads_the_sheet_named_after_its_project_constant_in_the_addin_itself(vba_modules):
+    code = "\n".join(vba_modules.values())
+    match = re.search(r'PROJECT_NAME\s+As\s+String\s*=\s*"([^"]+)"', code)
+    assert match and match.group(1) == addin_file.PROJECT_NAME
+    # GetConfig reads the sheet of the add-in (ThisWorkbook) before any shared config file.
+    get_config = code[code.index("Function GetConfig(") :]
+    this_book = get_config.index('SheetExists(ThisWorkbook, PROJECT_NAME & ".conf")')
+    assert this_book < get_config.index("GetConfigFromFile(GetConfigFilePath()")
+    assert re.search(r"d\.Add UCase\(cell\.Value\), cell\.Offset\(0, 1\)\.Value", code)
+
+
+def test_committed_addin_carries_its_settings_in_the_enabled_sheet():
+    parts = addin_file.read_parts(builder.DEFAULT_OUTPUT.read_bytes())
+    assert b'<sheet name="myaddin.conf"' in parts["xl/workbook.xml"]
+    assert b"_myaddin.conf" not in parts["xl/workbook.xml"]
+    assert addin_file.read_settings(parts) == {
+        "INTERPRETER_WIN": r"%USERPROFILE%\.stratpd-xl\venv\Scripts\python.exe",
+        "INTERPRETER_MAC": "$HOME/.stratpd-xl/venv/bin/python",
+        "UDF MODULES": "stratpd_xl.excel.udfs",
+        "ADD_WORKBOOK_TO_PYTHONPATH": "false",
+        "PYTHONPATH": "",
+        "CONDA PATH": "",
+        "CONDA ENV": "",
+    }
+
+
+def test_settings_sheet_opens_in_openpyxl_with_keys_in_a_and_values_in_b(tmp_path):
+    settings = [("Interpreter_Win", r"C:\R&D <x>\  py.exe"), ("UDF Modules", "m"), ("Empty", "")]
+    parts = addin_file.with_settings(
+        addin_file.read_parts(builder.DEFAULT_OUTPUT.read_bytes()), settings
+    )
+    # openpyxl opens workbooks, not add-ins: same parts under the macro workbook content type.
+    parts["[Content_Types].xml"] = parts["[Content_Types].xml"].replace(
+        b"application/vnd.ms-excel.addin.macroEnabled.main+xml",
+        b"application/vnd.ms-excel.sheet.macroEnabled.main+xml",
+    )
+    path = tmp_path / "as_workbook.xlsm"
+    path.write_bytes(addin_file.zip_parts(parts))
+    sheet = openpyxl.load_workbook(path)["myaddin.conf"]
+    assert [[c.value for c in row] for row in sheet.iter_rows(max_col=2)] == [
+        ["Interpreter_Win", r"C:\R&D <x>\  py.exe"],
+        ["UDF Modules", "m"],
+        ["Empty", None],
+    ]
+
+
+def test_settings_sheet_refuses_what_the_vba_would_misread():
+    with pytest.raises(ValueError, match="needs a key"):
+        addin_file.config_sheet_xml([("A", "1"), (" ", "2")])
+    with pytest.raises(ValueError, match="single lines"):
+        addin_file.config_sheet_xml([("PYTHONPATH", "a\nb")])
+    parts = addin_file.read_parts(builder.DEFAULT_OUTPUT.read_bytes())
+    parts["xl/workbook.xml"] = parts["xl/workbook.xml"].replace(
+        b'<sheet name="myaddin.conf"', b'<sheet name="Sheet9"'
+    )
+    with pytest.raises(ValueError, match="expected one sheet"):
+        addin_file.with_settings(parts, addin_file.addin_settings())

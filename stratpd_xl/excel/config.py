@@ -1,4 +1,8 @@
-"""The add-in's configuration file: its text, its location, and the installer's command line.
+"""The template's shared user config file, and ``import-udfs`` (Windows formulas).
+
+The installer (``stratpd_xl.excel.install``) no longer writes this file: the add-in carries its
+settings in its own sheet (``addin_file``), because every add-in made from xlwings' template
+reads the same ``myaddin.conf``.  ``write`` stays for users who set things up by hand.
 
 The add-in's VBA is xlwings' ribbon add-in template kept byte for byte, so its settings are read
 the way that template reads them (xlwings 0.37.8, module ``xlwings``, ``GetConfig``):
