@@ -20,6 +20,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from packaging.requirements import Requirement
 
 from stratpd_xl.excel import addin_file
 
@@ -64,7 +65,7 @@ def vba_modules(built) -> dict[str, str]:
 
 def _pinned_xlwings() -> str:
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    pins = [d.split("==", 1)[1].strip() for d in deps if re.match(r"xlwings\s*==", d)]
+    pins = [str(r.specifier)[2:] for r in map(Requirement, deps) if r.name == "xlwings"]
     assert len(pins) == 1, f"pyproject must pin xlwings with ==, found {deps}"
     return pins[0]
 
