@@ -20,6 +20,8 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from packaging.requirements import Requirement
 
 from stratpd_xl.excel import addin_file
@@ -173,8 +175,10 @@ def test_package_parts_and_relationships_resolve(built):
                 if rel.get("TargetMode") == "External":
                     continue
                 target = rel.get("Target")
-                path = target.lstrip("/") if target.startswith("/") else posixpath.normpath(
-                    posixpath.join(source_dir, target)
+                path = (
+                    target.lstrip("/")
+                    if target.startswith("/")
+                    else posixpath.normpath(posixpath.join(source_dir, target))
                 )
                 assert path in names, f"{rels}: {target}"
         assert z.testzip() is None
@@ -188,8 +192,23 @@ _ALLOWED = {
     "tabs": (set(), {"tab"}),
     "tab": ({"id", "idMso", "label", "keytip", "visible", "insertAfterMso"}, {"group"}),
     "group": ({"id", "label", "keytip", "visible", "imageMso"}, {"button", "labelControl"}),
-    "button": ({"id", "label", "size", "imageMso", "onAction", "screentip", "supertip",
-                "keytip", "visible", "enabled", "showLabel", "showImage"}, set()),
+    "button": (
+        {
+            "id",
+            "label",
+            "size",
+            "imageMso",
+            "onAction",
+            "screentip",
+            "supertip",
+            "keytip",
+            "visible",
+            "enabled",
+            "showLabel",
+            "showImage",
+        },
+        set(),
+    ),
     "labelControl": ({"id", "label", "screentip", "supertip", "visible", "showLabel"}, set()),
 }
 
@@ -201,11 +220,11 @@ def test_ribbon_uses_only_known_elements_attributes_and_unique_ids(built):
     ids = []
     for el in root.iter():
         assert el.tag.startswith(ns), el.tag
-        tag = el.tag[len(ns):]
+        tag = el.tag[len(ns) :]
         assert tag in _ALLOWED, f"unexpected element {tag}"
         attrs, children = _ALLOWED[tag]
         assert set(el.attrib) <= attrs, (tag, set(el.attrib) - attrs)
-        assert {c.tag[len(ns):] for c in el} <= children, tag
+        assert {c.tag[len(ns) :] for c in el} <= children, tag
         if "id" in el.attrib:
             ids.append(el.get("id"))
             assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", el.get("id")), el.get("id")
@@ -274,3 +293,101 @@ def test_settings_sheet_refuses_what_the_vba_would_misread():
     )
     with pytest.raises(ValueError, match="expected one sheet"):
         addin_file.with_settings(parts, addin_file.addin_settings())
+
+
+# --- experimental: the formulas' VBA wrappers written into the add-in (vba_project.py) ---------
+
+vba_project = builder.vba_project
+
+
+@pytest.fixture(scope="module")
+def with_formulas(tmp_path_factory) -> Path:
+    return builder.build(
+        tmp_path_factory.mktemp("formulas") / "stratpd_xl.xlam", with_formulas=True
+    )
+
+
+def _modules(vba_bin: bytes) -> dict[str, str]:
+    parser = VBA_Parser("vbaProject.bin", data=vba_bin)
+    try:
+        return {name: code for _, _, name, code in parser.extract_macros()}
+    finally:
+        parser.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet='ab =()\r\nXYZ"', max_size=9000))
+def test_ovba_compression_round_trips_through_oletools(text):
+    from oletools.olevba import decompress_stream
+
+    data = text.encode()
+    packed = vba_project.compress(data)
+    assert bytes(decompress_stream(bytearray(packed))) == data
+    assert vba_project.decompress(packed) == data
+
+
+def test_formula_module_is_added_and_every_template_module_kept(with_formulas):
+    with zipfile.ZipFile(with_formulas) as z, zipfile.ZipFile(builder.template_path()) as t:
+        new, old = z.read("xl/vbaProject.bin"), t.read("xl/vbaProject.bin")
+    got, template = _modules(new), _modules(old)
+    assert set(got) == set(template) | {"StratPDFormulas.bas"}
+    assert all(got[name] == code for name, code in template.items())
+    code = got["StratPDFormulas.bas"]
+    assert (
+        "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
+        "Optional chart, Optional max_points)"
+    ) in code
+    assert "Function STRATIMPACT(data, target, Optional min_samples_leaf)" in code
+    assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in code
+    assert "Function XLPy()" in template["xlwings.bas"], "the wrappers call the template's XLPy"
+
+
+def test_compound_file_directory_is_a_sorted_valid_red_black_tree(with_formulas):
+    import olefile
+
+    with zipfile.ZipFile(with_formulas) as z:
+        ole = olefile.OleFileIO(z.read("xl/vbaProject.bin"))
+
+    RED, BLACK = 0, 1  # MS-CFB 2.6.1 colour flags
+
+    def walk(sid, depth_black):  # -> (names in order, black heights of the NIL leaves)
+        if sid == olefile.NOSTREAM:
+            return [], {depth_black}
+        entry = ole.direntries[sid]
+        black = depth_black + (entry.color == BLACK)
+        left, lh = walk(entry.sid_left, black)
+        right, rh = walk(entry.sid_right, black)
+        for child in (entry.sid_left, entry.sid_right):
+            if child != olefile.NOSTREAM and entry.color == RED:
+                assert ole.direntries[child].color == BLACK, "red node with red child"
+        return left + [entry.name] + right, lh | rh
+
+    storages = [e for e in ole.root.kids if e.entry_type == olefile.STGTY_STORAGE]
+    assert [e.name for e in storages] == ["VBA"]
+    for storage in [ole.root, *storages]:
+        names, heights = walk(storage.sid_child, 0)
+        keys = [(len(n), n.upper()) for n in names]
+        assert keys == sorted(keys) and len(heights) == 1, storage.name
+        if storage.sid_child != olefile.NOSTREAM:
+            assert ole.direntries[storage.sid_child].color == BLACK
+    ole.close()
+
+
+def test_add_module_refuses_compiled_projects_and_duplicate_names():
+    with zipfile.ZipFile(builder.template_path()) as t:
+        vba = t.read("xl/vbaProject.bin")
+    with pytest.raises(ValueError, match="already has"):
+        vba_project.add_module(vba, "xlwings", "Sub x()\nEnd Sub\n")
+    with pytest.raises(ValueError, match="not a VBA module name"):
+        vba_project.add_module(vba, "1bad name", "")
+    streams = {"VBA/_VBA_PROJECT": bytes.fromhex("cc61b5000001") + b"\x00" * 40, "PROJECT": b""}
+    with pytest.raises(ValueError, match="compiled code"):
+        vba_project.add_module(vba_project.write_compound_file(streams), "M", "")
+
+
+def test_with_formulas_is_reproducible_and_never_the_committed_file(with_formulas, tmp_path):
+    again = builder.build(tmp_path / "stratpd_xl.xlam", with_formulas=True)
+    assert again.read_bytes() == with_formulas.read_bytes()
+    assert with_formulas.read_bytes() != builder.DEFAULT_OUTPUT.read_bytes()
+    with pytest.raises(SystemExit):
+        builder.main(["--with-formulas"])  # the committed add-in stays without the module
