@@ -3,7 +3,8 @@
 Checked: the ribbon XML is well-formed and uses the Office 2010 schema; every ``onAction`` names a
 ``Sub <name>(control As IRibbonControl)`` that exists in the add-in's VBA (read with oletools);
 the VBA's xlwings version equals the pinned xlwings; the VBA project is the template's byte for
-byte; two builds are byte-identical and the committed add-in equals a fresh build.
+byte; two builds are byte-identical and the committed add-in equals a fresh build; the add-in's
+own settings sheet is the one the VBA reads, holds what we wrote, and opens in openpyxl.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ import zipfile
 from importlib.metadata import version
 from pathlib import Path
 
+import openpyxl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from packaging.requirements import Requirement
+
+from stratpd_xl.excel import addin_file
 
 with warnings.catch_warnings():
     # oletools 0.60 uses pyparsing names that newer pyparsing deprecates; not our concern here.
@@ -60,7 +67,7 @@ def vba_modules(built) -> dict[str, str]:
 
 def _pinned_xlwings() -> str:
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    pins = [d.split("==", 1)[1].strip() for d in deps if re.match(r"xlwings\s*==", d)]
+    pins = [str(r.specifier)[2:] for r in map(Requirement, deps) if r.name == "xlwings"]
     assert len(pins) == 1, f"pyproject must pin xlwings with ==, found {deps}"
     return pins[0]
 
@@ -118,8 +125,10 @@ def test_vba_xlwings_version_equals_the_pinned_xlwings(vba_modules):
 def test_vba_project_is_the_templates_byte_for_byte(built):
     with zipfile.ZipFile(builder.template_path()) as t, zipfile.ZipFile(built) as b:
         assert b.read("xl/vbaProject.bin") == t.read("xl/vbaProject.bin")
-        template_parts = set(t.namelist()) - {"customUI/customUI.xml", "_rels/.rels"}
-        for name in template_parts:
+        # Changed on purpose: the ribbon, its relationship, and the enabled settings sheet.
+        changed = {"_rels/.rels", "xl/workbook.xml", "xl/worksheets/sheet1.xml"}
+        template_parts = set(t.namelist()) - {"customUI/customUI.xml"}
+        for name in template_parts - changed:
             assert b.read(name) == t.read(name), name
         assert set(b.namelist()) == template_parts | {"customUI/customUI14.xml", "_rels/.rels"}
 
@@ -166,8 +175,10 @@ def test_package_parts_and_relationships_resolve(built):
                 if rel.get("TargetMode") == "External":
                     continue
                 target = rel.get("Target")
-                path = target.lstrip("/") if target.startswith("/") else posixpath.normpath(
-                    posixpath.join(source_dir, target)
+                path = (
+                    target.lstrip("/")
+                    if target.startswith("/")
+                    else posixpath.normpath(posixpath.join(source_dir, target))
                 )
                 assert path in names, f"{rels}: {target}"
         assert z.testzip() is None
@@ -181,8 +192,23 @@ _ALLOWED = {
     "tabs": (set(), {"tab"}),
     "tab": ({"id", "idMso", "label", "keytip", "visible", "insertAfterMso"}, {"group"}),
     "group": ({"id", "label", "keytip", "visible", "imageMso"}, {"button", "labelControl"}),
-    "button": ({"id", "label", "size", "imageMso", "onAction", "screentip", "supertip",
-                "keytip", "visible", "enabled", "showLabel", "showImage"}, set()),
+    "button": (
+        {
+            "id",
+            "label",
+            "size",
+            "imageMso",
+            "onAction",
+            "screentip",
+            "supertip",
+            "keytip",
+            "visible",
+            "enabled",
+            "showLabel",
+            "showImage",
+        },
+        set(),
+    ),
     "labelControl": ({"id", "label", "screentip", "supertip", "visible", "showLabel"}, set()),
 }
 
@@ -194,14 +220,174 @@ def test_ribbon_uses_only_known_elements_attributes_and_unique_ids(built):
     ids = []
     for el in root.iter():
         assert el.tag.startswith(ns), el.tag
-        tag = el.tag[len(ns):]
+        tag = el.tag[len(ns) :]
         assert tag in _ALLOWED, f"unexpected element {tag}"
         attrs, children = _ALLOWED[tag]
         assert set(el.attrib) <= attrs, (tag, set(el.attrib) - attrs)
-        assert {c.tag[len(ns):] for c in el} <= children, tag
+        assert {c.tag[len(ns) :] for c in el} <= children, tag
         if "id" in el.attrib:
             ids.append(el.get("id"))
             assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", el.get("id")), el.get("id")
         for text_attr in ("label", "screentip"):
             assert len(el.get(text_attr, "")) <= 1024
     assert len(ids) == len(set(ids)), "ids must be unique"
+
+
+# --- the add-in's own settings sheet -----------------------------------------------------------
+
+
+def test_vba_reads_the_sheet_named_after_its_project_constant_in_the_addin_itself(vba_modules):
+    code = "\n".join(vba_modules.values())
+    match = re.search(r'PROJECT_NAME\s+As\s+String\s*=\s*"([^"]+)"', code)
+    assert match and match.group(1) == addin_file.PROJECT_NAME
+    # GetConfig reads the sheet of the add-in (ThisWorkbook) before any shared config file.
+    get_config = code[code.index("Function GetConfig(") :]
+    this_book = get_config.index('SheetExists(ThisWorkbook, PROJECT_NAME & ".conf")')
+    assert this_book < get_config.index("GetConfigFromFile(GetConfigFilePath()")
+    assert re.search(r"d\.Add UCase\(cell\.Value\), cell\.Offset\(0, 1\)\.Value", code)
+
+
+def test_committed_addin_carries_its_settings_in_the_enabled_sheet():
+    parts = addin_file.read_parts(builder.DEFAULT_OUTPUT.read_bytes())
+    assert b'<sheet name="myaddin.conf"' in parts["xl/workbook.xml"]
+    assert b"_myaddin.conf" not in parts["xl/workbook.xml"]
+    assert addin_file.read_settings(parts) == {
+        "INTERPRETER_WIN": r"%USERPROFILE%\.stratpd-xl\venv\Scripts\python.exe",
+        "INTERPRETER_MAC": "$HOME/.stratpd-xl/venv/bin/python",
+        "UDF MODULES": "stratpd_xl.excel.udfs",
+        "ADD_WORKBOOK_TO_PYTHONPATH": "false",
+        "PYTHONPATH": "",
+        "CONDA PATH": "",
+        "CONDA ENV": "",
+    }
+
+
+def test_settings_sheet_opens_in_openpyxl_with_keys_in_a_and_values_in_b(tmp_path):
+    settings = [("Interpreter_Win", r"C:\R&D <x>\  py.exe"), ("UDF Modules", "m"), ("Empty", "")]
+    parts = addin_file.with_settings(
+        addin_file.read_parts(builder.DEFAULT_OUTPUT.read_bytes()), settings
+    )
+    # openpyxl opens workbooks, not add-ins: same parts under the macro workbook content type.
+    parts["[Content_Types].xml"] = parts["[Content_Types].xml"].replace(
+        b"application/vnd.ms-excel.addin.macroEnabled.main+xml",
+        b"application/vnd.ms-excel.sheet.macroEnabled.main+xml",
+    )
+    path = tmp_path / "as_workbook.xlsm"
+    path.write_bytes(addin_file.zip_parts(parts))
+    sheet = openpyxl.load_workbook(path)["myaddin.conf"]
+    assert [[c.value for c in row] for row in sheet.iter_rows(max_col=2)] == [
+        ["Interpreter_Win", r"C:\R&D <x>\  py.exe"],
+        ["UDF Modules", "m"],
+        ["Empty", None],
+    ]
+
+
+def test_settings_sheet_refuses_what_the_vba_would_misread():
+    with pytest.raises(ValueError, match="needs a key"):
+        addin_file.config_sheet_xml([("A", "1"), (" ", "2")])
+    with pytest.raises(ValueError, match="single lines"):
+        addin_file.config_sheet_xml([("PYTHONPATH", "a\nb")])
+    parts = addin_file.read_parts(builder.DEFAULT_OUTPUT.read_bytes())
+    parts["xl/workbook.xml"] = parts["xl/workbook.xml"].replace(
+        b'<sheet name="myaddin.conf"', b'<sheet name="Sheet9"'
+    )
+    with pytest.raises(ValueError, match="expected one sheet"):
+        addin_file.with_settings(parts, addin_file.addin_settings())
+
+
+# --- experimental: the formulas' VBA wrappers written into the add-in (vba_project.py) ---------
+
+vba_project = builder.vba_project
+
+
+@pytest.fixture(scope="module")
+def with_formulas(tmp_path_factory) -> Path:
+    return builder.build(
+        tmp_path_factory.mktemp("formulas") / "stratpd_xl.xlam", with_formulas=True
+    )
+
+
+def _modules(vba_bin: bytes) -> dict[str, str]:
+    parser = VBA_Parser("vbaProject.bin", data=vba_bin)
+    try:
+        return {name: code for _, _, name, code in parser.extract_macros()}
+    finally:
+        parser.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet='ab =()\r\nXYZ"', max_size=9000))
+def test_ovba_compression_round_trips_through_oletools(text):
+    from oletools.olevba import decompress_stream
+
+    data = text.encode()
+    packed = vba_project.compress(data)
+    assert bytes(decompress_stream(bytearray(packed))) == data
+    assert vba_project.decompress(packed) == data
+
+
+def test_formula_module_is_added_and_every_template_module_kept(with_formulas):
+    with zipfile.ZipFile(with_formulas) as z, zipfile.ZipFile(builder.template_path()) as t:
+        new, old = z.read("xl/vbaProject.bin"), t.read("xl/vbaProject.bin")
+    got, template = _modules(new), _modules(old)
+    assert set(got) == set(template) | {"StratPDFormulas.bas"}
+    assert all(got[name] == code for name, code in template.items())
+    code = got["StratPDFormulas.bas"]
+    assert (
+        "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
+        "Optional chart, Optional max_points)"
+    ) in code
+    assert "Function STRATIMPACT(data, target, Optional min_samples_leaf)" in code
+    assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in code
+    assert "Function XLPy()" in template["xlwings.bas"], "the wrappers call the template's XLPy"
+
+
+def test_compound_file_directory_is_a_sorted_valid_red_black_tree(with_formulas):
+    import olefile
+
+    with zipfile.ZipFile(with_formulas) as z:
+        ole = olefile.OleFileIO(z.read("xl/vbaProject.bin"))
+
+    RED, BLACK = 0, 1  # MS-CFB 2.6.1 colour flags
+
+    def walk(sid, depth_black):  # -> (names in order, black heights of the NIL leaves)
+        if sid == olefile.NOSTREAM:
+            return [], {depth_black}
+        entry = ole.direntries[sid]
+        black = depth_black + (entry.color == BLACK)
+        left, lh = walk(entry.sid_left, black)
+        right, rh = walk(entry.sid_right, black)
+        for child in (entry.sid_left, entry.sid_right):
+            if child != olefile.NOSTREAM and entry.color == RED:
+                assert ole.direntries[child].color == BLACK, "red node with red child"
+        return left + [entry.name] + right, lh | rh
+
+    storages = [e for e in ole.root.kids if e.entry_type == olefile.STGTY_STORAGE]
+    assert [e.name for e in storages] == ["VBA"]
+    for storage in [ole.root, *storages]:
+        names, heights = walk(storage.sid_child, 0)
+        keys = [(len(n), n.upper()) for n in names]
+        assert keys == sorted(keys) and len(heights) == 1, storage.name
+        if storage.sid_child != olefile.NOSTREAM:
+            assert ole.direntries[storage.sid_child].color == BLACK
+    ole.close()
+
+
+def test_add_module_refuses_compiled_projects_and_duplicate_names():
+    with zipfile.ZipFile(builder.template_path()) as t:
+        vba = t.read("xl/vbaProject.bin")
+    with pytest.raises(ValueError, match="already has"):
+        vba_project.add_module(vba, "xlwings", "Sub x()\nEnd Sub\n")
+    with pytest.raises(ValueError, match="not a VBA module name"):
+        vba_project.add_module(vba, "1bad name", "")
+    streams = {"VBA/_VBA_PROJECT": bytes.fromhex("cc61b5000001") + b"\x00" * 40, "PROJECT": b""}
+    with pytest.raises(ValueError, match="compiled code"):
+        vba_project.add_module(vba_project.write_compound_file(streams), "M", "")
+
+
+def test_with_formulas_is_reproducible_and_never_the_committed_file(with_formulas, tmp_path):
+    again = builder.build(tmp_path / "stratpd_xl.xlam", with_formulas=True)
+    assert again.read_bytes() == with_formulas.read_bytes()
+    assert with_formulas.read_bytes() != builder.DEFAULT_OUTPUT.read_bytes()
+    with pytest.raises(SystemExit):
+        builder.main(["--with-formulas"])  # the committed add-in stays without the module

@@ -1,9 +1,10 @@
-"""Installers on Linux: the config text both installers write, and the macOS script end to end.
+"""The installer on Linux, end to end against stand-in Windows and Mac folder layouts.
 
-The macOS script runs for real against a stand-in virtual environment whose ``python`` and
-``xlwings`` log their arguments (so nothing is installed and no Excel is needed); the config step
-inside it is the real ``stratpd_xl/excel/config.py``.  The PowerShell script cannot run here
-(no PowerShell); it is checked to call the same config tool and the same xlwings command.
+``python -m stratpd_xl.excel.install`` runs with a temporary HOME/APPDATA; the commands it would
+run (venv, pip) are recorded by a stand-in runner, everything it writes is real and read back.
+The macOS launcher runs for real (``--use-current``: no venv, no pip); the PowerShell launcher
+cannot run here and is checked to hold no logic beyond finding Python.  The legacy shared
+config file (``config.py``) is still tested: ``import-udfs`` lives there.
 """
 
 from __future__ import annotations
@@ -13,17 +14,12 @@ import re
 import shutil
 import subprocess
 import sys
-import warnings
 import zipfile
 from pathlib import Path
 
 import pytest
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)  # oletools vs. newer pyparsing
-    from oletools.olevba import VBA_Parser
-
-from stratpd_xl.excel import config
+from stratpd_xl.excel import addin_file, config, install
 
 ROOT = Path(__file__).resolve().parents[1]
 MAC_SCRIPT = ROOT / "installer" / "install-macos.sh"
@@ -82,17 +78,6 @@ def test_config_path_follows_the_templates_project_name(tmp_path):
     )
 
 
-def test_project_name_matches_the_addins_vba():
-    # The file name only holds if the add-in's VBA still says PROJECT_NAME = "myaddin".
-    with zipfile.ZipFile(ROOT / "addin" / "stratpd_xl.xlam") as z:
-        parser = VBA_Parser("vbaProject.bin", data=z.read("xl/vbaProject.bin"))
-    code = "\n".join(c for _, _, _, c in parser.extract_macros())
-    parser.close()
-    match = re.search(r'PROJECT_NAME\s+As\s+String\s*=\s*"([^"]+)"', code)
-    assert match and match.group(1) == config.ADDIN_PROJECT_NAME
-    assert re.search(r'Environ\("USERPROFILE"\) & "\\\." & PROJECT_NAME & "\\"', code)
-
-
 def test_config_tool_runs_as_a_plain_script_and_writes_once(tmp_path):
     def run(*args: str) -> str:
         out = subprocess.run(
@@ -135,26 +120,219 @@ def test_config_tool_rejects_a_relative_interpreter(tmp_path):
     assert out.returncode == 2 and "absolute path" in out.stderr
 
 
-# --- macOS shell script ----------------------------------------------------------------------
+# --- the installer, in process ----------------------------------------------------------------
+
+ADDIN = ROOT / "addin" / "stratpd_xl.xlam"
 
 
-def _fake_venv(venv: Path, log: Path) -> None:
-    """A venv whose python logs pip calls and runs real Python for the config tool."""
-    bin_dir = venv / "bin"
-    bin_dir.mkdir(parents=True)
-    (bin_dir / "python").write_text(
-        "#!/bin/sh\n"
-        f'echo "python $*" >> "{log}"\n'
-        'if [ "$1" = "-m" ]; then exit 0; fi\n'
-        f'exec "{sys.executable}" "$@"\n'
+class Recorder:
+    """Stands in for subprocess: records each command, answers the AppleScript question."""
+
+    def __init__(self, fail: str | None = None) -> None:
+        self.calls: list[list[str]] = []
+        self.fail = fail
+
+    def __call__(self, command):
+        self.calls.append(list(command))
+        if self.fail and self.fail in command:
+            raise install.InstallError(f"{self.fail} failed")
+        if command[1] == "-c" and "applescript" in command[2]:
+            name = f"xlwings-{xlwings_version()}.applescript"
+            return str(Path(sys.modules["xlwings"].__file__).parent / name) + "\n"
+        return ""
+
+
+def xlwings_version() -> str:
+    import xlwings
+
+    return xlwings.__version__
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("APPDATA", str(home / "AppData" / "Roaming"))
+    return home
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def _installed_settings(path: Path) -> dict[str, str]:
+    return addin_file.read_settings(addin_file.read_parts(path.read_bytes()))
+
+
+def _win_venv(home: Path) -> Path:
+    python = home / ".stratpd-xl" / "venv" / "Scripts" / "python.exe"
+    python.parent.mkdir(parents=True)
+    python.write_text("stand-in")
+    return python
+
+
+def test_windows_install_writes_the_addin_with_its_settings_and_runs_pip(home, capsys):
+    python = _win_venv(home)
+    runner = Recorder()
+    code = install.main(["--platform", "win32"], runner=runner, excel_check=lambda p: False)
+    assert code == 0, capsys.readouterr().err
+    target = home / "AppData/Roaming/Microsoft/Excel/XLSTART/stratpd_xl.xlam"
+    assert runner.calls == [
+        [str(python), "-m", "pip", "install", "--quiet", "--upgrade", install.default_package()]
+    ]
+    settings = _installed_settings(target)
+    assert settings["INTERPRETER_WIN"] == str(python)
+    assert settings["ADD_WORKBOOK_TO_PYTHONPATH"] == "false"
+    assert settings["UDF MODULES"] == "stratpd_xl.excel.udfs"
+    # The VBA is the committed add-in's, untouched; no shared ~/.myaddin file is written.
+    with zipfile.ZipFile(target) as got, zipfile.ZipFile(ADDIN) as committed:
+        assert got.read("xl/vbaProject.bin") == committed.read("xl/vbaProject.bin")
+    assert not (home / ".myaddin").exists()
+    out = capsys.readouterr().out
+    assert f"wrote {target}" in out and "==> 5/5 cell formulas" in out
+    first = target.read_bytes()
+    assert install.main(["--platform", "win32"], runner=runner, excel_check=lambda p: False) == 0
+    assert target.read_bytes() == first, "a second run gives the same add-in"
+
+
+def test_missing_venv_is_created_with_the_running_python(home):
+    runner = Recorder()
+    venv = home / "envs" / "sx"
+    args = ["--platform", "win32", "--venv", str(venv), "--from-pypi"]
+    assert install.main(args, runner=runner, excel_check=lambda p: False) == 0
+    python = str(venv / "Scripts" / "python.exe")
+    assert runner.calls == [
+        [sys.executable, "-m", "venv", str(venv)],
+        [python, "-m", "pip", "install", "--quiet", "--upgrade", "stratpd-xl"],
+    ]
+
+
+def test_dry_run_prints_every_step_and_changes_nothing(home, capsys):
+    runner = Recorder()
+    assert install.main(["--platform", "win32", "--dry-run"], runner=runner) == 0
+    out = capsys.readouterr().out
+    assert runner.calls == []
+    assert _files(home) == []
+    for step in ("1/5 Excel must be closed", "2/5 Python environment", "4/5 the add-in"):
+        assert step in out
+    assert "-m venv" in out and "pip install" in out and "would write" in out
+    assert "ADD_WORKBOOK_TO_PYTHONPATH = false" in out
+
+
+def test_refuses_while_excel_runs_and_changes_nothing(home, capsys):
+    runner = Recorder()
+    assert install.main(["--platform", "win32"], runner=runner, excel_check=lambda p: True) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "stratpd-xl install: Excel is running: quit Excel (it locks the add-in file), "
+        "then run this again."
     )
-    (bin_dir / "xlwings").write_text(
-        "#!/bin/sh\n"
-        f'echo "xlwings $*" >> "{log}"\n'
-        'if [ "$2" = "status" ]; then echo "${XLWINGS_STATUS:-The add-in is installed at /x}"; fi\n'
+    assert runner.calls == [] and _files(home) == []
+    # A dry run says so and shows the rest.
+    assert install.main(["--platform", "win32", "--dry-run"], excel_check=lambda p: True) == 0
+    assert "(dry run: carrying on)" in capsys.readouterr().out
+
+
+def test_unknown_excel_state_is_reported_not_guessed(home, capsys):
+    _win_venv(home)
+    assert install.main(["--platform", "win32"], runner=Recorder(), excel_check=lambda p: None) == 0
+    assert "could not tell whether Excel is running" in capsys.readouterr().out
+
+
+def test_a_locked_addin_file_gives_one_sentence_and_no_partial_file(home, capsys):
+    _win_venv(home)
+    target = home / "AppData/Roaming/Microsoft/Excel/XLSTART/stratpd_xl.xlam"
+    target.mkdir(parents=True)  # os.replace onto it fails as a file Excel holds open would
+    assert (
+        install.main(["--platform", "win32"], runner=Recorder(), excel_check=lambda p: False) == 1
     )
-    for exe in bin_dir.iterdir():
-        exe.chmod(0o755)
+    assert "quit Excel, run this again." in capsys.readouterr().err
+    assert [p.name for p in target.parent.iterdir()] == ["stratpd_xl.xlam"]
+
+
+def test_failing_pip_stops_before_the_addin_is_installed(home, capsys):
+    _win_venv(home)
+    code = install.main(
+        ["--platform", "win32"], runner=Recorder(fail="pip"), excel_check=lambda p: False
+    )
+    assert code == 1 and "pip failed" in capsys.readouterr().err
+    assert not (home / "AppData").exists()
+
+
+def test_uninstall_removes_the_addin_and_refuses_while_excel_runs(home, capsys):
+    _win_venv(home)
+    assert (
+        install.main(["--platform", "win32"], runner=Recorder(), excel_check=lambda p: False) == 0
+    )
+    target = home / "AppData/Roaming/Microsoft/Excel/XLSTART/stratpd_xl.xlam"
+    assert install.main(["--platform", "win32", "--uninstall"], excel_check=lambda p: True) == 1
+    assert target.is_file()
+    assert install.main(["--platform", "win32", "--uninstall"], excel_check=lambda p: False) == 0
+    assert not target.exists()
+    out = capsys.readouterr().out
+    assert f"removed {target}" in out and "is left; delete that folder" in out
+    assert install.main(["--platform", "win32", "--uninstall"], excel_check=lambda p: False) == 0
+    assert "nothing to remove" in capsys.readouterr().out
+
+
+def test_mac_install_puts_the_addin_in_the_startup_folder_and_the_applescript(home):
+    python = home / ".stratpd-xl" / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("stand-in")
+    assert (
+        install.main(["--platform", "darwin"], runner=Recorder(), excel_check=lambda p: False) == 0
+    )
+    startup = home / (
+        "Library/Group Containers/UBF8T346G9.Office/User Content.localized/Startup.localized/Excel"
+    )
+    settings = _installed_settings(startup / "stratpd_xl.xlam")
+    assert settings["INTERPRETER_MAC"] == str(python)
+    assert settings["INTERPRETER_WIN"] == addin_file.DEFAULT_INTERPRETER["win32"]
+    script = (
+        home
+        / f"Library/Application Scripts/com.microsoft.Excel/xlwings-{xlwings_version()}.applescript"
+    )
+    assert script.read_text().strip(), "the AppleScript helper was copied"
+
+
+def test_linux_is_refused_with_a_pointer_to_the_cli(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "platform", "linux")
+    with pytest.raises(SystemExit) as exc:
+        install.main([], runner=Recorder())
+    assert exc.value.code == 2 and "stratpd-xl command" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("platform", "stdout", "returncode", "expected"),
+    [
+        ("win32", "EXCEL.EXE                    4242 Console    1    250,000 K\n", 0, True),
+        ("win32", "INFO: No tasks are running which match the specified criteria.\n", 0, False),
+        ("darwin", "", 0, True),
+        ("darwin", "", 1, False),
+    ],
+)
+def test_excel_check_reads_tasklist_and_pgrep(monkeypatch, platform, stdout, returncode, expected):
+    seen = []
+
+    def fake_run(command, **kwargs):
+        seen.append(command)
+        return subprocess.CompletedProcess(command, returncode, stdout, "")
+
+    monkeypatch.setattr(install.subprocess, "run", fake_run)
+    assert install.excel_is_running(platform) is expected
+    assert seen[0][0] == ("tasklist" if platform == "win32" else "pgrep")
+
+
+def test_excel_check_without_the_tool_is_unknown(monkeypatch):
+    def missing(command, **kwargs):
+        raise FileNotFoundError(command[0])
+
+    monkeypatch.setattr(install.subprocess, "run", missing)
+    assert install.excel_is_running("win32") is None
+
+
+# --- the launchers -----------------------------------------------------------------------------
 
 
 def _run_mac(home: Path, *args: str, **env_extra: str) -> subprocess.CompletedProcess:
@@ -162,97 +340,56 @@ def _run_mac(home: Path, *args: str, **env_extra: str) -> subprocess.CompletedPr
     return subprocess.run(["bash", str(MAC_SCRIPT), *args], capture_output=True, text=True, env=env)
 
 
-def test_macos_script_is_valid_bash():
-    assert subprocess.run(["bash", "-n", str(MAC_SCRIPT)]).returncode == 0
-
-
-def test_macos_dry_run_prints_every_step_and_changes_nothing(tmp_path):
+def test_macos_launcher_runs_the_python_installer_end_to_end(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    out = _run_mac(home, "--dry-run", "--python", sys.executable)
+    out = _run_mac(home, "--use-current", "--platform", "darwin", STRATPD_XL_PYTHON=sys.executable)
     assert out.returncode == 0, out.stderr
-    venv_py = home / ".stratpd-xl/venv/bin/python"
-    assert f"-m venv {home}/.stratpd-xl/venv" in out.stdout
-    assert f"{venv_py} -m pip install --quiet --upgrade {ROOT}" in out.stdout
-    assert f"xlwings addin install -f {ROOT}/addin/stratpd_xl.xlam" in out.stdout
-    assert f'"Interpreter_Mac","{venv_py}"' in out.stdout
-    assert '"UDF Modules","stratpd_xl.excel.udfs"' in out.stdout
-    assert list(home.iterdir()) == [], "a dry run must not create anything"
+    startup = home / (
+        "Library/Group Containers/UBF8T346G9.Office/User Content.localized/Startup.localized/Excel"
+    )
+    assert _installed_settings(startup / "stratpd_xl.xlam")["INTERPRETER_MAC"] == sys.executable
+    assert "Excel is not running" in out.stdout  # the real pgrep check ran
+    removed = _run_mac(
+        home,
+        "--uninstall",
+        "--use-current",
+        "--platform",
+        "darwin",
+        STRATPD_XL_PYTHON=sys.executable,
+    )
+    assert removed.returncode == 0 and not (startup / "stratpd_xl.xlam").exists()
 
 
-def test_macos_install_runs_each_step_and_is_idempotent(tmp_path):
-    home, venv, log = tmp_path / "home", tmp_path / "venv", tmp_path / "calls.log"
-    _fake_venv(venv, log)
-    conf = home / "Library/Containers/com.microsoft.Excel/Data/myaddin.conf"
-    conf.parent.mkdir(parents=True)
-    conf.write_text('"Show Console","True"\n')
-
-    first = _run_mac(home, "--venv", str(venv))
-    assert first.returncode == 0, first.stderr
-    assert "exists, reused" in first.stdout
-    calls = log.read_text().splitlines()
-    assert f"python -m pip install --quiet --upgrade {ROOT}" in calls
-    assert f"xlwings addin install -f {ROOT}/addin/stratpd_xl.xlam" in calls
-    assert f"xlwings addin status -f {ROOT}/addin/stratpd_xl.xlam" in calls
-    assert "The add-in is installed at /x" in first.stdout
-    assert conf.read_text().splitlines() == [
-        '"Show Console","True"',
-        f'"Interpreter_Mac","{venv}/bin/python"',
-        '"UDF Modules","stratpd_xl.excel.udfs"',
-    ]
-    written = conf.read_bytes()
-
-    second = _run_mac(home, "--venv", str(venv), "--from-pypi")
-    assert second.returncode == 0, second.stderr
-    assert f"unchanged: {conf}" in second.stdout
-    assert conf.read_bytes() == written
-    assert "python -m pip install --quiet --upgrade stratpd-xl" in log.read_text()
-
-
-def test_macos_install_stops_when_xlwings_could_not_install_the_addin(tmp_path):
-    home, venv, log = tmp_path / "home", tmp_path / "venv", tmp_path / "calls.log"
-    home.mkdir()
-    _fake_venv(venv, log)
-    out = _run_mac(home, "--venv", str(venv), XLWINGS_STATUS="The add-in is not installed.")
-    assert out.returncode == 1 and "the add-in was not installed" in out.stderr
-    assert list(home.iterdir()) == [], "no config is written for an add-in that is not there"
-
-
-def test_macos_script_refuses_an_old_python(tmp_path):
+def test_macos_launcher_refuses_an_old_python(tmp_path):
     old_python = tmp_path / "python3.9"
     old_python.write_text("#!/bin/sh\nexit 1\n")  # fails the version check like Python 3.9
     old_python.chmod(0o755)
-    home = tmp_path / "home"
-    home.mkdir()
-    out = _run_mac(home, "--python", str(old_python))
+    out = _run_mac(tmp_path, "--dry-run", STRATPD_XL_PYTHON=str(old_python))
     assert out.returncode == 1 and "not Python 3.11 or newer" in out.stderr
-    assert list(home.iterdir()) == []
 
 
-def test_macos_script_rejects_unknown_options(tmp_path):
-    out = _run_mac(tmp_path, "--frobnicate")
-    assert out.returncode == 2 and "unknown option" in out.stderr
+def test_macos_launcher_is_valid_bash_and_passes_options_through(tmp_path):
+    assert subprocess.run(["bash", "-n", str(MAC_SCRIPT)]).returncode == 0
+    out = _run_mac(tmp_path, "--frobnicate", STRATPD_XL_PYTHON=sys.executable)
+    assert out.returncode == 2 and "unrecognized arguments: --frobnicate" in out.stderr
 
 
-# --- Windows PowerShell script (static: no PowerShell on Linux) -------------------------------
-
-
-def test_windows_script_uses_the_same_config_tool_and_xlwings_command():
+def test_windows_launcher_only_finds_python_and_calls_the_module():
     text = WIN_SCRIPT.read_text()
-    assert '"stratpd_xl\\excel\\config.py"' in text
-    assert '@($ConfigTool, "write", "--platform", "win32", "--interpreter", $VenvPy)' in text
-    assert '@("addin", "install", "-f", $Addin)' in text
-    assert "& $Xlwings addin status -f $Addin" in text
-    assert '"addin\\stratpd_xl.xlam"' in text
-    assert '"Scripts\\python.exe"' in text
-    assert "-m stratpd_xl.excel.config import-udfs" in text
-    # Every step is announced, and a dry run only prints.
-    assert len(re.findall(r'^Step "\d/5 ', text, re.M)) == 5
-    assert "if (-not $DryRun)" in text
+    body = text.split("#>", 1)[1]  # after the help block
+    code = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("#"))
+    assert "& $Exe @Pre -m stratpd_xl.excel.install @args" in code
+    assert "exit $LASTEXITCODE" in code
+    # The bug this replaced: indexing an array PowerShell may have unrolled to a string.
+    assert not re.search(r"\$\w+\[\d\]", code)
+    assert "[string]$Exe" in code and "[string[]]$Pre" in code
+    for step_word in ("pip", "xlwings", "XLSTART", "config"):
+        assert step_word not in code, f"{step_word}: installer logic belongs in Python"
 
 
 @pytest.mark.skipif(shutil.which("pwsh") is None, reason="PowerShell (pwsh) is not installed")
-def test_windows_script_parses_in_powershell():
+def test_windows_launcher_parses_in_powershell():
     cmd = (
         "$e=$null; [System.Management.Automation.Language.Parser]::ParseFile("
         f"'{WIN_SCRIPT}', [ref]$null, [ref]$e) | Out-Null; exit $e.Count"

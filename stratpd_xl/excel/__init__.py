@@ -3,7 +3,10 @@
 * ``udfs``: the cell formulas ``=STRATPD(...)`` and ``=STRATIMPACT(...)`` (Windows Excel);
 * ``ribbon``: ``main()`` behind the add-in's "Analyse selection" button (Windows and macOS);
 * ``pictures``: where the chart picture of a formula goes and what it is called;
-* ``config``: the add-in's config file, written by the installers in ``installer/``.
+* ``install``: ``python -m stratpd_xl.excel.install``, every installer step (the scripts in
+  ``installer/`` only find Python and call it);
+* ``addin_file``: the add-in's own settings sheet, written by the build and the installer;
+* ``config``: the template's shared config file (manual setups) and ``import-udfs``.
 """
 
 #: How an Excel user analyses a column the sheet layer leaves out of rankings (an ID-like text).

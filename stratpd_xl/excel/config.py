@@ -1,4 +1,8 @@
-"""The add-in's configuration file: its text, its location, and the installer's command line.
+"""The template's shared user config file, and ``import-udfs`` (Windows formulas).
+
+The installer (``stratpd_xl.excel.install``) no longer writes this file: the add-in carries its
+settings in its own sheet (``addin_file``), because every add-in made from xlwings' template
+reads the same ``myaddin.conf``.  ``write`` stays for users who set things up by hand.
 
 The add-in's VBA is xlwings' ribbon add-in template kept byte for byte, so its settings are read
 the way that template reads them (xlwings 0.37.8, module ``xlwings``, ``GetConfig``):
@@ -10,8 +14,8 @@ the way that template reads them (xlwings 0.37.8, module ``xlwings``, ``GetConfi
 * ``Interpreter_Win`` / ``Interpreter_Mac`` name the Python that runs ``stratpd_xl.main()`` and
   the formulas; ``UDF Modules`` names the module whose ``@xw.func`` functions are imported.
 
-This module uses only the standard library and runs as a script, so both installers (PowerShell
-and shell) call the same code, also before the package is installed, and tests run it on Linux::
+This module uses only the standard library and also runs as a script, before the package is
+installed; the installer runs ``import-udfs`` with the venv's Python::
 
     python stratpd_xl/excel/config.py write --interpreter /path/to/venv/bin/python [--dry-run]
     python stratpd_xl/excel/config.py import-udfs      # Windows: put =STRATPD into the add-in
@@ -181,7 +185,7 @@ def import_udfs_into_addin(addin_name: str = ADDIN_FILE_NAME) -> str:  # pragma:
     with xw.App(visible=False, add_book=False) as app:
         path = Path(app.startup_path) / addin_name
         if not path.is_file():
-            raise FileNotFoundError(f"{path} not found: run 'xlwings addin install -f' first")
+            raise FileNotFoundError(f"{path} not found: run python -m stratpd_xl.excel.install")
         book = app.books.open(str(path))
         import_udfs(UDF_MODULES, book.api)
         book.save()
@@ -189,7 +193,7 @@ def import_udfs_into_addin(addin_name: str = ADDIN_FILE_NAME) -> str:  # pragma:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line used by ``installer/install-windows.ps1`` and ``installer/install-macos.sh``."""
+    """Command line: ``write`` (manual setups) and ``import-udfs`` (run by the installer)."""
     parser = argparse.ArgumentParser(prog="stratpd-xl-config", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     write = sub.add_parser("write", help="write or update the add-in's config file")

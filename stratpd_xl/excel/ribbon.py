@@ -32,7 +32,10 @@ from ..labels import unique_sheet_names
 from ..params import Settings
 from . import KEEP_HINT
 
-__all__ = ["TARGET_NAME", "Layout", "analyse_selection", "main", "read_selection", "target_name"]
+__all__ = [
+    "TARGET_NAME", "Layout", "analyse_selection", "main", "read_selection", "target_name",
+    "warning_text",
+]
 
 #: Workbook name that sets the target column for the ribbon button.
 TARGET_NAME = "StratPD_target"
@@ -73,7 +76,10 @@ def read_selection(selection: Any) -> tuple[list[list[Any]], str]:
     if selection is None:
         raise StratPDInputError("nothing is selected; select the table including its header row")
     if selection.count == 1:
-        selection = selection.current_region
+        try:
+            selection = selection.current_region
+        except NotImplementedError:  # xlwings Lite cannot read it synchronously: whole used range
+            selection = selection.sheet.used_range
     else:
         selection = _trim_to_used_range(selection)
     values = selection.options(ndim=2, err_to_str=True).value
@@ -146,7 +152,11 @@ def _picture(
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(png)
-        new_sheet.pictures.add(path, name=name, left=anchor.left, top=anchor.top)
+        try:
+            position = {"left": anchor.left, "top": anchor.top}
+        except NotImplementedError:  # xlwings Lite reads no positions synchronously
+            position = {"anchor": anchor}
+        new_sheet.pictures.add(path, name=name, **position)
     except Exception as exc:  # e.g. a protected sheet, or Excel refusing the file
         detail = " ".join(str(exc).split())[:120]
         warn(f'the chart "{name}" could not be placed ({type(exc).__name__}: {detail})')
@@ -265,6 +275,12 @@ def _write_results(
         row += 1 + max(height, layout.picture_rows) + layout.gap_rows
 
 
+def warning_text(warnings: list[str]) -> str:
+    """One message for the charts that could not be placed (at most three named)."""
+    shown = warnings[:3] + ([f"... and {len(warnings) - 3} more"] if warnings[3:] else [])
+    return "StratPD wrote the tables, but " + "\n".join(shown)
+
+
 def main() -> None:  # pragma: no cover - needs Excel; the logic above is tested with fakes
     """Run from the ribbon: analyse the selection of the workbook that pressed the button."""
     import xlwings as xw
@@ -283,8 +299,7 @@ def main() -> None:  # pragma: no cover - needs Excel; the logic above is tested
         analyse_selection(book, values, source=source, status=status, warn=warnings.append)
         if warnings:
             app.screen_updating = updating
-            shown = warnings[:3] + ([f"... and {len(warnings) - 3} more"] if warnings[3:] else [])
-            app.alert("StratPD wrote the tables, but " + "\n".join(shown), title="StratPD")
+            app.alert(warning_text(warnings), title="StratPD")
     except Exception as exc:  # the user sees one sentence, never a traceback
         status(None)
         app.screen_updating = updating

@@ -1,0 +1,365 @@
+"""Install (or remove) the Excel add-in: ``python -m stratpd_xl.excel.install``.
+
+Every step lives here, in Python, so it runs and is tested the same everywhere; the scripts in
+``installer/`` only find a Python 3.11+ and call this module.  Steps:
+
+1. refuse while Excel runs (it locks the add-in file it has open);
+2. a Python environment: an existing venv is reused, a missing one is created (default
+   ``~/.stratpd-xl/venv``), or ``--use-current`` takes the Python running this;
+3. ``pip install --upgrade`` the package into it (this checkout, or ``--from-pypi``);
+4. copy the add-in into Excel's startup folder with its settings sheet pointing at that Python
+   (``addin_file``); on macOS also xlwings' AppleScript helper that ``RunPython`` needs;
+5. Windows only: put the formulas' VBA wrappers into the installed add-in (needs Excel and
+   "Trust access to the VBA project object model"; a failure leaves the rest installed).
+
+``--dry-run`` prints every step and changes nothing; ``--uninstall`` removes the add-in.
+Only the standard library is imported, so this runs before the dependencies are installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from . import addin_file
+
+ADDIN_NAME = "stratpd_xl.xlam"
+PACKAGE_NAME = "stratpd-xl"
+#: Checkout root when this file runs from a source tree (``<root>/stratpd_xl/excel``).
+CHECKOUT_ROOT = Path(__file__).resolve().parents[2]
+
+Runner = Callable[[Sequence[str]], str]
+ExcelCheck = Callable[[str], bool | None]
+
+
+class InstallError(Exception):
+    """A step could not be done; the message is the one sentence the user sees."""
+
+
+def _run(command: Sequence[str]) -> str:
+    """Run a command, return its standard output; raise InstallError when it fails."""
+    try:
+        done = subprocess.run(list(command), capture_output=True, text=True)
+    except OSError as exc:
+        raise InstallError(f"could not run {command[0]}: {exc}") from exc
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+        raise InstallError(f"{' '.join(command)} failed ({done.returncode}): {detail[0]}")
+    return done.stdout
+
+
+def excel_is_running(platform: str) -> bool | None:
+    """Whether Excel runs for this user: True, False, or None when it cannot be told.
+
+    Windows asks ``tasklist`` for ``EXCEL.EXE``; macOS asks ``pgrep`` for the exact process name
+    ``Microsoft Excel``.
+    """
+    try:
+        if platform.startswith("win"):
+            out = subprocess.run(
+                ["tasklist", "/FI", "IMAGENAME eq EXCEL.EXE", "/NH"],
+                capture_output=True,
+                text=True,
+            ).stdout
+            return "excel.exe" in out.lower()
+        done = subprocess.run(["pgrep", "-x", "Microsoft Excel"], capture_output=True)
+        return done.returncode == 0
+    except OSError:  # no tasklist/pgrep: say so rather than guess
+        return None
+
+
+def startup_folder(platform: str, home: Path | None = None) -> Path:
+    """Excel's per-user startup folder, where an add-in is opened with every Excel start.
+
+    Windows: ``%APPDATA%\\Microsoft\\Excel\\XLSTART``; macOS (Office 2016 and later):
+    ``~/Library/Group Containers/UBF8T346G9.Office/User Content.localized/Startup.localized/Excel``.
+    """
+    home = home or Path.home()
+    if platform.startswith("win"):
+        appdata = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+        return appdata / "Microsoft" / "Excel" / "XLSTART"
+    return (
+        home
+        / "Library"
+        / "Group Containers"
+        / "UBF8T346G9.Office"
+        / "User Content.localized"
+        / "Startup.localized"
+        / "Excel"
+    )
+
+
+def applescript_folder(home: Path | None = None) -> Path:
+    """Where Excel for Mac may run AppleScript files from (xlwings' ``RunPython`` helper)."""
+    return (home or Path.home()) / "Library" / "Application Scripts" / "com.microsoft.Excel"
+
+
+def venv_python(venv: Path, platform: str) -> Path:
+    """The Python of a virtual environment made for ``platform``."""
+    if platform.startswith("win"):
+        return venv / "Scripts" / "python.exe"
+    return venv / "bin" / "python"
+
+
+def default_addin() -> Path:
+    """The committed add-in of this checkout."""
+    return CHECKOUT_ROOT / "addin" / ADDIN_NAME
+
+
+def default_package() -> str:
+    """This checkout when it is one (has the project's pyproject.toml), else the PyPI name."""
+    pyproject = CHECKOUT_ROOT / "pyproject.toml"
+    if pyproject.is_file() and f'name = "{PACKAGE_NAME}"' in pyproject.read_text("utf-8"):
+        return str(CHECKOUT_ROOT)
+    return PACKAGE_NAME
+
+
+def addin_bytes(source: Path, interpreter: str, platform: str) -> bytes:
+    """The add-in file to install: ``source`` with its settings sheet naming ``interpreter``.
+
+    The other platform's interpreter keeps its default, so one file can still be copied between
+    a Windows and a Mac machine that use the default venv.
+    """
+    interpreters = dict(addin_file.DEFAULT_INTERPRETER)
+    interpreters["win32" if platform.startswith("win") else "darwin"] = interpreter
+    settings = addin_file.addin_settings(interpreters["win32"], interpreters["darwin"])
+    parts = addin_file.with_settings(addin_file.read_parts(source.read_bytes()), settings)
+    return addin_file.zip_parts(parts)
+
+
+class Installer:
+    """The steps, with the side effects that tests replace (commands, the Excel check)."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        runner: Runner = _run,
+        excel_check: ExcelCheck = excel_is_running,
+        out: Callable[[str], None] = print,
+    ) -> None:
+        self.args = args
+        self.platform: str = args.platform
+        self.runner = runner
+        self.excel_check = excel_check
+        self.out = out
+        self.home = Path.home()
+        self.target = startup_folder(self.platform, self.home) / ADDIN_NAME
+
+    def say(self, text: str) -> None:
+        self.out(f"    {text}")
+
+    def command(self, command: Sequence[str]) -> str:
+        """Print a command as typed, run it unless this is a dry run."""
+        self.say("> " + subprocess.list2cmdline(list(command)))
+        return "" if self.args.dry_run else self.runner(command)
+
+    def check_excel(self) -> None:
+        running = self.excel_check(self.platform)
+        if running is None:
+            self.say("could not tell whether Excel is running; if it is, quit it first")
+        elif running:
+            sentence = (
+                "Excel is running: quit Excel (it locks the add-in file), then run this again."
+            )
+            if not self.args.dry_run:
+                raise InstallError(sentence)
+            self.say(f"{sentence} (dry run: carrying on)")
+        else:
+            self.say("Excel is not running")
+
+    def python(self) -> str:
+        if self.args.use_current:
+            self.say(f"using the Python running this: {sys.executable}")
+            return sys.executable
+        venv = Path(self.args.venv).expanduser()
+        python = venv_python(venv, self.platform)
+        if python.exists():
+            self.say(f"reusing the environment {venv}")
+        else:
+            self.command([sys.executable, "-m", "venv", str(venv)])
+        return str(python)
+
+    def install_package(self, python: str) -> None:
+        if self.args.use_current:
+            self.say("skipped: the package is used from where this Python finds it")
+            return
+        self.command([python, "-m", "pip", "install", "--quiet", "--upgrade", self.args.package])
+
+    def install_addin(self, python: str) -> None:
+        source = Path(self.args.addin)
+        if not source.is_file():
+            raise InstallError(
+                f"{source} not found: run this from a stratpd-xl checkout or pass --addin"
+            )
+        data = addin_bytes(source, python, self.platform)
+        if self.args.dry_run:
+            self.say(f"would write {self.target}")
+        else:
+            self.target.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.target.with_name(self.target.name + ".partial")
+            try:
+                partial.write_bytes(data)
+                os.replace(partial, self.target)  # never leave a half-written add-in behind
+            except OSError as exc:
+                partial.unlink(missing_ok=True)
+                raise InstallError(
+                    f"could not write {self.target} ({exc.strerror}): quit Excel, run this again."
+                ) from exc
+            self.say(f"wrote {self.target}")
+        for key, value in addin_file.read_settings(addin_file.read_parts(data)).items():
+            self.say(f"  {key} = {value}")
+        if self.platform == "darwin":
+            self.install_applescript(python)
+
+    def install_applescript(self, python: str) -> None:
+        # RunPython on a Mac goes through this AppleScript, named by the xlwings version.
+        code = (
+            "import pathlib, xlwings; print(pathlib.Path(xlwings.__file__).parent / "
+            "f'xlwings-{xlwings.__version__}.applescript')"
+        )
+        found = self.command([python, "-c", code]).strip()
+        if self.args.dry_run:
+            self.say(f"would copy xlwings' AppleScript into {applescript_folder(self.home)}")
+            return
+        source = Path(found)
+        if not source.is_file():
+            raise InstallError(f"xlwings' AppleScript {source} is missing: reinstall xlwings")
+        folder = applescript_folder(self.home)
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, folder / source.name)
+        self.say(f"copied {source.name} into {folder}")
+
+    def import_formulas(self, python: str) -> None:
+        if not self.platform.startswith("win"):
+            self.say("skipped: cell formulas need Excel on Windows; the ribbon button works")
+            return
+        if self.args.skip_formulas:
+            self.say("skipped (--skip-formulas): the ribbon button works, the formulas do not")
+            return
+        if not sys.platform.startswith("win") and not self.args.dry_run:
+            self.say("skipped: needs Excel on this machine")
+            return
+        try:
+            self.command([python, "-m", "stratpd_xl.excel.config", "import-udfs"])
+        except InstallError as exc:
+            self.say(
+                f"could not add the formulas ({exc}). In Excel tick File > Options > Trust Center >"
+                " Trust Center Settings > Macro Settings > 'Trust access to the VBA project object"
+                " model', quit Excel and run this again."
+            )
+
+    def install(self) -> None:
+        steps: list[tuple[str, Callable[[], object]]] = []
+        python: list[str] = []
+        steps.append(("Excel must be closed", self.check_excel))
+        steps.append(("Python environment", lambda: python.append(self.python())))
+        steps.append(
+            (f"install the package ({self.args.package})", lambda: self.install_package(python[0]))
+        )
+        steps.append(("the add-in and its settings", lambda: self.install_addin(python[0])))
+        steps.append(
+            ("cell formulas =STRATPD, =STRATIMPACT", lambda: self.import_formulas(python[0]))
+        )
+        for number, (title, step) in enumerate(steps, start=1):
+            self.out(f"==> {number}/{len(steps)} {title}")
+            step()
+
+    def uninstall(self) -> None:
+        self.out("==> 1/2 Excel must be closed")
+        self.check_excel()
+        self.out("==> 2/2 remove the add-in")
+        if not self.target.exists():
+            self.say(f"nothing to remove: {self.target} does not exist")
+        elif self.args.dry_run:
+            self.say(f"would remove {self.target}")
+        else:
+            try:
+                self.target.unlink()
+            except OSError as exc:
+                raise InstallError(
+                    f"could not remove {self.target} ({exc.strerror}): quit Excel, run this again."
+                ) from exc
+            self.say(f"removed {self.target}")
+        if not self.args.use_current:
+            self.say(
+                f"the Python environment {Path(self.args.venv).expanduser()} is left; delete "
+                "that folder to remove it too"
+            )
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line."""
+    p = argparse.ArgumentParser(
+        prog="python -m stratpd_xl.excel.install", description=__doc__.split("\n\n")[0]
+    )
+    p.add_argument("--dry-run", action="store_true", help="print every step, change nothing")
+    p.add_argument("--uninstall", action="store_true", help="remove the add-in")
+    p.add_argument(
+        "--venv",
+        default=str(Path("~") / ".stratpd-xl" / "venv"),
+        help="virtual environment to create or reuse (default: ~/.stratpd-xl/venv)",
+    )
+    p.add_argument(
+        "--use-current",
+        action="store_true",
+        help="use the Python running this (already has the package) instead of a venv",
+    )
+    p.add_argument(
+        "--package",
+        default=default_package(),
+        help="what pip installs (default: this checkout, else stratpd-xl from PyPI)",
+    )
+    p.add_argument(
+        "--from-pypi",
+        action="store_const",
+        dest="package",
+        const=PACKAGE_NAME,
+        help="install stratpd-xl from PyPI",
+    )
+    p.add_argument("--addin", default=str(default_addin()), help="the add-in file to install")
+    p.add_argument(
+        "--skip-formulas",
+        action="store_true",
+        help="Windows: do not put the formulas into the add-in (ribbon button only)",
+    )
+    p.add_argument(
+        "--platform", default=sys.platform, choices=["win32", "darwin"], help=argparse.SUPPRESS
+    )  # tests lay out one platform's folders on another
+    return p
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    runner: Runner = _run,
+    excel_check: ExcelCheck = excel_is_running,
+) -> int:
+    """Run the installer; 0 on success, 1 with one sentence on standard error otherwise."""
+    p = parser()
+    args = p.parse_args(argv)
+    if args.platform not in ("win32", "darwin"):
+        p.error("Excel add-ins exist on Windows and macOS; elsewhere use the stratpd-xl command")
+    installer = Installer(args, runner, excel_check)
+    if args.dry_run:
+        print("Dry run: nothing is changed.")
+    try:
+        installer.uninstall() if args.uninstall else installer.install()
+    except InstallError as exc:
+        print(f"stratpd-xl install: {exc}", file=sys.stderr)
+        return 1
+    if args.dry_run:
+        print("Dry run done: nothing was changed.")
+    elif args.uninstall:
+        print("Done. Restart Excel: the StratPD tab is gone.")
+    else:
+        print("Done. Start Excel: the ribbon has a StratPD tab.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
