@@ -31,6 +31,7 @@ Timings are only meaningful on a quiet machine.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -189,7 +190,7 @@ def run_measured(cmd: list[str], timeout: float, cwd: Path | None = None) -> Run
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     peak_mb = usage.ru_maxrss / 1024  # kilobytes on Linux
     if timed_out:
-        return Run(False, seconds, peak_mb, f"timeout after {timeout:.0f} s")
+        return Run(False, seconds, peak_mb, f"timeout after {timeout:g} s")
     if proc.returncode != 0:
         last = (stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
         if proc.returncode == -signal.SIGKILL:
@@ -462,6 +463,10 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [10_000] if args.quick else [int(s.replace("_", "")) for s in args.sizes.split(",")]
     rows = planned(sizes, args.formats, args.commands)
     header_notes: list[str] = []
+    if {"xlsx", "ods"} & set(args.formats) and importlib.util.find_spec("python_calamine") is None:
+        # Not a dependency of the package; without it those rows show "floor failed".
+        header_notes.append("python-calamine missing: pip install python-calamine for the "
+                            ".xlsx/.ods floors")
     _progress(f"{len(rows)} measurements; CLI as: {' '.join(cli_prefix()[1:])[:80]}")
 
     with tempfile.TemporaryDirectory(prefix="bench-e2e-out-") as tmp:
