@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench
+.PHONY: demo test lint bench bench-e2e
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,3 +22,8 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
+
+# End-to-end front ends vs floors; slow (the 1M-row sizes take an hour or more): pass
+# BENCH_E2E_ARGS="--quick" for a 10,000-row sanity run.
+bench-e2e: $(STAMP)
+	$(BIN)/python benchmarks/bench_end_to_end.py $(BENCH_E2E_ARGS)
