@@ -335,9 +335,10 @@ def test_formula_module_is_added_and_every_template_module_kept(with_formulas):
     code = got["StratPDFormulas.bas"]
     assert (
         "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart, Optional max_points)"
+        "Optional chart, Optional max_points, Optional positive)"
     ) in code
-    assert "Function STRATIMPACT(data, target, Optional min_samples_leaf)" in code
+    impact = "Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive)"
+    assert impact in code
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in code
     assert "Function XLPy()" in template["xlwings.bas"], "the wrappers call the template's XLPy"
 

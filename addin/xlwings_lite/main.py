@@ -33,16 +33,17 @@ def STRATPD(
     trials=1,
     chart=True,
     max_points=None,
+    positive=None,
 ):
     """Partial dependence of target on col from the data alone (StratPD), all else equal."""
-    return lite.stratpd(data, target, col, min_samples_leaf, trials, chart, max_points)
+    return lite.stratpd(data, target, col, min_samples_leaf, trials, chart, max_points, positive)
 
 
 @func
 @_with_args(lite.STRATIMPACT_ARGS)
-def STRATIMPACT(data, target, min_samples_leaf=lite.DEFAULT_MIN_SAMPLES_LEAF):
+def STRATIMPACT(data, target, min_samples_leaf=lite.DEFAULT_MIN_SAMPLES_LEAF, positive=None):
     """Model-free ranking of the columns by how much each alone moves the target (StratPD)."""
-    return lite.stratimpact(data, target, min_samples_leaf)
+    return lite.stratimpact(data, target, min_samples_leaf, positive)
 
 
 @script

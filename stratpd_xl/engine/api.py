@@ -186,7 +186,9 @@ MAX_ADJUST_LEVELS = 50
 def _linear_block(table: Table, name: str) -> np.ndarray | None:
     """Column ``name`` as numbers for the linear fit (all rows), or None to leave it out."""
     if table.kinds[name] == NUMERIC:
-        return as_float(table.frame[name])[:, None]
+        values = as_float(table.frame[name])
+        # Standardised later; a power of two first keeps its squares finite for any input.
+        return (values / power_of_two_scale(values))[:, None]
     # Categories as indicator columns (first dropped): left out of the fit, a strong
     # category would be noise that the other columns' coefficients soak up.
     codes, cats = category_codes(table.frame[name])
@@ -407,7 +409,7 @@ def _stratpd_table(
             "duplicate it or analyse them together"
         )
     dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
-    note = None if dates else _code_like(feature, field_.ux, curve.pd)
+    note = None if dates else _code_like(feature, field_.ux * x_scale, curve.pd)
     if note:
         warnings_.append(note)
     result.attrs = _attrs(

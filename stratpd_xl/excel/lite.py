@@ -50,6 +50,7 @@ def stratpd(
     trials: Any = 1,
     chart: Any = True,
     max_points: Any = None,
+    positive: Any = None,
 ) -> list[list[Any]]:
     """``=STRATPD(...)``: see :func:`stratpd_xl.excel.udfs.STRATPD` (``chart`` has no effect)."""
     return udfs.STRATPD(
@@ -60,14 +61,20 @@ def stratpd(
         trials=trials,
         chart=chart,
         max_points=max_points,
+        positive=positive,
     )
 
 
 def stratimpact(
-    data: Any, target: Any, min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF
+    data: Any,
+    target: Any,
+    min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
+    positive: Any = None,
 ) -> list[list[Any]]:
     """``=STRATIMPACT(...)``: see :func:`stratpd_xl.excel.udfs.STRATIMPACT`."""
-    return udfs.STRATIMPACT(data, target, min_samples_leaf=min_samples_leaf)
+    return udfs.STRATIMPACT(
+        data, target, min_samples_leaf=min_samples_leaf, positive=positive
+    )
 
 
 def analyse_selection(book: Any) -> str | None:
