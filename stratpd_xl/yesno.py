@@ -140,6 +140,12 @@ def yes_no_target(series: pd.Series, target: str, positive: Any = None) -> YesNo
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return None  # dates are never probabilities; the numeric check explains
     blank_positive = positive is None or (isinstance(positive, str) and not positive.strip())
+    if _is_number_column(series) and blank_positive:
+        # Vectorised first: a number column with any value other than 0 or 1 stays a number
+        # (every front end asks this of every target; pd.unique of 200,000 floats costs more).
+        numbers = series.to_numpy(dtype=float, na_value=np.nan)
+        if np.any((numbers != 0) & (numbers != 1) & ~np.isnan(numbers)):
+            return None
     values = _distinct(series)
     if _is_number_column(series) and blank_positive:
         if len(values) != 2 or {float(v) for v in values} != {0.0, 1.0}:
