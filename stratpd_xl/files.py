@@ -229,7 +229,7 @@ def _text_columns(text: str, delimiter: str) -> list[np.ndarray] | None:
         return None
     # Width from the widest of the first lines, so title rows above the header do not fix it
     # at one column; a longer line further down still raises and falls back.
-    head = "\n".join(text.splitlines()[:_SNIFF_LINES])
+    head = "\n".join(_head_lines(text))
     width = max((len(row) for row in _sample_rows(head, delimiter)), default=1)
     try:
         table = pd.read_csv(
@@ -288,6 +288,20 @@ def _decode(raw: bytes, encoding: str | None, path: Path) -> tuple[str, str]:
     raise AssertionError("latin-1 decodes every byte")  # pragma: no cover
 
 
+def _head_lines(text: str, count: int = _SNIFF_LINES) -> list[str]:
+    """``text.splitlines()[:count]`` without splitting the whole text (0.3 s a million lines).
+
+    Every line that ends before the ``count``-th "\n" is complete, whatever other line
+    breaks ``splitlines`` also knows, so the prefix up to it gives the same first lines.
+    """
+    end = -1
+    for _ in range(count):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return text.splitlines()[:count]
+    return text[: end + 1].splitlines()[:count]
+
+
 def sniff_text(text: str, *, delimiter: str | None = None) -> dict[str, Any]:
     """Guess the delimiter and decimal separator of delimited text.
 
@@ -310,7 +324,7 @@ def sniff_text(text: str, *, delimiter: str | None = None) -> dict[str, Any]:
     most consistently, parsing quotes properly (``csv.Sniffer`` guesses badly on numeric data
     with decimal commas).  With one column, the delimiter does not matter and "," is returned.
     """
-    lines = [ln for ln in text.splitlines()[:_SNIFF_LINES] if ln.strip()]
+    lines = [ln for ln in _head_lines(text) if ln.strip()]
     sample = "\n".join(lines)
     best: tuple[float, int, int] = (0.0, 1, 0)
     candidates = () if delimiter else _DELIMITERS

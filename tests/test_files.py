@@ -602,3 +602,16 @@ def test_ragged_files_read_as_the_csv_module_reads_them(tmp_path, monkeypatch, t
     assert not isinstance(old, str), old
     pd.testing.assert_frame_equal(new, old)
     assert new.attrs == old.attrs
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(["a", ";", "\n", "\r", "\r\n", "\x0c", "\u2028"]),
+                  max_size=400).map("".join),
+    count=st.integers(1, 210),
+)
+def test_the_sniffed_head_is_the_files_first_lines(text, count):
+    # The sniffer reads only the first lines; they must be exactly those of the whole file.
+    from stratpd_xl.files import _head_lines
+
+    assert _head_lines(text, count) == text.splitlines()[:count]
