@@ -172,20 +172,6 @@ def clean_number_text(text: str) -> tuple[str, float]:
     return s, factor
 
 
-def column_decimal(texts: Any) -> str:
-    """Comma when some text can only be a decimal-comma number and none a decimal-point one."""
-    comma_only = dot_only = False
-    for text in texts:
-        s, _ = clean_number_text(text)
-        is_dot = NUM_DOT.fullmatch(s) is not None
-        is_comma = NUM_COMMA.fullmatch(s) is not None
-        comma_only |= is_comma and not is_dot
-        dot_only |= is_dot and not is_comma
-        if dot_only:
-            return "."
-    return "," if comma_only else "."
-
-
 def parse_number(text: str, decimal: str) -> float | None:
     s, factor = clean_number_text(text)
     if decimal == ".":
