@@ -615,3 +615,12 @@ def test_the_sniffed_head_is_the_files_first_lines(text, count):
     from stratpd_xl.files import _head_lines
 
     assert _head_lines(text, count) == text.splitlines()[:count]
+
+
+@pytest.mark.parametrize("quote", ["", '"'])
+def test_a_field_over_the_csv_limit_gets_the_same_sentence_quoted_or_not(tmp_path, quote):
+    # Both readers must refuse it alike; without quotes only the longest line is measured.
+    path = tmp_path / "long.csv"
+    path.write_text(f"a,b\n1,{quote}{'x' * (csv.field_size_limit() + 10)}{quote}\n2,y\n")
+    with pytest.raises(StratPDInputError, match="field larger than field limit"):
+        read_table(path)
