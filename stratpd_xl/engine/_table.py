@@ -12,6 +12,7 @@ import hashlib
 import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -101,7 +102,12 @@ class Table:
     kinds: dict[str, str]
     frame: pd.DataFrame  # the rows with a target value, original columns
     y_scale: float = 1.0  # a power of two: target units = y * y_scale
+    # attrs a yes/no target adds to every result (positive value, label, units); else empty.
+    yes_no: dict[str, Any] = field(default_factory=dict)
     _bins: dict[str, np.ndarray] = field(default_factory=dict)
+    # Each column as the linear adjustment reads it (all rows), made once per table:
+    # (block, has missing values), or None for a column the adjustment leaves out.
+    linear_blocks: dict[str, tuple[np.ndarray, bool] | None] = field(default_factory=dict)
     _fingerprints: dict[str, bytes] = field(default_factory=dict)
 
     def _compute_bins(self, name: str) -> tuple[np.ndarray, bytes]:

@@ -54,9 +54,7 @@ def _table(data: Any, target: str, positive: Any = None) -> Table:
                 table.yes_no = {"positive": yes_no.positive, "target_label": yes_no.label,
                                 "units": POINTS}
                 return table
-    table = build_table(data, target)
-    table.yes_no = {}
-    return table
+    return build_table(data, target)
 
 
 @dataclass(frozen=True)
@@ -95,7 +93,7 @@ def _attrs(
         "n_ignored": int(n_ignored),
         "n_leaves": int(n_leaves),
         "params": p.as_dict(categorical=kind == CATEGORICAL),
-        **getattr(table, "yes_no", {}),
+        **table.yes_no,
         **extra,
     }
 
@@ -205,9 +203,7 @@ def _numeric_others(table: Table, feature: str, index: np.ndarray) -> np.ndarray
     Numeric columns as they are, categorical ones with at most ``MAX_ADJUST_LEVELS``
     categories as indicator columns.
     """
-    # Each column's block for all rows is made once per table, not once per feature.
-    cache: dict[str, tuple[np.ndarray, bool] | None] = table.__dict__.setdefault(
-        "_linear_blocks", {})
+    cache = table.linear_blocks  # each column's block is made once per table
     blocks, gaps = [], False
     for c in table.columns:
         if c == feature:
