@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ import stratpd_xl
 from stratpd_xl import demo
 from stratpd_xl.cli import ProgressBar, main
 from stratpd_xl.files import read_table
+from tests.office import soffice
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -457,20 +457,12 @@ def test_installed_script_reports_bad_input_without_traceback(tmp_path):
 # --------------------------------------------------------------------------- LibreOffice
 
 
-def _soffice() -> str:
-    exe = shutil.which("soffice") or shutil.which("libreoffice")
-    if exe is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("LibreOffice (soffice) is required in CI")
-        pytest.skip("LibreOffice (soffice) not installed")
-    return exe
-
 
 def _lo_convert(
     src: Path, target: str, outdir: Path, profile: Path, *, infilter: str | None = None
 ) -> Path:
     """Convert with a fresh LibreOffice profile in a German locale (decimal comma)."""
-    cmd = [_soffice(), "--headless", f"-env:UserInstallation={profile.as_uri()}"]
+    cmd = [soffice(), "--headless", f"-env:UserInstallation={profile.as_uri()}"]
     if infilter:
         cmd.append(f"--infilter={infilter}")
     cmd += ["--convert-to", target, "--outdir", str(outdir), str(src)]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pandas as pd
 import pytest
 
 from stratpd_xl.cli import main
+from tests.office import soffice
 
 HOSTILE = [
     '=HYPERLINK("http://x","click")',
@@ -41,19 +41,11 @@ def hostile_data(n: int = 400, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({"=1+2": x, "cat": cat, "y": y})
 
 
-def _soffice() -> str:
-    exe = shutil.which("soffice") or shutil.which("libreoffice")
-    if exe is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("LibreOffice (soffice) is required in CI")
-        pytest.skip("LibreOffice (soffice) not installed")
-    return exe
-
 
 def _libreoffice_cells(files: list[Path], tmp: Path) -> dict[str, list[openpyxl.cell.Cell]]:
     """Open CSV files in real LibreOffice (as a user would) and return each file's cells."""
     outdir = tmp / "lo"
-    cmd = [_soffice(), "--headless", "--norestore",
+    cmd = [soffice(), "--headless", "--norestore",
            f"-env:UserInstallation={(tmp / 'profile').as_uri()}",
            "--convert-to", "xlsx", "--outdir", str(outdir), *map(str, files)]
     subprocess.run(cmd, check=True, capture_output=True, timeout=180)
