@@ -119,34 +119,55 @@ def test_weather_state_differences_within_one_degree():
         assert est[state] - est["AZ"] == pytest.approx(base - STATE_BASE["AZ"], abs=1.0)
 
 
-def test_bootstrap_band_measures_shape_and_covers_most_of_the_truth():
-    # Anchored at the first (sparsest) x, the band was 24 % (quadratic) and 13 % (education)
-    # of the effect wide on average; centred on the rows it measures the shape: under 10 %.
+def correlated_twin(seed: int, n: int = 3000) -> pd.DataFrame:
+    """y = x1 + x2 + z + N(0, 0.5) with x2 = x1 + N(0, 1): x1's curve is x."""
+    rng = np.random.default_rng(seed)
+    x1 = rng.uniform(0, 10, n)
+    x2 = x1 + rng.normal(0, 1, n)
+    z = rng.uniform(0, 10, n)
+    return pd.DataFrame({"x1": x1, "x2": x2, "z": z, "y": x1 + x2 + z + rng.normal(0, 0.5, n)})
+
+
+def test_band_covers_the_true_curve_at_about_95_percent_per_point():
+    # Bootstrap copies understated the spread (the estimate ignores repeats) and the
+    # 2.5/97.5 % of 20 trials cover ~86 % of it: 80 % (quadratic) and 89 % (twin) of points
+    # were covered.  Half-samples and a t band: 96 % and 98 % (benchmarks/accuracy.py).
     coverage, width = [], []
-    for seed in range(3):
-        for data, target, truth_of in (
-            (noisy_quadratic(n=2000, sigma=1, seed=seed), "y", lambda x: x**2),
-            (body_weight(seed=seed), "weight", lambda x: -1.5 * x),
+    for seed in range(4):
+        for data, target, feature, truth_of in (
+            (noisy_quadratic(n=2000, sigma=1, seed=seed), "y", "x1", lambda x: x**2),
+            (correlated_twin(seed), "y", "x1", lambda x: x),
+            (body_weight(seed=seed), "weight", "education", lambda x: -1.5 * x),
         ):
-            feature = "x1" if target == "y" else "education"
             curve = sx.stratpd(data, target, feature, random_state=seed, n_trials=20)
             x = curve["x"].to_numpy()
             truth = centred_on_rows(truth_of(x), x, data[feature])
-            # A noise-free linear case is estimated exactly: allow for rounding.
-            tol = 1e-9 * np.ptp(truth)
-            coverage.append(np.mean((truth >= curve["pd_low"] - tol)
-                                    & (truth <= curve["pd_high"] + tol)))
-            width.append(np.mean(curve["pd_high"] - curve["pd_low"]) / np.ptp(truth))
             assert (curve["pd_low"] <= curve["pd"]).all()
             assert (curve["pd"] <= curve["pd_high"]).all()
-    assert np.mean(width) < 0.1
-    assert np.mean(coverage) >= 0.75
+            if target == "weight":
+                # Noise-free and linear: estimated exactly, so the band is nil.
+                assert np.max(curve["pd_high"] - curve["pd_low"]) < 1e-6 * np.ptp(truth)
+                continue
+            coverage.append(np.mean((truth >= curve["pd_low"]) & (truth <= curve["pd_high"])))
+            width.append(np.mean(curve["pd_high"] - curve["pd_low"]) / np.ptp(truth))
+    assert np.mean(coverage) >= 0.92
+    assert min(coverage) >= 0.8
+    # It still measures the shape: a small share of the effect (anchored it was 24 %).
+    assert np.mean(width) < 0.12
 
 
 def test_pd_with_trials_is_the_full_data_curve(weight_data):
     once = sx.stratpd(weight_data, "weight", "education", random_state=0)
     banded = sx.stratpd(weight_data, "weight", "education", random_state=0, n_trials=5)
     np.testing.assert_allclose(banded["pd"], once["pd"])
+
+
+def test_categorical_pd_with_trials_is_the_full_data_estimate():
+    data = weather(years=1, seed=0)
+    once = sx.catstratpd(data, "temperature", "state", random_state=0)
+    banded = sx.catstratpd(data, "temperature", "state", random_state=0, n_trials=5)
+    np.testing.assert_allclose(banded["pd"], once["pd"])
+    assert (banded["pd_low"] <= banded["pd"]).all() and (banded["pd"] <= banded["pd_high"]).all()
 
 
 def test_categorical_band_covers_pregnancy_effect():
