@@ -11,6 +11,7 @@ effect (1.00 = unbiased):
 * 5-level category: levels with effects 0, 10, 20, 30, 40 whose frequencies depend on a
   covariate that also drives y; ratio of the fitted effect range to 40;
 * correlated twin: y = x1 + x2 + z + noise with x2 = x1 + N(0, 1); slope of x1, truth 1;
+* correlated twin with gaps: the same with x2 missing in 30 % of the rows;
 * 20 columns: x1 among 20 standard normal columns correlated 0.6, n = 2930,
   y = x1 + 0.25 * (the others) + N(0, 1); slope of x1, truth 1;
 * 5-level category among 19 columns correlated 0.6 that all act on y, the category
@@ -100,10 +101,20 @@ def squared_twin_data(seed: int) -> pd.DataFrame:
                          "y": x1 + x2**2 + z + rng.normal(0, 0.5, n)})
 
 
+def twin_gaps_data(seed: int) -> pd.DataFrame:
+    """The correlated twin with x2 missing in 30 % of the rows (at random)."""
+    df = twin_data(seed)
+    rng = np.random.default_rng(10_000 + seed)
+    df.loc[rng.random(len(df)) < 0.3, "x2"] = np.nan
+    return df
+
+
 CASES = {
     "education slope (truth -1.5)": (education_data, "weight", "education", -1.5, "numeric"),
     "5-level category range (truth 40)": (five_level_data, "y", "level", 40.0, "categorical"),
     "x1 with correlated twin (truth 1)": (twin_data, "y", "x1", 1.0, "numeric"),
+    "x1 with correlated twin missing in 30 % of rows (truth 1)": (twin_gaps_data, "y", "x1",
+                                                                   1.0, "numeric"),
     "x1 among 20 columns correlated 0.6 (truth 1)": (many_correlated_data, "y", "x1", 1.0,
                                                       "numeric"),
     "x1 with a squared twin, y = x1 + x2^2 (truth 1)": (squared_twin_data, "y", "x1", 1.0,
