@@ -10,8 +10,8 @@ Numeric curve (``stratpd``), one row per curve point, ``x`` ascending
     ``slope``     mean slope from this point to the next; NaN on the closing row
     ``n_slopes``  leaf slopes averaged at x (the fewest over the x values a point summarises)
     ``n_x``       distinct x values this point summarises (1 at full resolution)
-    ``pd_low``, ``pd_high``   pd plus the 2.5 % and 97.5 % deviations of the bootstrap
-                  trials from their mean (``n_trials`` > 1)
+    ``pd_low``, ``pd_high``   a 95 % band per point: pd -/+ t quantile x the standard
+                  deviation of the trials on random halves of the rows (``n_trials`` > 1)
 
 Categorical effects (``catstratpd``), one row per category
     ``category``  the category

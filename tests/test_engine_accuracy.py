@@ -119,34 +119,55 @@ def test_weather_state_differences_within_one_degree():
         assert est[state] - est["AZ"] == pytest.approx(base - STATE_BASE["AZ"], abs=1.0)
 
 
-def test_bootstrap_band_measures_shape_and_covers_most_of_the_truth():
-    # Anchored at the first (sparsest) x, the band was 24 % (quadratic) and 13 % (education)
-    # of the effect wide on average; centred on the rows it measures the shape: under 10 %.
+def correlated_twin(seed: int, n: int = 3000) -> pd.DataFrame:
+    """y = x1 + x2 + z + N(0, 0.5) with x2 = x1 + N(0, 1): x1's curve is x."""
+    rng = np.random.default_rng(seed)
+    x1 = rng.uniform(0, 10, n)
+    x2 = x1 + rng.normal(0, 1, n)
+    z = rng.uniform(0, 10, n)
+    return pd.DataFrame({"x1": x1, "x2": x2, "z": z, "y": x1 + x2 + z + rng.normal(0, 0.5, n)})
+
+
+def test_band_covers_the_true_curve_at_about_95_percent_per_point():
+    # Bootstrap copies understated the spread (the estimate ignores repeats) and the
+    # 2.5/97.5 % of 20 trials cover ~86 % of it: 80 % (quadratic) and 89 % (twin) of points
+    # were covered.  Half-samples and a t band: 96 % and 98 % (benchmarks/accuracy.py).
     coverage, width = [], []
-    for seed in range(3):
-        for data, target, truth_of in (
-            (noisy_quadratic(n=2000, sigma=1, seed=seed), "y", lambda x: x**2),
-            (body_weight(seed=seed), "weight", lambda x: -1.5 * x),
+    for seed in range(4):
+        for data, target, feature, truth_of in (
+            (noisy_quadratic(n=2000, sigma=1, seed=seed), "y", "x1", lambda x: x**2),
+            (correlated_twin(seed), "y", "x1", lambda x: x),
+            (body_weight(seed=seed), "weight", "education", lambda x: -1.5 * x),
         ):
-            feature = "x1" if target == "y" else "education"
             curve = sx.stratpd(data, target, feature, random_state=seed, n_trials=20)
             x = curve["x"].to_numpy()
             truth = centred_on_rows(truth_of(x), x, data[feature])
-            # A noise-free linear case is estimated exactly: allow for rounding.
-            tol = 1e-9 * np.ptp(truth)
-            coverage.append(np.mean((truth >= curve["pd_low"] - tol)
-                                    & (truth <= curve["pd_high"] + tol)))
-            width.append(np.mean(curve["pd_high"] - curve["pd_low"]) / np.ptp(truth))
             assert (curve["pd_low"] <= curve["pd"]).all()
             assert (curve["pd"] <= curve["pd_high"]).all()
-    assert np.mean(width) < 0.1
-    assert np.mean(coverage) >= 0.75
+            if target == "weight":
+                # Noise-free and linear: estimated exactly, so the band is nil.
+                assert np.max(curve["pd_high"] - curve["pd_low"]) < 1e-6 * np.ptp(truth)
+                continue
+            coverage.append(np.mean((truth >= curve["pd_low"]) & (truth <= curve["pd_high"])))
+            width.append(np.mean(curve["pd_high"] - curve["pd_low"]) / np.ptp(truth))
+    assert np.mean(coverage) >= 0.92
+    assert min(coverage) >= 0.8
+    # It still measures the shape: a small share of the effect (anchored it was 24 %).
+    assert np.mean(width) < 0.12
 
 
 def test_pd_with_trials_is_the_full_data_curve(weight_data):
     once = sx.stratpd(weight_data, "weight", "education", random_state=0)
     banded = sx.stratpd(weight_data, "weight", "education", random_state=0, n_trials=5)
     np.testing.assert_allclose(banded["pd"], once["pd"])
+
+
+def test_categorical_pd_with_trials_is_the_full_data_estimate():
+    data = weather(years=1, seed=0)
+    once = sx.catstratpd(data, "temperature", "state", random_state=0)
+    banded = sx.catstratpd(data, "temperature", "state", random_state=0, n_trials=5)
+    np.testing.assert_allclose(banded["pd"], once["pd"])
+    assert (banded["pd_low"] <= banded["pd"]).all() and (banded["pd"] <= banded["pd_high"]).all()
 
 
 def test_categorical_band_covers_pregnancy_effect():
@@ -243,3 +264,53 @@ def test_many_correlated_columns_do_not_inflate_category_effects():
     effects = sx.catstratpd(data, "y", "level", random_state=0)
     assert np.ptp(effects["pd"]) == pytest.approx(40, rel=0.05)
     assert effects.attrs["adjusted"]
+
+
+def test_gaps_in_a_correlated_column_do_not_tilt_the_curve_and_are_named():
+    # x2 = x1 + N(0, 1) missing in 30 % of the rows: filled with its mean, the rows without
+    # it kept x2's effect, which moves with x1 (slope 1.56 for a true 1).  Filled along x1
+    # in the linear adjustment: 1.00.
+    for seed in range(3):
+        data = correlated_twin(seed)
+        gaps = np.random.default_rng(100 + seed).random(len(data)) < 0.3
+        data.loc[gaps, "x2"] = np.nan
+        curve = sx.stratpd(data, "y", "x1", random_state=seed)
+        assert fitted_slope(curve) == pytest.approx(1.0, abs=0.05)
+        named = [w for w in curve.attrs["warnings"] if w.startswith('"x2" is missing in')]
+        assert len(named) == 1 and "fill its gaps" in named[0]
+        # z has no gaps and x2's gaps do not move with z: nothing to say.
+        other = sx.stratpd(data, "y", "z", random_state=seed)
+        assert not any("is missing in" in w for w in other.attrs["warnings"])
+    clean = sx.stratpd(correlated_twin(0), "y", "x1", random_state=0)
+    assert not any("is missing in" in w for w in clean.attrs["warnings"])
+
+
+def test_gaps_in_a_column_codependent_with_a_category_do_not_tilt_its_effects():
+    # Levels made likelier by z, which also drives y; z missing in 30 % of the rows
+    # inflated the effect range to 1.18 times the truth.
+    rng = np.random.default_rng(0)
+    n = 3000
+    z = rng.uniform(0, 10, n)
+    level = np.clip((z / 2 + rng.normal(0, 1.5, n)).round(), 0, 4).astype(int)
+    data = pd.DataFrame({"level": level.astype(str), "z": z,
+                         "y": 10 * level + 3 * z + rng.normal(0, 2, n)})
+    data.loc[rng.random(n) < 0.3, "z"] = np.nan
+    effects = sx.catstratpd(data, "y", "level", random_state=0)
+    assert np.ptp(effects["pd"]) == pytest.approx(40, rel=0.05)
+    assert any(w.startswith('"z" is missing in') for w in effects.attrs["warnings"])
+
+
+def test_gaps_in_a_category_that_moves_with_the_feature_are_named():
+    rng = np.random.default_rng(0)
+    n = 3000
+    x1 = rng.uniform(0, 10, n)
+    band = np.clip((x1 + rng.normal(0, 1.5, n)) // 2, 0, 4).astype(int).astype(str)
+    data = pd.DataFrame({"x1": x1, "band": band, "z": rng.uniform(0, 10, n)})
+    data["y"] = x1 + 3 * (x1 // 2) + data["z"] + rng.normal(0, 0.5, n)
+    data["band"] = data["band"].where(rng.random(n) >= 0.3)
+    curve = sx.stratpd(data, "y", "x1", random_state=0)
+    assert any(w.startswith('"band" is missing in') for w in curve.attrs["warnings"])
+    # The same column without gaps: no warning.
+    full = data.assign(band=band)
+    assert not any("is missing in" in w
+                   for w in sx.stratpd(full, "y", "x1", random_state=0).attrs["warnings"])

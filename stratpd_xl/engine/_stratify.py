@@ -38,7 +38,6 @@ def stratify(
     rng: np.random.Generator,
     *,
     honest: bool = True,
-    groups: np.ndarray | None = None,
 ) -> np.ndarray:
     """Leaf label (0..n_leaves-1) of every row.
 
@@ -54,9 +53,6 @@ def stratify(
         Source of the honest split.
     honest : bool
         Cross-fit two trees on random halves (default) or grow one tree on all rows.
-    groups : int array (n,), optional
-        Rows sharing a group (bootstrap copies of one original row) land in the same half,
-        so no row's copy helps to choose the splits that stratify it.
     """
     n = y.shape[0]
     all_rows = np.arange(n, dtype=np.int64)
@@ -66,14 +62,8 @@ def stratify(
     if not honest or n < 4 * min_samples_leaf:
         tree = fit_tree(xb, y, all_rows, min_samples_leaf)
         return canonical_labels(apply_tree(xb, all_rows, tree))
-    if groups is None:
-        in_a = np.zeros(n, bool)
-        in_a[rng.permutation(n)[: n // 2]] = True
-    else:
-        uniq, inverse = np.unique(groups, return_inverse=True)
-        group_in_a = np.zeros(uniq.size, bool)
-        group_in_a[rng.permutation(uniq.size)[: uniq.size // 2]] = True
-        in_a = group_in_a[inverse.reshape(-1)]
+    in_a = np.zeros(n, bool)
+    in_a[rng.permutation(n)[: n // 2]] = True
     rows_a = np.flatnonzero(in_a)
     rows_b = np.flatnonzero(~in_a)
     keys = np.empty(n, np.int64)

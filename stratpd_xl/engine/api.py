@@ -98,33 +98,48 @@ def _attrs(
     }
 
 
-def _bootstrap_strata(
+def _half_samples(
     xb: np.ndarray, y: np.ndarray, p: Settings, rng: np.random.Generator
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """``n_trials`` bootstrap samples: the picked row indices and their strata."""
+    """``n_trials`` random halves of the rows (without replacement) and their strata.
+
+    Halves, not bootstrap samples: the estimate ignores how often a row is repeated (a
+    leaf's mean at an x value is that row's y however many copies it has), so a bootstrap
+    sample acts as its ~63 % distinct rows, whose spread understates the full data's. For
+    an estimate that is an average over rows, the spread of half-sample estimates equals the
+    full sample's (the finite-population factor (n - m) / m is 1 at m = n / 2).
+    """
     n = y.size
+    m = n // 2
     for _ in range(p.n_trials):
-        pick = rng.integers(0, n, n)
-        # Copies of a row share their honest half (groups), so no copy chooses its strata.
-        yield pick, stratify(xb[pick], y[pick], p.min_samples_leaf, rng, honest=p.honest,
-                             groups=pick)
+        pick = np.sort(rng.permutation(n)[:m])
+        yield pick, stratify(xb[pick], y[pick], p.min_samples_leaf, rng, honest=p.honest)
 
 
-def _band(trials: np.ndarray, fallback: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean and 2.5/97.5 % across trials (rows of ``trials``), ignoring failed trials."""
-    ok = ~np.all(np.isnan(trials), axis=1)
-    if not ok.any():
-        return fallback, fallback.copy(), fallback.copy()
-    t = trials[ok]
+# Two-sided level of the band.
+BAND_LEVEL = 0.95
+
+
+def _band(trials: np.ndarray, centre: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``centre`` -/+ t quantile x the half-sample trials' sd, per point (NaN trials ignored).
+
+    The sd is rescaled by sqrt((n - m) / m) for halves of m of the ``n`` rows (1 for even
+    n); Student's t with (trials - 1) degrees of freedom allows for an sd estimated from
+    few trials, where the 2.5 / 97.5 % of 20 trials cover about 86 % of their spread.
+    Points with fewer than two trials get no width.
+    """
+    from scipy.special import stdtrit  # only with trials: the import takes ~0.2 s
+
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN points are filled below
-        mean = np.nanmean(t, axis=0)
-        low, high = np.nanpercentile(t, [2.5, 97.5], axis=0)
-    missing = np.isnan(mean)
-    mean[missing] = fallback[missing]
-    low[missing] = fallback[missing]
-    high[missing] = fallback[missing]
-    return mean, low, high
+        warnings.simplefilter("ignore", RuntimeWarning)  # points with < 2 trials: no sd
+        count = np.sum(~np.isnan(trials), axis=0)
+        sd = np.nanstd(trials, axis=0, ddof=1)
+    m = n // 2
+    sd = sd * math.sqrt((n - m) / m)
+    ok = count >= 2
+    half = np.zeros(centre.shape)
+    half[ok] = stdtrit(count[ok] - 1, 0.5 + BAND_LEVEL / 2) * sd[ok]
+    return centre - half, centre + half
 
 
 # Below this share of its variance left inside the strata, a feature is nearly a function of
@@ -158,6 +173,100 @@ def _code_like(feature: str, ux: np.ndarray, pd_values: np.ndarray) -> str | Non
         "if the numbers are codes (store, month, region), treat it as a category "
         f'(--categorical {feature} on the command line, kind="categorical" in Python)'
     )
+
+
+# Another column missing in at least this share of the rows, and moving with the feature at
+# least this much (correlation, or its square root of explained variance), is named in a warning.
+GAP_SHARE = 0.05
+GAP_ASSOCIATION = 0.3
+
+
+def _explained(values: np.ndarray, codes: np.ndarray) -> float:
+    """Share of ``values``' variance between the groups ``codes`` (0..k-1), corrected for
+    chance like an adjusted R^2 (k groups of random noise explain about (k-1)/(n-1))."""
+    n = values.size
+    k = int(codes.max()) + 1 if n else 0
+    total = float(np.sum((values - values.mean()) ** 2)) if n else 0.0
+    if n <= k or k < 2 or total <= 0:
+        return 0.0
+    counts = np.bincount(codes, minlength=k)
+    means = np.bincount(codes, weights=values, minlength=k) / np.maximum(counts, 1)
+    share = float(np.sum(counts * (means - values.mean()) ** 2)) / total
+    chance = (k - 1) / (n - 1)
+    return max(0.0, (share - chance) / (1 - chance))
+
+
+def _cramers_v(a: np.ndarray, b: np.ndarray) -> float:
+    """Association of two code arrays (0..), Cramér's V corrected for chance; no dense table."""
+    n = a.size
+    ka, kb = int(a.max()) + 1, int(b.max()) + 1
+    if min(ka, kb) < 2 or n < 2:
+        return 0.0
+    cells, counts = np.unique(a.astype(np.int64) * kb + b, return_counts=True)
+    na, nb = np.bincount(a, minlength=ka), np.bincount(b, minlength=kb)
+    phi2 = float(np.sum(counts**2 / (na[cells // kb] * nb[cells % kb].astype(float)))) - 1.0
+    phi2 = max(0.0, phi2 - (ka - 1) * (kb - 1) / (n - 1))
+    return math.sqrt(phi2 / (min(ka, kb) - 1))
+
+
+def _as_codes(series: pd.Series) -> np.ndarray:
+    codes, _ = category_codes(series)
+    return codes
+
+
+def _gap_warnings(table: Table, feature: str, kind: str, index: np.ndarray,
+                  adjusted: bool) -> list[str]:
+    """Warnings for other columns with many gaps that move with the feature.
+
+    In the rows that lack such a column its effect is not held fixed, and since it moves
+    with the feature it tilts the feature's curve (x1 with a twin x2 missing in 30 % of the
+    rows: 1.57 for a true slope of 1 without the linear adjustment).  The adjustment
+    removes the straight-line part of that tilt, not the rest.
+    """
+    out = []
+    feature_num = as_float(table.frame[feature])[index] if kind == NUMERIC else None
+    feature_codes = _as_codes(table.frame[feature])[index] if kind == CATEGORICAL else None
+    for c in table.columns:
+        cached = table.linear_blocks.get(c)
+        if c == feature or (cached is not None and not cached[1]):  # known to have no gaps
+            continue
+        column = table.frame[c].iloc[index] if index.size < len(table.frame) else table.frame[c]
+        gap = column.isna().to_numpy()
+        share = float(gap.mean()) if gap.size else 0.0
+        if share < GAP_SHARE or share == 1.0:
+            continue
+        have = ~gap
+        if table.kinds[c] == NUMERIC:
+            values = as_float(column)[have]
+            if feature_num is not None:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    r = np.corrcoef(values, feature_num[have])[0, 1] if values.size > 2 else 0
+                strength = abs(float(r)) if np.isfinite(r) else 0.0
+                measure = f"correlation {strength:.2f}"
+            else:
+                explained = _explained(values, feature_codes[have])
+                strength = math.sqrt(explained)
+                measure = f"{explained:.0%} of its variation lies between the categories"
+        else:
+            codes = _as_codes(column)[have]
+            if feature_num is not None:
+                explained = _explained(feature_num[have], codes)
+                strength = math.sqrt(explained)
+                measure = f'its categories hold {explained:.0%} of the variation of "{feature}"'
+            else:
+                strength = _cramers_v(codes, feature_codes[have])
+                measure = f"Cramér's V {strength:.2f}"
+        if strength < GAP_ASSOCIATION:
+            continue
+        part = (" (the linear adjustment removes only its straight-line part)"
+                if adjusted else "")
+        out.append(
+            f'"{c}" is missing in {share:.0%} of the rows and moves with "{feature}" '
+            f"({measure}): where it is missing its effect is not held fixed, which can tilt "
+            f'the result for "{feature}"{part}; fill its gaps, drop the rows that lack it, or '
+            "leave it out"
+        )
+    return out
 
 
 def within_strata_share(x: np.ndarray, leaf: np.ndarray) -> float:
@@ -197,11 +306,14 @@ def _linear_block(table: Table, name: str) -> np.ndarray | None:
     return ind
 
 
-def _numeric_others(table: Table, feature: str, index: np.ndarray) -> np.ndarray:
-    """The other columns for ``index`` rows as numbers, standardised, missing values at 0.
+def _numeric_others(
+    table: Table, feature: str, index: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The other columns for ``index`` rows as numbers, standardised, gaps at 0 (the mean).
 
     Numeric columns as they are, categorical ones with at most ``MAX_ADJUST_LEVELS``
-    categories as indicator columns.
+    categories as indicator columns.  Also returns where the gaps were (None if none), so
+    that :func:`_linear_fit` can fill them along the feature.
     """
     cache = table.linear_blocks  # each column's block is made once per table
     blocks, gaps = [], False
@@ -216,7 +328,7 @@ def _numeric_others(table: Table, feature: str, index: np.ndarray) -> np.ndarray
             blocks.append(block[index])
             gaps |= has_nan
     if not blocks:
-        return np.zeros((index.size, 0))
+        return np.zeros((index.size, 0)), None
     # Least squares in an order set by the values used, not by names or unused rows, so
     # renaming, reordering or blanking another row's cell changes no bit of the result;
     # each block's sums of values and squares stand in for its content.
@@ -235,7 +347,26 @@ def _numeric_others(table: Table, feature: str, index: np.ndarray) -> np.ndarray
     z -= means
     scale = z.std(axis=0)
     z /= np.where(scale > 0, scale, 1.0)
-    return z
+    return z, (missing if gaps and missing.any() else None)
+
+
+def _fill_along(z: np.ndarray, missing: np.ndarray, own: np.ndarray) -> None:
+    """Replace the gaps of each column of ``z`` by its least-squares line on ``own``.
+
+    A gap filled with the mean leaves that column's effect on y in the rows that lack it,
+    and when the column moves with the feature, so does that effect: x1 with a twin
+    x2 = x1 + N(0, 1) missing in 30 % of the rows gave a slope of 1.56 for a true 1.
+    Filled along the feature, the part that travels with x is removed with the column's
+    effect (slope 1.00); a part that does not travel with x cannot tilt the curve.
+    """
+    design = np.column_stack([np.ones(own.shape[0]), own])
+    for j in np.flatnonzero(missing.any(axis=0)):
+        gap = missing[:, j]
+        if gap.all():
+            continue
+        coef = np.linalg.lstsq(design[~gap], z[~gap, j], rcond=None)[0]
+        z[gap, j] = design[gap] @ coef
+        z[:, j] -= z[:, j].mean()  # the fits below assume centred columns
 
 
 # Above this share of x's variance explained linearly by the other columns, no adjustment:
@@ -252,13 +383,19 @@ class _LinearFit:
     coef: np.ndarray | None  # the others' coefficients in y ~ x + others, if trustworthy
 
 
-def _linear_fit(z: np.ndarray, own: np.ndarray, y: np.ndarray) -> _LinearFit:
+def _linear_fit(
+    z: np.ndarray, own: np.ndarray, y: np.ndarray, missing: np.ndarray | None = None
+) -> _LinearFit:
     """Both fits from cross-products, so no n x (m + k) design matrix is built.
 
     ``own`` is the feature: x as one column, or a categorical feature's indicator columns.
-    ``r2`` is the share of their variance the other columns ``z`` explain.  The others'
-    coefficients are None when they cannot be trusted: fewer than 10 rows per coefficient,
-    or the feature nearly a linear function of the others (see ``MAX_ADJUST_R2``).
+    ``r2`` is the share of their variance the other columns ``z`` explain (gaps at the
+    mean).  The others' coefficients are None when they cannot be trusted: fewer than 10
+    rows per coefficient, or the feature nearly a linear function of the others (see
+    ``MAX_ADJUST_R2``).  Before the coefficients are fitted, the gaps (``missing``) of
+    ``z`` are refilled in place along the feature (:func:`_fill_along`); the caller's
+    adjustment then uses those values.  Not for r2: filled along x, the gaps would make x
+    look more determined than the data show.
     """
     own = own.reshape(own.shape[0], -1)
     k, m = z.shape[1], own.shape[1]
@@ -273,6 +410,10 @@ def _linear_fit(z: np.ndarray, own: np.ndarray, y: np.ndarray) -> _LinearFit:
     r2 = float(min(max(np.trace(beta.T @ zo) / total, 0.0), 1.0))
     if y.size < 10 * (k + m + 1) or r2 > MAX_ADJUST_R2:
         return _LinearFit(r2, None)
+    if missing is not None:
+        _fill_along(z, missing, oc)
+        gram = z.T @ z
+        zo = z.T @ oc
     # y ~ feature + others: the feature is in the fit so that its own effect is not given
     # to the columns correlated with it.
     yc = y - y.mean()
@@ -330,13 +471,13 @@ def _stratpd_table(
     xb = table.strata_matrix(feature, rows.index)
     rng = np.random.default_rng(p.random_state)
     leaf = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest)
-    others = _numeric_others(table, feature, rows.index)
+    others, missing = _numeric_others(table, feature, rows.index)
     # Slopes are taken on y minus the other columns' linear part (the strata still hold
     # them alike): inside a stratum the other columns still vary a little, and with many
     # columns correlated with x that leftover variation rides along with x and inflates its
     # slope (x1 among 20 columns correlated 0.6: 1.73 for a true 1).  Constant per stratum,
     # the removed part cannot bend a curve; it only takes out what travels with x.
-    fit = _linear_fit(others, x, rows.y)
+    fit = _linear_fit(others, x, rows.y, missing)
     r2 = fit.r2
     part = others @ fit.coef if p.adjust and fit.coef is not None else None
     y_slopes = rows.y if part is None else rows.y - part
@@ -358,19 +499,16 @@ def _stratpd_table(
     }
     if p.n_trials > 1:
         trials = np.empty((p.n_trials, curve.x.size))
-        for t, (pick, leaf_b) in enumerate(_bootstrap_strata(xb, rows.y, p, rng)):
+        for t, (pick, leaf_b) in enumerate(_half_samples(xb, rows.y, p, rng)):
             # Every trial is centred with the same (full-data) weights, so the band measures
             # the spread of the curve's shape, not of an arbitrary anchor point.
             trials[t] = _centred(curve_on_grid(
                 slope_field(x[pick], y_slopes[pick], leaf_b), p.min_slopes_per_x, curve.x
             ), weights)
-        mean, low, high = _band(trials, full_pd)
-        # pd stays the full-data curve (the same as without trials); the band is the trials'
-        # 2.5/97.5 % spread around their own mean, placed around it.  The trials' mean drifts
-        # at the sparse ends (resampled rows repeat x values), and this keeps that drift out
-        # of both pd and the band (benchmarks/accuracy.py --coverage).
-        out.update(pd_low=np.minimum(full_pd + (low - mean), full_pd),
-                   pd_high=np.maximum(full_pd + (high - mean), full_pd))
+        # pd stays the full-data curve (the same as without trials); the trials only give
+        # its spread (their mean drifts at the sparse ends, where halves lose points).
+        low, high = _band(trials, full_pd, rows.y.size)
+        out.update(pd_low=low, pd_high=high)
     n_full = int(curve.x.size)
     if p.max_points is not None and n_full > p.max_points:
         summary = summarise(curve.x, curve.pd, curve.count, x, p.max_points)
@@ -404,6 +542,7 @@ def _stratpd_table(
             "so no data show its effect with them held fixed; leave out the columns that "
             "duplicate it or analyse them together"
         )
+    warnings_ += _gap_warnings(table, feature, NUMERIC, rows.index, part is not None)
     dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
     note = None if dates else _code_like(feature, field_.ux * x_scale, curve.pd)
     if note:
@@ -435,9 +574,9 @@ def _catstratpd_table(
     # feature's categories as indicator columns in the fit.
     part = None
     if p.adjust and 2 <= len(cats) <= MAX_ADJUST_LEVELS:
-        others = _numeric_others(table, feature, rows.index)
+        others, missing = _numeric_others(table, feature, rows.index)
         indicators = (codes[:, None] == np.arange(1, len(cats))).astype(float)
-        fit = _linear_fit(others, indicators, rows.y)
+        fit = _linear_fit(others, indicators, rows.y, missing)
         part = others @ fit.coef if fit.coef is not None else None
     y_effects = rows.y if part is None else rows.y - part
     eff = category_effects(codes, len(cats), y_effects, leaf)
@@ -455,14 +594,13 @@ def _catstratpd_table(
     values = eff.effect
     if p.n_trials > 1:
         trials = np.full((p.n_trials, len(cats)), np.nan)
-        for t, (pick, leaf_b) in enumerate(_bootstrap_strata(xb, rows.y, p, rng)):
+        for t, (pick, leaf_b) in enumerate(_half_samples(xb, rows.y, p, rng)):
             e = category_effects(codes[pick], len(cats), y_effects[pick], leaf_b).effect
             # Same baseline as the full-data estimate, so the trials are comparable.
             trials[t] = e - e[eff.baseline]
-        mean, low, high = _band(trials[:, known], eff.effect[known])
-        out.update(pd=mean, pd_low=low, pd_high=high)
-        values = np.full(len(cats), np.nan)
-        values[known] = mean
+        # pd stays the full-data estimate, as for numeric curves.
+        low, high = _band(trials[:, known], eff.effect[known], rows.y.size)
+        out.update(pd_low=low, pd_high=high)
     for name in ("pd", "pd_low", "pd_high"):
         if name in out:
             out[name] = out[name] * table.y_scale
@@ -475,6 +613,7 @@ def _catstratpd_table(
             f'of "{feature}" only: the other columns nearly determine it, so its effects rest on '
             "few rows; leave out the columns that duplicate it"
         )
+    warnings_ += _gap_warnings(table, feature, CATEGORICAL, rows.index, part is not None)
     few = eff.count[known] < FEW_ROWS
     result["few_rows"] = few
     if few.any():
@@ -547,10 +686,13 @@ def stratpd(
         x values backed by fewer leaf slopes are dropped from the curve.  A leaf gives at
         most one slope at any x, so the threshold is capped at the number of leaves.
     n_trials : int, default 1
-        With more than 1, bootstrap the rows ``n_trials`` times and add ``pd_low`` and
-        ``pd_high``: ``pd`` plus the trials' 2.5 % and 97.5 % deviations from their mean
-        (each trial centred like ``pd``, so the band measures the curve's shape).  ``pd``
-        itself stays the full-data curve.
+        With more than 1, re-estimate the curve on ``n_trials`` random halves of the rows
+        and add ``pd_low`` and ``pd_high``: ``pd`` -/+ Student's t quantile (95 %, trials
+        - 1 degrees of freedom) times the trials' standard deviation at each point (each
+        trial centred like ``pd``, so the band measures the curve's shape).  The spread of
+        half-sample estimates is that of the full-data estimate; the band does not allow
+        for the estimator's bias (e.g. a smeared step).  ``pd`` itself stays the full-data
+        curve.
     random_state : int, optional
         Seed for the honest split and the bootstrap; the same seed gives the same result.
     max_points : int or None, default 200
