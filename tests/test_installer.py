@@ -180,7 +180,8 @@ def test_windows_install_writes_the_addin_with_its_settings_and_runs_pip(home, c
     assert code == 0, capsys.readouterr().err
     target = home / "AppData/Roaming/Microsoft/Excel/XLSTART/stratpd_xl.xlam"
     assert runner.calls == [
-        [str(python), "-m", "pip", "install", "--quiet", "--upgrade", install.default_package()]
+        [str(python), "-m", "pip", "install", "--quiet", "--upgrade", install.default_package()],
+        [str(python), "-c", install.WARM_UP_CODE],
     ]
     settings = _installed_settings(target)
     assert settings["INTERPRETER_WIN"] == str(python)
@@ -211,6 +212,7 @@ def test_missing_venv_is_created_with_the_running_python(home):
     assert runner.calls == [
         [sys.executable, "-m", "venv", str(venv)],
         [python, "-m", "pip", "install", "--quiet", "--upgrade", "stratpd-xl"],
+        [python, "-c", install.WARM_UP_CODE],
     ]
 
 
@@ -224,6 +226,24 @@ def test_dry_run_prints_every_step_and_changes_nothing(home, capsys):
         assert step in out
     assert "-m venv" in out and "pip install" in out and "would write" in out
     assert "ADD_WORKBOOK_TO_PYTHONPATH = false" in out
+
+
+def test_engine_warm_up_runs_in_the_new_environment_and_its_failure_is_not_fatal(home, capsys):
+    runner = Recorder(fail=install.WARM_UP_CODE)
+    assert install.main(["--platform", "win32"], runner=runner, excel_check=lambda p: False) == 0
+    out = capsys.readouterr().out
+    assert "could not compile the engine ahead" in out and "Done." in out
+
+
+def test_warm_up_code_fills_the_numba_cache_it_is_meant_to(tmp_path):
+    # The installer's warm-up, run for real in a fresh process: it must leave compiled engine
+    # kernels in numba's on-disk cache, which is what makes Excel's first formula fast.
+    # STRATPD_XL_WARMUP=0 (other tests set it) must not switch the installer's warm-up off.
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT),
+           "STRATPD_XL_WARMUP": "0"}
+    subprocess.run([sys.executable, "-c", install.WARM_UP_CODE], env=env, check=True,
+                   timeout=600, capture_output=True)
+    assert list(tmp_path.rglob("*.nbi")), "the warm-up compiled nothing into numba's cache"
 
 
 def test_import_formulas_is_an_opt_in_rescue_step(home, capsys):

@@ -6,7 +6,9 @@ Every step lives here, in Python, so it runs and is tested the same everywhere; 
 1. refuse while Excel runs (it locks the add-in file it has open);
 2. a Python environment: an existing venv is reused, a missing one is created (default
    ``~/.stratpd-xl/venv``), or ``--use-current`` takes the Python running this;
-3. ``pip install --upgrade`` the package into it (this checkout, or ``--from-pypi``);
+3. ``pip install --upgrade`` the package into it (this checkout, or ``--from-pypi``), then run
+   the formulas' warm-up once in it, so numba's on-disk cache holds the compiled engine before
+   Excel's first formula (about 3 s saved there; a failure here only costs that time later);
 4. copy the add-in into Excel's startup folder with its settings sheet pointing at that Python
    (``addin_file``); on macOS also xlwings' AppleScript helper that ``RunPython`` needs.
 
@@ -37,6 +39,12 @@ PACKAGE_NAME = "stratpd-xl"
 CHECKOUT_ROOT = Path(__file__).resolve().parents[2]
 
 Runner = Callable[[Sequence[str]], str]
+#: Compiles the engine's numba kernels into their on-disk cache (and loads matplotlib once).
+#: ``STRATPD_XL_WARMUP`` is forced on: the warm-up runs at import unless it says 0.
+WARM_UP_CODE = (
+    "import os; os.environ['STRATPD_XL_WARMUP'] = '1'; "
+    "from stratpd_xl.excel import udfs; udfs.wait_for_warm_up(600)"
+)
 ExcelCheck = Callable[[str], bool | None]
 
 
@@ -192,6 +200,10 @@ class Installer:
             self.say("skipped: the package is used from where this Python finds it")
             return
         self.command([python, "-m", "pip", "install", "--quiet", "--upgrade", self.args.package])
+        try:
+            self.command([python, "-c", WARM_UP_CODE])
+        except InstallError as exc:
+            self.say(f"could not compile the engine ahead ({exc}); Excel's first formula will")
 
     def install_addin(self, python: str) -> None:
         source = Path(self.args.addin)
