@@ -1,8 +1,8 @@
 """Add a standard VBA module to a ``vbaProject.bin`` on any system, without Office.
 
-Experimental: used only by ``build_addin.py --with-formulas``.  Written from the published
-specifications, MS-OVBA (the VBA project streams and their compression) and MS-CFB (the
-compound file around them); no Office, COM or VBA editor is involved.  Python packages that
+Used by ``build_addin.py`` to put the formulas' modules into the add-in.  Written from the
+published specifications, MS-OVBA (the VBA project streams and their compression) and MS-CFB
+(the compound file around them); no Office, COM or VBA editor is involved.  Python packages that
 exist for this were tried first: ``ms-ovba-compression`` 1.0.1 loses bytes on a round trip
 (its output of the formula module decompresses to 1072 of 1296 bytes, with oletools and with
 itself), and ``ms-ovba`` 0.0.1 / ``ms-cfb`` 0.0.6 build projects from scratch and write scratch
@@ -11,16 +11,20 @@ files into the working directory; hence this module.
 What :func:`add_module` changes, and why that is enough:
 
 * the module's source goes into a new stream ``VBA/<name>``, MS-OVBA-compressed, with no
-  compiled code (``MODULEOFFSET`` 0);
-* the ``VBA/dir`` stream gets one more MODULE record and a module count one higher;
-* ``PROJECT`` lists ``Module=<name>`` and ``PROJECTwm`` maps its name to UTF-16;
-* every other stream is copied byte for byte.  xlwings' template already stores
-  ``_VBA_PROJECT`` in its version-independent 7-byte form (version 0xFFFF), which tells Office
-  to compile all modules from source when it opens the project; :func:`add_module` refuses a
-  project that carries a performance cache, where a source-only module could be ignored.
+  compiled code in front of it (``MODULEOFFSET`` 0);
+* the ``VBA/dir`` stream gets one more MODULE record (procedural) and a module count one higher;
+* ``PROJECT`` lists ``Module=<name>`` and a closed ``[Workspace]`` window for it, and
+  ``PROJECTwm`` maps its name to UTF-16, as the VBA editor writes them;
+* every other stream is copied byte for byte.
 
-Whether Excel accepts the result can only be checked in Excel (see the README's checklist);
-here the result is read back with olefile and oletools.
+Why Office compiles such a module from its source: ``_VBA_PROJECT`` is kept in its
+version-independent 7-byte form (``Version`` 0xFFFF, no performance cache), which MS-OVBA 1.6
+and 2.3.4.1 define as the interoperable form ("MUST be 0xFFFF on write", the cache "MUST NOT be
+present on write"); with it, Office ignores every performance cache and compiles from the
+source at ``MODULEOFFSET`` (2.3.4.2.3.2.5, 2.3.4.3).  xlwings' template already is such a
+project, and xlwings ships source-only modules in it: in 0.37.8 the ``xlwings`` module of the
+template and ``Main`` of ``xlwings.xlam`` have ``MODULEOFFSET`` 0 (its release script rewrites
+them outside Office).  :func:`add_module` refuses a project that carries a performance cache.
 """
 
 from __future__ import annotations
@@ -222,9 +226,16 @@ def add_module(vba_project: bytes, name: str, source: str) -> bytes:
     if last < 0:
         raise ValueError("the PROJECT stream lists no standard module")
     line_end = project.index("\r\n", last) + 2
-    streams["PROJECT"] = (project[:line_end] + f"Module={name}\r\n" + project[line_end:]).encode(
-        codepage
-    )
+    project = project[:line_end] + f"Module={name}\r\n" + project[line_end:]
+    # The VBA editor lists every module under [Workspace] (window position; all zero and "C"
+    # for a closed window, as the template's own closed modules are).
+    head, section, windows = project.partition("\r\n[Workspace]\r\n")
+    if section:
+        listed = windows.rstrip("\r\n")  # the template ends the stream with an empty line
+        entry = f"{name}=0, 0, 0, 0, C"
+        windows = (listed + "\r\n" + entry if listed else entry) + windows[len(listed) :]
+        project = head + section + windows
+    streams["PROJECT"] = project.encode(codepage)
     wm = streams["PROJECTwm"]
     if not wm.endswith(b"\x00\x00"):
         raise ValueError("the PROJECTwm stream has no terminator")

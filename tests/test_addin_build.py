@@ -2,9 +2,13 @@
 
 Checked: the ribbon XML is well-formed and uses the Office 2010 schema; every ``onAction`` names a
 ``Sub <name>(control As IRibbonControl)`` that exists in the add-in's VBA (read with oletools);
-the VBA's xlwings version equals the pinned xlwings; the VBA project is the template's byte for
-byte; two builds are byte-identical and the committed add-in equals a fresh build; the add-in's
-own settings sheet is the one the VBA reads, holds what we wrote, and opens in openpyxl.
+the VBA's xlwings version equals the pinned xlwings; the template's VBA is kept byte for byte
+beside the two added modules, whose text is what xlwings' own "Import Functions" writes for the
+current formulas (so a changed formula fails here until the add-in is rebuilt); the VBA
+project's records (dir, PROJECT, PROJECTwm) and the compound file around them are consistent;
+LibreOffice, a third-party reader, imports the added modules; two builds are byte-identical and
+the committed add-in equals a fresh build; the add-in's own settings sheet is the one the VBA
+reads, holds what we wrote, and opens in openpyxl.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from hypothesis import strategies as st
 from packaging.requirements import Requirement
 
 from stratpd_xl.excel import addin_file
+from tests.office import soffice
 
 with warnings.catch_warnings():
     # oletools 0.60 uses pyparsing names that newer pyparsing deprecates; not our concern here.
@@ -122,15 +127,36 @@ def test_vba_xlwings_version_equals_the_pinned_xlwings(vba_modules):
     assert match.group(1) == _pinned_xlwings() == version("xlwings")
 
 
-def test_vba_project_is_the_templates_byte_for_byte(built):
+def _streams(vba_bin: bytes) -> dict[str, bytes]:
+    import olefile
+
+    ole = olefile.OleFileIO(vba_bin)
+    try:
+        return {"/".join(p): ole.openstream("/".join(p)).read() for p in ole.listdir()}
+    finally:
+        ole.close()
+
+
+ADDED = {builder.FORMULA_MODULE, builder.WIZARD_MODULE}
+
+
+def test_template_parts_and_vba_streams_are_kept_byte_for_byte(built):
     with zipfile.ZipFile(builder.template_path()) as t, zipfile.ZipFile(built) as b:
-        assert b.read("xl/vbaProject.bin") == t.read("xl/vbaProject.bin")
-        # Changed on purpose: the ribbon, its relationship, and the enabled settings sheet.
-        changed = {"_rels/.rels", "xl/workbook.xml", "xl/worksheets/sheet1.xml"}
+        # Changed on purpose: the ribbon, its relationship, the enabled settings sheet, the VBA.
+        changed = {
+            "_rels/.rels", "xl/workbook.xml", "xl/worksheets/sheet1.xml", "xl/vbaProject.bin"
+        }
         template_parts = set(t.namelist()) - {"customUI/customUI.xml"}
         for name in template_parts - changed:
             assert b.read(name) == t.read(name), name
         assert set(b.namelist()) == template_parts | {"customUI/customUI14.xml", "_rels/.rels"}
+        old, new = _streams(t.read("xl/vbaProject.bin")), _streams(b.read("xl/vbaProject.bin"))
+    # Only the project's lists of modules change; every template module stream is untouched.
+    assert set(new) == set(old) | {f"VBA/{name}" for name in ADDED}
+    for name in set(old) - {"VBA/dir", "PROJECT", "PROJECTwm"}:
+        assert new[name] == old[name], name
+    assert new["VBA/_VBA_PROJECT"] == builder.vba_project.SOURCE_ONLY_VBA_PROJECT
+    assert builder.build_bytes(with_formulas=False) != built.read_bytes()
 
 
 def test_build_is_reproducible_and_the_committed_addin_is_current(built, tmp_path):
@@ -295,16 +321,20 @@ def test_settings_sheet_refuses_what_the_vba_would_misread():
         addin_file.with_settings(parts, addin_file.addin_settings())
 
 
-# --- experimental: the formulas' VBA wrappers written into the add-in (vba_project.py) ---------
+# --- the formulas' modules written into the VBA project (vba_project.py) -----------------------
 
 vba_project = builder.vba_project
 
 
 @pytest.fixture(scope="module")
-def with_formulas(tmp_path_factory) -> Path:
-    return builder.build(
-        tmp_path_factory.mktemp("formulas") / "stratpd_xl.xlam", with_formulas=True
-    )
+def recorded() -> dict:
+    return builder.formula_import()
+
+
+@pytest.fixture(scope="module")
+def committed_vba() -> bytes:
+    with zipfile.ZipFile(builder.DEFAULT_OUTPUT) as z:
+        return z.read("xl/vbaProject.bin")
 
 
 def _modules(vba_bin: bytes) -> dict[str, str]:
@@ -313,6 +343,239 @@ def _modules(vba_bin: bytes) -> dict[str, str]:
         return {name: code for _, _, name, code in parser.extract_macros()}
     finally:
         parser.close()
+
+
+def _crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def test_committed_formula_module_is_what_xlwings_import_writes_for_the_current_udfs(
+    recorded, committed_vba
+):
+    # xlwings' own import_udfs, run against a recording stand-in workbook, must write exactly
+    # the module the committed add-in carries: a changed formula signature, default or text
+    # fails here until the add-in is rebuilt.
+    code = _modules(committed_vba).get(f"{builder.FORMULA_MODULE}.bas")
+    assert code is not None, "the committed add-in has no xlwings_udfs module"
+    assert code == _crlf(recorded["module"]), "formulas changed: run python addin/build_addin.py"
+    assert code.startswith('Attribute VB_Name = "xlwings_udfs"\r\n')
+    # The wrappers test "#If App = ..." on a module-level constant; without it they would take
+    # the branch that passes no caller, which =STRATPD needs.
+    assert '#Const App = "Microsoft Excel"' in code
+    assert (
+        "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
+        "Optional chart, Optional max_points, Optional positive)"
+    ) in code
+    impact = "Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive)"
+    assert impact in code
+    assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in code
+    assert "Function XLPy()" in _modules(committed_vba)["xlwings.bas"], "wrappers call XLPy"
+
+
+def test_committed_wizard_module_registers_what_xlwings_import_registers(
+    recorded, committed_vba
+):
+    code = _modules(committed_vba).get(f"{builder.WIZARD_MODULE}.bas")
+    name, source = builder.wizard_module(recorded["macro_options"])
+    assert code == _crlf(f'Attribute VB_Name = "{name}"\n' + source)
+    assert "\r\nSub Auto_Open()\r\n" in code
+    assert code.count("    Application.MacroOptions Macro:=") == len(recorded["macro_options"]) == 2
+    for options in recorded["macro_options"]:
+        assert options["Category"] == "StratPD" and options["Description"]
+        assert '"' + options["Description"].replace('"', '""') + '"' in code
+        for doc in options["ArgumentDescriptions"]:
+            assert '"' + doc.replace('"', '""') + '"' in code
+
+
+def test_wizard_module_escapes_quotes_and_refuses_what_vba_cannot_hold():
+    options = {"macro": "'a.xlam'!F", "Description": 'say "hi"', "Category": "C",
+               "ArgumentDescriptions": None}
+    _, source = builder.wizard_module([options])
+    assert 'Description:="say ""hi""", _' in source and "ArgumentDescriptions" not in source
+    assert 'Category:="C"\n' in source
+    with pytest.raises(ValueError, match="one line"):
+        builder.wizard_module([{**options, "Description": "two\nlines"}])
+    with pytest.raises(ValueError, match="not a formula name"):
+        builder.wizard_module([{**options, "macro": "'a.xlam'!F; End Sub"}])
+
+
+def _dir_records(dir_stream: bytes) -> list[tuple[int, bytes]]:
+    import struct
+
+    records, at = [], 0
+    while at < len(dir_stream):
+        rid, size = struct.unpack_from("<HI", dir_stream, at)
+        if rid == 0x0009:  # PROJECTVERSION: its Size field says 4, the record holds 6 bytes
+            size = 6
+        records.append((rid, dir_stream[at + 6 : at + 6 + size]))
+        at += 6 + size
+    return records
+
+
+def test_dir_project_and_projectwm_list_the_new_modules_consistently(committed_vba):
+    import struct
+
+    streams = _streams(committed_vba)
+    template = _streams(zipfile.ZipFile(builder.template_path()).read("xl/vbaProject.bin"))
+    records = _dir_records(vba_project.decompress(streams["VBA/dir"]))
+    old_records = _dir_records(vba_project.decompress(template["VBA/dir"]))
+    ids = [rid for rid, _ in records]
+    assert ids[-1] == 0x0010 and records[-1][1] == b""  # terminator
+    count_at = ids.index(0x000F)
+    count = struct.unpack("<H", records[count_at][1])[0]
+    assert records[count_at + 1][0] == 0x0013  # PROJECTCOOKIE follows the count
+    # Everything before the module list, and every template module's records, are unchanged.
+    assert records[:count_at] == old_records[:count_at]
+    assert records[count_at + 1 : len(old_records) - 1] == old_records[count_at + 1 : -1]
+    modules: list[dict[int, bytes]] = []
+    for rid, payload in records[count_at + 2 : -1]:
+        if rid == 0x0019:
+            modules.append({})
+        modules[-1][rid] = payload
+    old_count = sum(rid == 0x0019 for rid, _ in old_records)
+    assert count == len(modules) == old_count + len(ADDED) == 7
+    names = [m[0x0019].decode("cp1252") for m in modules]
+    assert names[-2:] == [builder.FORMULA_MODULE, builder.WIZARD_MODULE]
+    for module in modules[-2:]:
+        name = module[0x0019].decode("cp1252")
+        assert module[0x0047] == name.encode("utf-16-le")  # MODULENAMEUNICODE
+        assert module[0x001A] == module[0x0019] and module[0x0032] == module[0x0047]
+        assert struct.unpack("<I", module[0x0031])[0] == 0  # MODULEOFFSET: source at byte 0
+        assert module[0x002C] == b"\xff\xff"  # MODULECOOKIE as MS-OVBA says to write it
+        assert 0x0021 in module and 0x0022 not in module  # procedural (standard) module
+        assert 0x002B in module  # its terminator
+    for name in names:  # every listed module has its stream, and only those exist
+        assert f"VBA/{name}" in streams
+    assert {p for p in streams if p.startswith("VBA/")} == {
+        f"VBA/{n}" for n in names
+    } | {"VBA/dir", "VBA/_VBA_PROJECT"}
+
+    project = streams["PROJECT"].decode("cp1252")
+    for name in ADDED:
+        assert f"\r\nModule={name}\r\n" in project
+        assert f"\r\n{name}=0, 0, 0, 0, C\r\n" in project.partition("[Workspace]")[2]
+    assert project.endswith("\r\n\r\n") and project.count("[Workspace]") == 1
+    # PROJECTwm: MBCS name, NUL, UTF-16 name, NUL NUL per module, in dir order, then NUL NUL.
+    wm, pairs = streams["PROJECTwm"], []
+    while wm != b"\x00\x00":
+        mbcs, wm = wm.split(b"\x00", 1)
+        end = next(i for i in range(0, len(wm), 2) if wm[i : i + 2] == b"\x00\x00")
+        pairs.append((mbcs.decode("cp1252"), wm[:end].decode("utf-16-le")))
+        wm = wm[end + 2 :]
+    assert pairs == [(n, n) for n in names]
+
+
+def test_compound_file_sectors_chains_and_mini_stream_are_consistent(committed_vba):
+    import struct
+
+    import olefile
+
+    data = committed_vba
+    ole = olefile.OleFileIO(data, raise_defects=olefile.DEFECT_INCORRECT)
+    assert ole.parsing_issues == [] and ole.get_type("VBA") == olefile.STGTY_STORAGE
+    header = struct.unpack_from("<8s16sHHHHH6sIIIIIIIII", data)
+    sig, _, minor, major, bom, sector_shift, mini_shift = header[:7]
+    fat_count, first_dir, _, cutoff, first_minifat, minifat_count, first_difat = header[9:16]
+    assert (sig, major, bom, sector_shift, mini_shift, cutoff) == (
+        bytes.fromhex("d0cf11e0a1b11ae1"), 3, 0xFFFE, 9, 6, 4096
+    )
+    assert minor == 0x3E and first_difat == vba_project.ENDOFCHAIN
+    assert (len(data) - 512) % 512 == 0
+    sectors = (len(data) - 512) // 512
+    difat = struct.unpack_from("<109I", data, 76)
+    fat_sectors = [s for s in difat if s != vba_project.FREESECT]
+    assert len(fat_sectors) == fat_count
+
+    def sector(i: int) -> bytes:
+        assert 0 <= i < sectors
+        return data[512 + 512 * i : 512 + 512 * (i + 1)]
+
+    fat = [v for s in fat_sectors for v in struct.unpack("<128I", sector(s))]
+    assert all(fat[s] == vba_project.FATSECT for s in fat_sectors)
+    used: set[int] = set(fat_sectors)
+
+    def chain(first: int, table: list[int]) -> list[int]:
+        out = []
+        while first != vba_project.ENDOFCHAIN:
+            assert first not in out, "a loop in a sector chain"
+            out.append(first)
+            first = table[first]
+        return out
+
+    def claim(run: list[int]) -> None:
+        assert not used & set(run), "a sector belongs to two chains"
+        used.update(run)
+
+    directory = chain(first_dir, fat)
+    claim(directory)
+    minifat_run = chain(first_minifat, fat)
+    claim(minifat_run)
+    assert len(minifat_run) == minifat_count
+    minifat = [v for s in minifat_run for v in struct.unpack("<128I", sector(s))]
+    entries = b"".join(sector(s) for s in directory)
+    root_start, root_size = struct.unpack_from("<IQ", entries, 116)
+    mini_run = chain(root_start, fat)
+    claim(mini_run)
+    assert len(mini_run) == -(-root_size // 512)
+    mini_used: set[int] = set()
+    streams = 0
+    for k in range(1, len(entries) // 128):
+        entry = entries[128 * k : 128 * (k + 1)]
+        kind = entry[66]
+        start, size = struct.unpack_from("<IQ", entry, 116)
+        if kind != 2:  # storages and unused slots hold no data
+            continue
+        streams += 1
+        if size < cutoff:  # MS-CFB: small streams live in the mini stream
+            run = chain(start, minifat) if size else []
+            assert len(run) == -(-size // 64) and not mini_used & set(run)
+            mini_used.update(run)
+            assert all(s < root_size // 64 for s in run)
+        else:
+            run = chain(start, fat)
+            assert len(run) == -(-size // 512)
+            claim(run)
+    assert streams == len([p for p in ole.listdir()])
+    assert used == set(range(sectors)), "every sector is used by exactly one chain"
+    ole.close()
+
+
+@pytest.fixture(scope="module")
+def libreoffice_basic(tmp_path_factory) -> dict[str, str]:
+    """The Basic modules LibreOffice imports from the committed add-in's vbaProject.bin."""
+    import subprocess
+
+    exe = soffice()
+    work = tmp_path_factory.mktemp("lo")
+    subprocess.run(
+        [exe, "--headless", "--norestore", f"-env:UserInstallation={(work / 'p').as_uri()}",
+         "--infilter=Calc MS Excel 2007 VBA XML", "--convert-to", "ods",
+         "--outdir", str(work), str(builder.DEFAULT_OUTPUT)],
+        capture_output=True, check=True, timeout=180,
+    )
+    with zipfile.ZipFile(work / "stratpd_xl.ods") as z:
+        return {
+            Path(n).stem: z.read(n).decode()
+            for n in z.namelist()
+            if n.startswith("Basic/MyAddin/") and not n.endswith("script-lb.xml")
+        }
+
+
+def test_libreoffice_imports_the_added_modules_with_their_source(
+    libreoffice_basic, committed_vba
+):
+    import html
+
+    modules = _modules(committed_vba)
+    assert set(libreoffice_basic) == {Path(n).stem for n in modules}
+    for name in ADDED:
+        basic = libreoffice_basic[name]
+        assert 'script:moduleType="normal"' in basic and "VBA_ModuleType=VBAModule" in basic
+        body = html.unescape(basic.split('script:moduleType="normal">', 1)[1])
+        # LibreOffice keeps every line of the source except the Attribute line it consumed.
+        source = modules[f"{name}.bas"].split("\r\n", 1)[1].rstrip("\r\n").split("\r\n")
+        assert all(line in body.splitlines() for line in source), name
+        assert "Function STRATPD(" in body or "Sub Auto_Open()" in body
 
 
 @settings(max_examples=60, deadline=None)
@@ -326,28 +589,10 @@ def test_ovba_compression_round_trips_through_oletools(text):
     assert vba_project.decompress(packed) == data
 
 
-def test_formula_module_is_added_and_every_template_module_kept(with_formulas):
-    with zipfile.ZipFile(with_formulas) as z, zipfile.ZipFile(builder.template_path()) as t:
-        new, old = z.read("xl/vbaProject.bin"), t.read("xl/vbaProject.bin")
-    got, template = _modules(new), _modules(old)
-    assert set(got) == set(template) | {"StratPDFormulas.bas"}
-    assert all(got[name] == code for name, code in template.items())
-    code = got["StratPDFormulas.bas"]
-    assert (
-        "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart, Optional max_points, Optional positive)"
-    ) in code
-    impact = "Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive)"
-    assert impact in code
-    assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in code
-    assert "Function XLPy()" in template["xlwings.bas"], "the wrappers call the template's XLPy"
-
-
-def test_compound_file_directory_is_a_sorted_valid_red_black_tree(with_formulas):
+def test_compound_file_directory_is_a_sorted_valid_red_black_tree(committed_vba):
     import olefile
 
-    with zipfile.ZipFile(with_formulas) as z:
-        ole = olefile.OleFileIO(z.read("xl/vbaProject.bin"))
+    ole = olefile.OleFileIO(committed_vba)
 
     RED, BLACK = 0, 1  # MS-CFB 2.6.1 colour flags
 
@@ -386,9 +631,20 @@ def test_add_module_refuses_compiled_projects_and_duplicate_names():
         vba_project.add_module(vba_project.write_compound_file(streams), "M", "")
 
 
-def test_with_formulas_is_reproducible_and_never_the_committed_file(with_formulas, tmp_path):
-    again = builder.build(tmp_path / "stratpd_xl.xlam", with_formulas=True)
-    assert again.read_bytes() == with_formulas.read_bytes()
-    assert with_formulas.read_bytes() != builder.DEFAULT_OUTPUT.read_bytes()
-    with pytest.raises(SystemExit):
-        builder.main(["--with-formulas"])  # the committed add-in stays without the module
+def test_xlwings_itself_ships_source_only_modules_in_a_seven_byte_project():
+    # The evidence addin/README.md gives for Excel accepting our modules, kept true for the
+    # pinned xlwings: its own add-in runs Main (RunPython, the UDF server) from source alone.
+    import struct
+
+    addin = Path(builder.template_path()).parent / "addin" / "xlwings.xlam"
+    streams = _streams(zipfile.ZipFile(addin).read("xl/vbaProject.bin"))
+    assert streams["VBA/_VBA_PROJECT"] == vba_project.SOURCE_ONLY_VBA_PROJECT
+    offsets, name = {}, None
+    for rid, payload in _dir_records(vba_project.decompress(streams["VBA/dir"])):
+        if rid == 0x0019:
+            name = payload.decode("cp1252")
+        elif rid == 0x0031:
+            offsets[name] = struct.unpack("<I", payload)[0]
+    assert offsets["Main"] == 0 and "Public Function RunPython(" in _modules(
+        zipfile.ZipFile(addin).read("xl/vbaProject.bin")
+    )["Main.bas"]

@@ -17,6 +17,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import olefile
 import pytest
 
 from stratpd_xl.excel import addin_file, config, install
@@ -179,18 +180,24 @@ def test_windows_install_writes_the_addin_with_its_settings_and_runs_pip(home, c
     assert code == 0, capsys.readouterr().err
     target = home / "AppData/Roaming/Microsoft/Excel/XLSTART/stratpd_xl.xlam"
     assert runner.calls == [
-        [str(python), "-m", "pip", "install", "--quiet", "--upgrade", install.default_package()]
+        [str(python), "-m", "pip", "install", "--quiet", "--upgrade", install.default_package()],
+        [str(python), "-c", install.WARM_UP_CODE],
     ]
     settings = _installed_settings(target)
     assert settings["INTERPRETER_WIN"] == str(python)
     assert settings["ADD_WORKBOOK_TO_PYTHONPATH"] == "false"
     assert settings["UDF MODULES"] == "stratpd_xl.excel.udfs"
-    # The VBA is the committed add-in's, untouched; no shared ~/.myaddin file is written.
+    # The VBA is the committed add-in's, formulas included, untouched: nothing is imported and
+    # nothing needs "Trust access to the VBA project object model"; no ~/.myaddin file.
     with zipfile.ZipFile(target) as got, zipfile.ZipFile(ADDIN) as committed:
-        assert got.read("xl/vbaProject.bin") == committed.read("xl/vbaProject.bin")
+        vba = got.read("xl/vbaProject.bin")
+        assert vba == committed.read("xl/vbaProject.bin")
+    assert olefile.OleFileIO(vba).exists("VBA/xlwings_udfs")
     assert not (home / ".myaddin").exists()
     out = capsys.readouterr().out
-    assert f"wrote {target}" in out and "==> 5/5 cell formulas" in out
+    assert f"wrote {target}" in out and "==> 4/4 the add-in" in out
+    assert "import-udfs" not in out and "Trust access" not in out
+    assert "=STRATPD, =STRATIMPACT work" in out
     first = target.read_bytes()
     assert install.main(["--platform", "win32"], runner=runner, excel_check=lambda p: False) == 0
     assert target.read_bytes() == first, "a second run gives the same add-in"
@@ -205,6 +212,7 @@ def test_missing_venv_is_created_with_the_running_python(home):
     assert runner.calls == [
         [sys.executable, "-m", "venv", str(venv)],
         [python, "-m", "pip", "install", "--quiet", "--upgrade", "stratpd-xl"],
+        [python, "-c", install.WARM_UP_CODE],
     ]
 
 
@@ -214,10 +222,39 @@ def test_dry_run_prints_every_step_and_changes_nothing(home, capsys):
     out = capsys.readouterr().out
     assert runner.calls == []
     assert _files(home) == []
-    for step in ("1/5 Excel must be closed", "2/5 Python environment", "4/5 the add-in"):
+    for step in ("1/4 Excel must be closed", "2/4 Python environment", "4/4 the add-in"):
         assert step in out
     assert "-m venv" in out and "pip install" in out and "would write" in out
     assert "ADD_WORKBOOK_TO_PYTHONPATH = false" in out
+
+
+def test_engine_warm_up_runs_in_the_new_environment_and_its_failure_is_not_fatal(home, capsys):
+    runner = Recorder(fail=install.WARM_UP_CODE)
+    assert install.main(["--platform", "win32"], runner=runner, excel_check=lambda p: False) == 0
+    out = capsys.readouterr().out
+    assert "could not compile the engine ahead" in out and "Done." in out
+
+
+def test_warm_up_code_fills_the_numba_cache_it_is_meant_to(tmp_path):
+    # The installer's warm-up, run for real in a fresh process: it must leave compiled engine
+    # kernels in numba's on-disk cache, which is what makes Excel's first formula fast.
+    # STRATPD_XL_WARMUP=0 (other tests set it) must not switch the installer's warm-up off.
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT),
+           "STRATPD_XL_WARMUP": "0"}
+    subprocess.run([sys.executable, "-c", install.WARM_UP_CODE], env=env, check=True,
+                   timeout=600, capture_output=True)
+    assert list(tmp_path.rglob("*.nbi")), "the warm-up compiled nothing into numba's cache"
+
+
+def test_import_formulas_is_an_opt_in_rescue_step(home, capsys):
+    runner = Recorder()
+    args = ["--platform", "win32", "--dry-run", "--import-formulas"]
+    assert install.main(args, runner=runner) == 0
+    out = capsys.readouterr().out
+    assert "5/5 re-import =STRATPD, =STRATIMPACT (rescue)" in out
+    assert "-m stratpd_xl.excel.config import-udfs" in out
+    assert install.main(["--platform", "darwin", "--dry-run", "--import-formulas"]) == 0
+    assert "skipped: cell formulas need Excel on Windows" in capsys.readouterr().out
 
 
 def test_refuses_while_excel_runs_and_changes_nothing(home, capsys):

@@ -15,7 +15,9 @@ the way that template reads them (xlwings 0.37.8, module ``xlwings``, ``GetConfi
   the formulas; ``UDF Modules`` names the module whose ``@xw.func`` functions are imported.
 
 This module uses only the standard library and also runs as a script, before the package is
-installed; the installer runs ``import-udfs`` with the venv's Python::
+installed.  The add-in ships with the formulas' module ``xlwings_udfs`` built in; ``import-udfs``
+is the installer's opt-in rescue (``--import-formulas``) should an Excel refuse that module: it
+regenerates it with xlwings' own import, which replaces a module of that name::
 
     python stratpd_xl/excel/config.py write --interpreter /path/to/venv/bin/python [--dry-run]
     python stratpd_xl/excel/config.py import-udfs      # Windows: put =STRATPD into the add-in
@@ -193,7 +195,7 @@ def import_udfs_into_addin(addin_name: str = ADDIN_FILE_NAME) -> str:  # pragma:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``write`` (manual setups) and ``import-udfs`` (run by the installer)."""
+    """Command line: ``write`` (manual setups) and ``import-udfs`` (the installer's rescue)."""
     parser = argparse.ArgumentParser(prog="stratpd-xl-config", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     write = sub.add_parser("write", help="write or update the add-in's config file")

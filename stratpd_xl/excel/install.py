@@ -6,11 +6,16 @@ Every step lives here, in Python, so it runs and is tested the same everywhere; 
 1. refuse while Excel runs (it locks the add-in file it has open);
 2. a Python environment: an existing venv is reused, a missing one is created (default
    ``~/.stratpd-xl/venv``), or ``--use-current`` takes the Python running this;
-3. ``pip install --upgrade`` the package into it (this checkout, or ``--from-pypi``);
+3. ``pip install --upgrade`` the package into it (this checkout, or ``--from-pypi``), then run
+   the formulas' warm-up once in it, so numba's on-disk cache holds the compiled engine before
+   Excel's first formula (about 3 s saved there; a failure here only costs that time later);
 4. copy the add-in into Excel's startup folder with its settings sheet pointing at that Python
-   (``addin_file``); on macOS also xlwings' AppleScript helper that ``RunPython`` needs;
-5. Windows only: put the formulas' VBA wrappers into the installed add-in (needs Excel and
-   "Trust access to the VBA project object model"; a failure leaves the rest installed).
+   (``addin_file``); on macOS also xlwings' AppleScript helper that ``RunPython`` needs.
+
+The formulas' VBA wrappers ship inside the add-in (``addin/build_addin.py``), so there is no
+per-machine import and no "Trust access to the VBA project object model".  ``--import-formulas``
+(Windows) is kept only as a rescue should an Excel refuse the shipped module: it regenerates the
+wrappers inside the installed add-in with xlwings' own import, which does need that setting.
 
 ``--dry-run`` prints every step and changes nothing; ``--uninstall`` removes the add-in.
 Only the standard library is imported, so this runs before the dependencies are installed.
@@ -34,6 +39,12 @@ PACKAGE_NAME = "stratpd-xl"
 CHECKOUT_ROOT = Path(__file__).resolve().parents[2]
 
 Runner = Callable[[Sequence[str]], str]
+#: Compiles the engine's numba kernels into their on-disk cache (and loads matplotlib once).
+#: ``STRATPD_XL_WARMUP`` is forced on: the warm-up runs at import unless it says 0.
+WARM_UP_CODE = (
+    "import os; os.environ['STRATPD_XL_WARMUP'] = '1'; "
+    "from stratpd_xl.excel import udfs; udfs.wait_for_warm_up(600)"
+)
 ExcelCheck = Callable[[str], bool | None]
 
 
@@ -189,6 +200,10 @@ class Installer:
             self.say("skipped: the package is used from where this Python finds it")
             return
         self.command([python, "-m", "pip", "install", "--quiet", "--upgrade", self.args.package])
+        try:
+            self.command([python, "-c", WARM_UP_CODE])
+        except InstallError as exc:
+            self.say(f"could not compile the engine ahead ({exc}); Excel's first formula will")
 
     def install_addin(self, python: str) -> None:
         source = Path(self.args.addin)
@@ -235,11 +250,9 @@ class Installer:
         self.say(f"copied {source.name} into {folder}")
 
     def import_formulas(self, python: str) -> None:
+        # Rescue only (--import-formulas): the add-in already carries the wrappers.
         if not self.platform.startswith("win"):
             self.say("skipped: cell formulas need Excel on Windows; the ribbon button works")
-            return
-        if self.args.skip_formulas:
-            self.say("skipped (--skip-formulas): the ribbon button works, the formulas do not")
             return
         if not sys.platform.startswith("win") and not self.args.dry_run:
             self.say("skipped: needs Excel on this machine")
@@ -248,9 +261,9 @@ class Installer:
             self.command([python, "-m", "stratpd_xl.excel.config", "import-udfs"])
         except InstallError as exc:
             self.say(
-                f"could not add the formulas ({exc}). In Excel tick File > Options > Trust Center >"
-                " Trust Center Settings > Macro Settings > 'Trust access to the VBA project object"
-                " model', quit Excel and run this again."
+                f"could not import the formulas ({exc}). In Excel tick File > Options > Trust "
+                "Center > Trust Center Settings > Macro Settings > 'Trust access to the VBA "
+                "project object model', quit Excel and run this again."
             )
 
     def install(self) -> None:
@@ -262,9 +275,9 @@ class Installer:
             (f"install the package ({self.args.package})", lambda: self.install_package(python[0]))
         )
         steps.append(("the add-in and its settings", lambda: self.install_addin(python[0])))
-        steps.append(
-            ("cell formulas =STRATPD, =STRATIMPACT", lambda: self.import_formulas(python[0]))
-        )
+        if self.args.import_formulas:
+            title = "re-import =STRATPD, =STRATIMPACT (rescue)"
+            steps.append((title, lambda: self.import_formulas(python[0])))
         for number, (title, step) in enumerate(steps, start=1):
             self.out(f"==> {number}/{len(steps)} {title}")
             step()
@@ -323,9 +336,10 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--addin", default=str(default_addin()), help="the add-in file to install")
     p.add_argument(
-        "--skip-formulas",
+        "--import-formulas",
         action="store_true",
-        help="Windows: do not put the formulas into the add-in (ribbon button only)",
+        help="Windows rescue, if Excel refuses the formulas shipped in the add-in: regenerate "
+        "them in the installed add-in (needs 'Trust access to the VBA project object model')",
     )
     p.add_argument(
         "--platform", default=sys.platform, choices=["win32", "darwin"], help=argparse.SUPPRESS
@@ -357,7 +371,10 @@ def main(
     elif args.uninstall:
         print("Done. Restart Excel: the StratPD tab is gone.")
     else:
-        print("Done. Start Excel: the ribbon has a StratPD tab.")
+        print(
+            "Done. Start Excel: the ribbon has a StratPD tab"
+            + (" and =STRATPD, =STRATIMPACT work." if args.platform == "win32" else ".")
+        )
     return 0
 
 
