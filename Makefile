@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-e2e
+.PHONY: demo test test-lite-compat lint bench bench-e2e
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+# xlwings Lite's Pyodide 0.27.5 (Python 3.12, pandas 2.2, no numba) stood in for by a Python 3.12
+# venv with its package versions: the Lite-relevant tests and the formulas' cells against the
+# desktop's.  Skips with a message without a Python 3.12.  CI runs it after `make test`.
+test-lite-compat: $(STAMP)
+	DESKTOP_PYTHON=$(BIN)/python sh tests/pyodide/lite_compat.sh
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
