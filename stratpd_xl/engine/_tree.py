@@ -318,9 +318,9 @@ class _Moves:
         self.move = np.zeros(n, np.int64)
         self.kept = 0
 
-    def fill(self, before: np.ndarray, active: np.ndarray, child: np.ndarray,
+    def fill(self, gone: list[np.ndarray], active: np.ndarray, child: np.ndarray,
              n_children: int) -> None:
-        """Rows ``before`` were in the orders; ``active`` rows go on, to ``child``."""
+        """Rows in ``gone`` leave the orders; ``active`` rows go on, to ``child``."""
         counts = np.bincount(child, minlength=n_children)
         offset = np.cumsum(counts) - counts
         offset[0::2] -= np.cumsum(counts[0::2]) - counts[0::2]
@@ -330,8 +330,9 @@ class _Moves:
         move = offset.astype(np.int64) | (np.where(side == 0, 32, 0).astype(np.int64)
                                           << _OFFSET_BITS)
         self.kept = int(active.size)
-        self.code[before] = 0
-        self.move[before] = self.kept | (63 << _OFFSET_BITS)
+        for rows in gone:  # the other rows' entries are all overwritten below
+            self.code[rows] = 0
+            self.move[rows] = self.kept | (63 << _OFFSET_BITS)
         self.code[active] = code[child]
         self.move[active] = move[child]
 
@@ -460,7 +461,7 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         child_of_node[split] = 2 * np.arange(split.size)
         c = child_of_node[ln]
         moving = c >= 0
-        before = active
+        gone = [active[~moving]]  # rows of nodes that became leaves
         active, c, lm = active[moving], c[moving], ln[moving]
         # Flat indices: 2-D fancy indexing is several times slower.
         c += cols.ravel().take(best_f[lm] * n_fit + active) > best_t[lm]
@@ -468,11 +469,12 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         # before the next level's split search and regrouping.
         m, s_y, s_y2, splittable = open_nodes(c, n_children)
         stay = splittable[c]
+        gone.append(active[~stay])
         active, c = active[stay], c[stay]
         compact = np.cumsum(splittable) - 1  # children ids -> the next level's node ids
         node_of[active] = compact[c]
         m, s_y, s_y2 = m[splittable], s_y[splittable], s_y2[splittable]
-        moves.fill(before, active, c, n_children)  # the same for every feature
+        moves.fill(gone, active, c, n_children)  # the same for every feature
         for f in orders:  # the feature's old arrays become the next one's destination
             _regroup(orders[f], spare, moves, work)
             orders[f], spare = spare, orders[f]
@@ -487,17 +489,27 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
 
 def _apply_numpy(xb: np.ndarray, rows: np.ndarray, tree: Tree) -> np.ndarray:
     node = np.zeros(rows.shape[0], np.int64)
-    active = np.flatnonzero(tree.feature[node] >= 0)
+    split = tree.feature >= 0
+    # Both growers number a node's children consecutively: the right child is left + 1,
+    # so a step is one add instead of a select between two gathers.
+    consecutive = np.array_equal(tree.right[split], tree.left[split] + 1)
+    active = np.flatnonzero(split[node])
     # Flat indices into xb: 2-D fancy indexing is several times slower.
     flat = np.ascontiguousarray(xb).ravel()
-    base = rows * xb.shape[1]
+    pos = rows[active] * xb.shape[1]
     nd = node[active]
     while active.size:
-        go_left = flat.take(base[active] + tree.feature[nd]) <= tree.threshold[nd]
-        nd = np.where(go_left, tree.left[nd], tree.right[nd])
-        node[active] = nd
-        inner = tree.feature[nd] >= 0
-        active, nd = active[inner], nd[inner]
+        go_right = flat.take(pos + tree.feature[nd]) > tree.threshold[nd]
+        if consecutive:
+            nd = tree.left[nd] + go_right
+        else:
+            nd = np.where(go_right, tree.right[nd], tree.left[nd])
+        inner = split[nd]
+        if not inner.all():
+            # Only rows that reach a leaf are written; the rest go down one more level.
+            done = ~inner
+            node[active[done]] = nd[done]
+            active, nd, pos = active[inner], nd[inner], pos[inner]
     return node
 
 
