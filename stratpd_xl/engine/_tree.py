@@ -234,12 +234,11 @@ def _level_gains(
     new_cell[node_start] = True
     cell_start = np.flatnonzero(new_cell)
     n_cells = cell_start.size
-    cell_id = np.cumsum(new_cell, out=work.a[:size])
-    cell_id -= 1
+    cell_id = np.cumsum(new_cell, out=work.a[:size])  # 1-based
     # bincount adds in the order given, i.e. ascending row order inside each (node, bin)
     # cell: the same sums, to the bit, as the numba kernel's histogram.
-    c_sum = np.bincount(cell_id, weights=y, minlength=n_cells)
-    first_cell = np.searchsorted(cell_start, node_start)
+    c_sum = np.bincount(cell_id, weights=y, minlength=n_cells + 1)[1:]
+    first_cell = cell_id[node_start] - 1  # a node's first row starts a cell
     per_node = np.diff(first_cell, append=n_cells)
     c_node = np.repeat(np.arange(nn), per_node)
     rank = np.arange(n_cells)
@@ -260,8 +259,9 @@ def _level_gains(
         at = row_start[rank] + slot[c_node]
         flat = np.empty(n_cells)
         flat[at] = c_sum
-        for k in range(1, width):
-            a, s0, s1 = longer[k], row_start[k - 1], row_start[k]
+        # Python ints: indexing with numpy scalars costs more than the short adds.
+        for a, s0, s1 in zip(longer[1:].tolist(), row_start[:-1].tolist(),
+                             row_start[1:].tolist(), strict=True):
             np.add(flat[s0 : s0 + a], flat[s1 : s1 + a], out=flat[s1 : s1 + a])
         sl = flat.take(at)
     else:
@@ -278,7 +278,7 @@ def _level_gains(
     dl = sl - cl * mean[c_node]
     with np.errstate(divide="ignore", invalid="ignore"):
         gain = mc * dl * dl / (cl * cr)  # same operations, in the same order, as the kernel
-    gain[(cl < min_samples_leaf) | (cr < min_samples_leaf)] = -1.0
+    gain[np.minimum(cl, cr) < min_samples_leaf] = -1.0
     return gain, c_node, bins[cell_start], first_cell
 
 
