@@ -164,7 +164,7 @@ def _frame_key(frame: pd.DataFrame) -> Hashable:
     digest = hashlib.sha256()
     for name, column in frame.items():
         digest.update(f"{name}\x00{column.dtype}\x00".encode("utf-8", "surrogatepass"))
-        if column.dtype.kind in "iufMm":
+        if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iufMm":
             # Fixed-width values are their own fingerprint: hashing the buffer is a third of
             # the cost of hashing pandas' per-row hashes (and tells NaN payloads apart, which
             # only costs a cache miss).
