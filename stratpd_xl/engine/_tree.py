@@ -220,9 +220,10 @@ def _level_gains(
     ``bins`` and ``y`` hold the level's rows grouped by node (``m[k] > 0`` rows of node k
     from ``node_start[k]`` on), sorted by bin inside a node and by row among equal bins.
     Every occupied (node, bin) cell is a candidate "go left when bin <= this bin".
-    Returns ``(gain, cell_node, cell_bin, first_cell)``: the first three per cell in that
-    order, ``gain`` -1 where a side would have fewer than ``min_samples_leaf`` (>= 1) rows,
-    so also at a node's last cell; ``first_cell`` is each node's first cell.  Empty bins
+    Returns ``(gain, cell_node, cell_start, first_cell)``: the first three per cell in that
+    order (``cell_start``: the cell's first position in ``bins``), ``gain`` -1 where a side
+    would have fewer than ``min_samples_leaf`` (>= 1) rows, so also at a node's last cell;
+    ``first_cell`` is each node's first cell.  Empty bins
     between occupied ones are skipped: they repeat the previous bin's gain, and
     the kernel's first-tie rule picks the lower, occupied, bin anyway.
     """
@@ -279,7 +280,7 @@ def _level_gains(
     with np.errstate(divide="ignore", invalid="ignore"):
         gain = mc * dl * dl / (cl * cr)  # same operations, in the same order, as the kernel
     gain[np.minimum(cl, cr) < min_samples_leaf] = -1.0
-    return gain, c_node, bins[cell_start], first_cell
+    return gain, c_node, cell_start, first_cell
 
 
 class _Order:
@@ -415,18 +416,20 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         for f, o in list(orders.items()):
             perm, b = o.view()
             yo = np.take(yf, perm, out=work.y[: perm.size])
-            g, c_node, cell_bin, first_cell = _level_gains(b, yo, m, node_start, mean, msl, work)
+            g, c_node, cell_start, first_cell = _level_gains(
+                b, yo, m, node_start, mean, msl, work
+            )
             if c_node.size == nn:  # one bin per node: this feature cannot split below
                 del orders[f]
             # Cells are grouped by node and every open node has rows: reduceat is per node.
             node_best = np.maximum.reduceat(g, first_cell)
             best_gain = np.maximum(best_gain, node_best)
-            gains.append((f, g, first_cell, cell_bin, node_best))
+            gains.append((f, g, first_cell, b, cell_start, node_best))
         ok = best_gain > 1e-12 * (s_y2 - s_y * mean)
         bar = best_gain * (1.0 - TIE)
         best_f = np.full(nn, -1, np.int64)
         best_t = np.full(nn, -1, np.int64)
-        for f, g, first_cell, cell_bin, node_best in gains:  # first tie, as in the kernel
+        for f, g, first_cell, b, cell_start, node_best in gains:  # first tie, as the kernel
             won = np.flatnonzero(ok & (best_f < 0) & (node_best >= bar))
             if not won.size:  # no node takes this feature: skip its cells
                 continue
@@ -440,7 +443,7 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
             hs = seg[hit]
             first = cells[hit[np.r_[True, hs[1:] != hs[:-1]]]]  # lowest bin of each node
             best_f[won] = f
-            best_t[won] = cell_bin[first]
+            best_t[won] = b[cell_start[first]]  # only the winners' bins are read
         split = np.flatnonzero(best_f >= 0)
         if split.size == 0:
             break
