@@ -7,13 +7,14 @@ note, and ISO timestamps with a UTC offset are dates at their written wall-clock
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from stratpd_xl.sheet import frame_from_cells, typed_column
+from stratpd_xl.sheet import blank_mask, frame_from_cells, typed_column
 from tests import reference_typing as reference
 
 _TEXTS = st.sampled_from(
@@ -138,3 +139,41 @@ def test_timezone_aware_datetime_cells_keep_their_wall_clock_time() -> None:
     plus5 = dt.timezone(dt.timedelta(hours=5))
     series, _ = typed_column("when", [dt.datetime(2024, 3, 1, 9, 0, tzinfo=plus5)])
     assert series.tolist() == [pd.Timestamp("2024-03-01 09:00")]
+
+
+# Long columns of one kind with a few blanks or strays: the shape of real sheets, where the
+# body below the first cells is checked and converted a whole column at a time.
+_BLANKS = st.sampled_from([None, float("nan"), np.float32("nan"), pd.NA, "", "  "])
+_LONG_COLUMNS = st.one_of(
+    st.lists(st.one_of(st.floats(-1e6, 1e6, width=32), st.integers(-99, 99), _BLANKS),
+             min_size=70, max_size=140),
+    st.lists(st.one_of(_TEXTS, _BLANKS), min_size=70, max_size=140),
+    st.lists(st.one_of(_CELLS, _BLANKS), min_size=70, max_size=140),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(column=_LONG_COLUMNS, header=st.one_of(st.just("h"), st.none(), st.just(" ")))
+def test_long_columns_match_the_reference(column: list, header: Any) -> None:
+    cells = np.array([header, *column], dtype=object)
+    assert blank_mask(cells).tolist() == reference.blank_mask(cells).tolist()
+    fast, fast_notes = typed_column("c", cells[1:])
+    slow, slow_notes = reference.typed_column("c", column)
+    _same(fast, slow)
+    assert fast_notes == slow_notes
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=_LONG_COLUMNS, b=_LONG_COLUMNS)
+def test_long_blocks_match_typing_each_column_by_the_reference(a: list, b: list) -> None:
+    n = min(len(a), len(b))
+    rows = list(zip(a[:n], b[:n], strict=True))
+    try:
+        frame = frame_from_cells([("a", "b"), *rows])
+    except Exception:  # an all-blank block: the error is the sheet's business, not typing's
+        return
+    body = [r for r in rows if any(not reference.is_blank(v) for v in r)]
+    for j, name in enumerate("ab"):
+        if name in frame:
+            slow, _ = reference.typed_column(name, [r[j] for r in body])
+            _same(frame[name], slow)

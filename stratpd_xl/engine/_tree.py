@@ -197,12 +197,13 @@ class _Scratch:
     """
 
     def __init__(self, n: int) -> None:
-        self.index = np.arange(n, dtype=np.intp)
         self.a = np.empty(n, np.intp)
-        self.b = np.empty(n, np.intp)
-        self.c = np.empty(n, np.intp)
         self.flag = np.empty(n, bool)
-        self.d = np.empty(n, np.intp)
+        # int64 even where intp is 32 bits (Pyodide): _regroup packs two counts in one.
+        self.p = np.empty(n, np.int64)
+        self.q = np.empty(n, np.int64)
+        self.r = np.empty(n, np.int64)
+        self.y = np.empty(n)
 
 
 def _level_gains(
@@ -219,9 +220,10 @@ def _level_gains(
     ``bins`` and ``y`` hold the level's rows grouped by node (``m[k] > 0`` rows of node k
     from ``node_start[k]`` on), sorted by bin inside a node and by row among equal bins.
     Every occupied (node, bin) cell is a candidate "go left when bin <= this bin".
-    Returns ``(gain, cell_node, cell_bin, first_cell)``: the first three per cell in that
-    order, ``gain`` -1 where a side would have fewer than ``min_samples_leaf`` (>= 1) rows,
-    so also at a node's last cell; ``first_cell`` is each node's first cell.  Empty bins
+    Returns ``(gain, cell_node, cell_start, first_cell)``: the first three per cell in that
+    order (``cell_start``: the cell's first position in ``bins``), ``gain`` -1 where a side
+    would have fewer than ``min_samples_leaf`` (>= 1) rows, so also at a node's last cell;
+    ``first_cell`` is each node's first cell.  Empty bins
     between occupied ones are skipped: they repeat the previous bin's gain, and
     the kernel's first-tie rule picks the lower, occupied, bin anyway.
     """
@@ -233,12 +235,11 @@ def _level_gains(
     new_cell[node_start] = True
     cell_start = np.flatnonzero(new_cell)
     n_cells = cell_start.size
-    cell_id = np.cumsum(new_cell, out=work.a[:size])
-    cell_id -= 1
+    cell_id = np.cumsum(new_cell, out=work.a[:size])  # 1-based
     # bincount adds in the order given, i.e. ascending row order inside each (node, bin)
     # cell: the same sums, to the bit, as the numba kernel's histogram.
-    c_sum = np.bincount(cell_id, weights=y, minlength=n_cells)
-    first_cell = np.searchsorted(cell_start, node_start)
+    c_sum = np.bincount(cell_id, weights=y, minlength=n_cells + 1)[1:]
+    first_cell = cell_id[node_start] - 1  # a node's first row starts a cell
     per_node = np.diff(first_cell, append=n_cells)
     c_node = np.repeat(np.arange(nn), per_node)
     rank = np.arange(n_cells)
@@ -246,19 +247,30 @@ def _level_gains(
     # The kernel adds bin sums one by one from the node's first bin.  A float cumsum cannot
     # restart per node exactly by subtraction, so lay the cells out one column per node,
     # padded with zeros, and sum down the columns (adding 0.0 is exact).
-    at = rank * nn + c_node  # flat index into the (rank, node) layout
     width = int(per_node.max())
-    pad = np.zeros(width * nn)
-    pad[at] = c_sum
-    grid = pad.reshape(width, nn)
     if nn >= 256:
         # numpy's float cumsum runs at ~3.5 ns an element; adding whole rows is several
         # times faster once a row is long enough to hide the per-call cost.  Same sums.
-        for k in range(1, width):
-            np.add(grid[k - 1], grid[k], out=grid[k])
+        # Nodes ordered by cell count, most first, make each rank's row a prefix of the
+        # row above: a ragged layout of exactly n_cells slots, no padding to add through.
+        slot = np.empty(nn, np.intp)
+        slot[np.argsort(-per_node, kind="stable")] = np.arange(nn)
+        longer = nn - np.cumsum(np.bincount(per_node, minlength=width))  # nodes > r cells
+        row_start = np.cumsum(longer) - longer
+        at = row_start[rank] + slot[c_node]
+        flat = np.empty(n_cells)
+        flat[at] = c_sum
+        # Python ints: indexing with numpy scalars costs more than the short adds.
+        for a, s0, s1 in zip(longer[1:].tolist(), row_start[:-1].tolist(),
+                             row_start[1:].tolist(), strict=True):
+            np.add(flat[s0 : s0 + a], flat[s1 : s1 + a], out=flat[s1 : s1 + a])
+        sl = flat.take(at)
     else:
-        np.cumsum(grid, axis=0, out=grid)
-    sl = pad.take(at)
+        at = rank * nn + c_node  # flat index into the (rank, node) layout
+        pad = np.zeros(width * nn)
+        pad[at] = c_sum
+        np.cumsum(pad.reshape(width, nn), axis=0, out=pad.reshape(width, nn))
+        sl = pad.take(at)
     # Integer counts need no such care: rows up to the cell's end minus rows before the node.
     cl = np.append(cell_start[1:], size)
     cl -= node_start[c_node]
@@ -267,63 +279,87 @@ def _level_gains(
     dl = sl - cl * mean[c_node]
     with np.errstate(divide="ignore", invalid="ignore"):
         gain = mc * dl * dl / (cl * cr)  # same operations, in the same order, as the kernel
-    gain[(cl < min_samples_leaf) | (cr < min_samples_leaf)] = -1.0
-    return gain, c_node, bins[cell_start], first_cell
+    gain[np.minimum(cl, cr) < min_samples_leaf] = -1.0
+    return gain, c_node, cell_start, first_cell
 
 
 class _Order:
-    """One feature's rows (positions into the fitted rows), bins and y, grouped by node.
+    """One feature's rows (positions into the fitted rows) and bins, grouped by node.
 
     Inside a node the rows are sorted by bin, equal bins by row.  ``size`` leading entries
-    of the arrays are in use.
+    of the arrays are in use.  (y is gathered through ``perm`` when needed: cheaper than
+    moving it along at every level.)
     """
 
-    def __init__(self, perm: np.ndarray, bins: np.ndarray, y: np.ndarray) -> None:
-        self.perm, self.bins, self.y = perm, bins, y
+    def __init__(self, perm: np.ndarray, bins: np.ndarray) -> None:
+        self.perm, self.bins = perm, bins
         self.size = perm.size
 
-    def view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def view(self) -> tuple[np.ndarray, np.ndarray]:
         k = self.size
-        return self.perm[:k], self.bins[:k], self.y[:k]
+        return self.perm[:k], self.bins[:k]
 
 
-def _regroup(
-    src: _Order, dst: _Order, child: np.ndarray, offset: np.ndarray, work: _Scratch,
-    dropped: bool,
-) -> None:
+_LOW32 = 0xFFFFFFFF
+_OFFSET_BITS = 40  # a row's move packs its offset (< 2**40) and a shift above it
+
+
+class _Moves:
+    """Where one level sends each row, for every feature's order (see :func:`_regroup`).
+
+    Per fitted row: ``code`` (1 << 32 for a row going to a left child, 1 for a right child,
+    0 for a row that left the tree) and ``move`` = offset | shift << 40, with shift 32 (left),
+    0 (right) or 63 (left the tree: reads 0, so all such rows land on one spare slot
+    just past the kept rows).  Offset: the child's start minus the rows of the same side in
+    earlier children.  Filled once per level; each feature only gathers them.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.code = np.zeros(n, np.int64)  # int64 even where intp is 32 bits (Pyodide)
+        self.move = np.zeros(n, np.int64)
+        self.kept = 0
+
+    def fill(self, gone: list[np.ndarray], active: np.ndarray, child: np.ndarray,
+             n_children: int) -> None:
+        """Rows in ``gone`` leave the orders; ``active`` rows go on, to ``child``."""
+        counts = np.bincount(child, minlength=n_children)
+        offset = np.cumsum(counts) - counts
+        offset[0::2] -= np.cumsum(counts[0::2]) - counts[0::2]
+        offset[1::2] -= np.cumsum(counts[1::2]) - counts[1::2]
+        side = np.arange(n_children) & 1  # 0 left, 1 right
+        code = np.where(side == 0, np.int64(1) << 32, np.int64(1))
+        move = offset.astype(np.int64) | (np.where(side == 0, 32, 0).astype(np.int64)
+                                          << _OFFSET_BITS)
+        self.kept = int(active.size)
+        for rows in gone:  # the other rows' entries are all overwritten below
+            self.code[rows] = 0
+            self.move[rows] = self.kept | (63 << _OFFSET_BITS)
+        self.code[active] = code[child]
+        self.move[active] = move[child]
+
+
+def _regroup(src: _Order, dst: _Order, moves: _Moves, work: _Scratch) -> None:
     """Stable partition of ``src`` into the children's groups, written into ``dst``.
 
-    ``child`` is each row's new node (-1: its node became a leaf).  Children ``2k`` and
-    ``2k+1`` come from the k-th split node, so a stable sort by child only moves each row
-    within its parent's block: left rows first, then right rows, order kept.  ``offset`` is
-    each child's start minus the rows of the same side (left/right) in earlier children.
-    ``dropped`` says whether some rows left the tree (their node became a leaf).
+    Children ``2k`` and ``2k+1`` come from the k-th split node, so a stable sort by child
+    only moves each row within its parent's block: left rows first, then right rows, order
+    kept.  A row's place in its child is its offset plus the rows of the same side before
+    it over all parents.  Both counts come from one cumsum of the packed codes (counts stay
+    below 2**31), so no row has to be compressed out or selected first.
     """
-    perm, bins, y = src.view()
-    c = np.take(child, perm, out=work.a[: perm.size])
-    if dropped:
-        keep = np.greater_equal(c, 0, out=work.flag[: perm.size])
-        perm, bins, y, c = perm[keep], bins[keep], y[keep], c[keep]
-    k = perm.size
-    is_right = np.bitwise_and(c, 1, out=work.b[:k])
-    right_before = np.cumsum(is_right, out=work.c[:k])
-    right_before -= is_right
-    # Rank among the rows of the same side over all parents, plus ``offset``, is the
-    # position inside the own child.  A left row has ``index - right_before`` left rows
-    # before it, a right row ``right_before`` right rows; select arithmetically, as
-    # copyto(where=) is several times slower:
-    # rank = index - right_before + is_right * (2 * right_before - index).
-    index = work.index[:k]
-    dest = np.multiply(right_before, 2, out=work.d[:k])
-    dest -= index
-    dest *= is_right
-    dest += index
-    dest -= right_before
-    dest += np.take(offset, c, out=work.b[:k])  # is_right used up
+    perm, bins = src.view()
+    size = perm.size
+    code = np.take(moves.code, perm, out=work.p[:size])
+    dest = np.cumsum(code, out=work.q[:size])
+    dest -= code
+    move = np.take(moves.move, perm, out=work.p[:size])
+    np.right_shift(dest, np.right_shift(move, _OFFSET_BITS, out=work.r[:size]), out=dest)
+    dest &= _LOW32
+    move &= (1 << _OFFSET_BITS) - 1
+    dest += move
     dst.perm[dest] = perm
     dst.bins[dest] = bins
-    dst.y[dest] = y
-    dst.size = k
+    dst.size = moves.kept
 
 
 def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_leaf: int) -> Tree:
@@ -347,14 +383,14 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
     cols = np.ascontiguousarray(xb[rows].T)  # feature-major: one contiguous array per column
     yf = np.ascontiguousarray(y[rows], dtype=np.float64)
     node_of = np.zeros(n_fit, np.intp)  # local node (index into the frontier) of each row
-    child = np.empty(n_fit, np.intp)
     active = np.arange(n_fit, dtype=np.intp)  # rows of open nodes, ascending
     work = _Scratch(n_fit)
     orders: dict[int, _Order] = {}  # features that may still split, in feature order
     for f in range(p):
         perm = np.argsort(cols[f], kind="stable")  # stable: equal bins keep row order
-        orders[f] = _Order(perm, cols[f][perm], yf[perm])
-    spare = _Order(np.empty(n_fit, np.intp), np.empty(n_fit, np.uint8), np.empty(n_fit))
+        orders[f] = _Order(perm, cols[f][perm])
+    spare = _Order(np.empty(n_fit, np.intp), np.empty(n_fit, np.uint8))
+    moves = _Moves(n_fit)
 
     def open_nodes(node: np.ndarray, n_nodes: int) -> tuple[np.ndarray, ...]:
         """Rows, sums of y and y^2 per node, and which nodes the kernel would split.
@@ -378,27 +414,36 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         gains = []
         best_gain = np.zeros(nn)
         for f, o in list(orders.items()):
-            _, b, yo = o.view()
-            g, c_node, cell_bin, first_cell = _level_gains(b, yo, m, node_start, mean, msl, work)
+            perm, b = o.view()
+            yo = np.take(yf, perm, out=work.y[: perm.size])
+            g, c_node, cell_start, first_cell = _level_gains(
+                b, yo, m, node_start, mean, msl, work
+            )
             if c_node.size == nn:  # one bin per node: this feature cannot split below
                 del orders[f]
             # Cells are grouped by node and every open node has rows: reduceat is per node.
             node_best = np.maximum.reduceat(g, first_cell)
             best_gain = np.maximum(best_gain, node_best)
-            gains.append((f, g, c_node, cell_bin, node_best))
+            gains.append((f, g, first_cell, b, cell_start, node_best))
         ok = best_gain > 1e-12 * (s_y2 - s_y * mean)
         bar = best_gain * (1.0 - TIE)
         best_f = np.full(nn, -1, np.int64)
         best_t = np.full(nn, -1, np.int64)
-        for f, g, c_node, cell_bin, node_best in gains:  # first tie, as in the kernel
-            still_open = ok & (best_f < 0) & (node_best >= bar)
-            if not still_open.any():  # no node takes this feature: skip its cells
+        for f, g, first_cell, b, cell_start, node_best in gains:  # first tie, as the kernel
+            won = np.flatnonzero(ok & (best_f < 0) & (node_best >= bar))
+            if not won.size:  # no node takes this feature: skip its cells
                 continue
-            hit = np.flatnonzero((g >= bar[c_node]) & still_open[c_node])
-            hn = c_node[hit]
-            first = hit[np.r_[True, hn[1:] != hn[:-1]]]  # lowest bin of each node
-            best_f[c_node[first]] = f
-            best_t[c_node[first]] = cell_bin[first]
+            # Only the cells of the nodes this feature wins are searched (grouped by node,
+            # ascending bin); every such node has a cell reaching the bar.
+            start = first_cell[won]
+            length = np.append(first_cell[1:], g.size)[won] - start
+            seg = np.repeat(np.arange(won.size), length)
+            cells = np.arange(seg.size) + np.repeat(start - (np.cumsum(length) - length), length)
+            hit = np.flatnonzero(g[cells] >= bar[won][seg])
+            hs = seg[hit]
+            first = cells[hit[np.r_[True, hs[1:] != hs[:-1]]]]  # lowest bin of each node
+            best_f[won] = f
+            best_t[won] = b[cell_start[first]]  # only the winners' bins are read
         split = np.flatnonzero(best_f >= 0)
         if split.size == 0:
             break
@@ -419,7 +464,7 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         child_of_node[split] = 2 * np.arange(split.size)
         c = child_of_node[ln]
         moving = c >= 0
-        n_before = active.size
+        gone = [active[~moving]]  # rows of nodes that became leaves
         active, c, lm = active[moving], c[moving], ln[moving]
         # Flat indices: 2-D fancy indexing is several times slower.
         c += cols.ravel().take(best_f[lm] * n_fit + active) > best_t[lm]
@@ -427,19 +472,14 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         # before the next level's split search and regrouping.
         m, s_y, s_y2, splittable = open_nodes(c, n_children)
         stay = splittable[c]
+        gone.append(active[~stay])
         active, c = active[stay], c[stay]
-        child.fill(-1)
-        child[active] = c
         compact = np.cumsum(splittable) - 1  # children ids -> the next level's node ids
         node_of[active] = compact[c]
         m, s_y, s_y2 = m[splittable], s_y[splittable], s_y2[splittable]
-        counts = np.bincount(c, minlength=n_children)  # the same for every feature
-        offset = np.cumsum(counts) - counts
-        offset[0::2] -= np.cumsum(counts[0::2]) - counts[0::2]
-        offset[1::2] -= np.cumsum(counts[1::2]) - counts[1::2]
-        dropped = active.size < n_before
+        moves.fill(gone, active, c, n_children)  # the same for every feature
         for f in orders:  # the feature's old arrays become the next one's destination
-            _regroup(orders[f], spare, child, offset, work, dropped)
+            _regroup(orders[f], spare, moves, work)
             orders[f], spare = spare, orders[f]
         frontier = first_child + np.flatnonzero(splittable)
     return Tree(
@@ -452,17 +492,27 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
 
 def _apply_numpy(xb: np.ndarray, rows: np.ndarray, tree: Tree) -> np.ndarray:
     node = np.zeros(rows.shape[0], np.int64)
-    active = np.flatnonzero(tree.feature[node] >= 0)
+    split = tree.feature >= 0
+    # Both growers number a node's children consecutively: the right child is left + 1,
+    # so a step is one add instead of a select between two gathers.
+    consecutive = np.array_equal(tree.right[split], tree.left[split] + 1)
+    active = np.flatnonzero(split[node])
     # Flat indices into xb: 2-D fancy indexing is several times slower.
     flat = np.ascontiguousarray(xb).ravel()
-    base = rows * xb.shape[1]
+    pos = rows[active] * xb.shape[1]
     nd = node[active]
     while active.size:
-        go_left = flat.take(base[active] + tree.feature[nd]) <= tree.threshold[nd]
-        nd = np.where(go_left, tree.left[nd], tree.right[nd])
-        node[active] = nd
-        inner = tree.feature[nd] >= 0
-        active, nd = active[inner], nd[inner]
+        go_right = flat.take(pos + tree.feature[nd]) > tree.threshold[nd]
+        if consecutive:
+            nd = tree.left[nd] + go_right
+        else:
+            nd = np.where(go_right, tree.right[nd], tree.left[nd])
+        inner = split[nd]
+        if not inner.all():
+            # Only rows that reach a leaf are written; the rest go down one more level.
+            done = ~inner
+            node[active[done]] = nd[done]
+            active, nd, pos = active[inner], nd[inner], pos[inner]
     return node
 
 

@@ -6,6 +6,7 @@ made; plotting and spreadsheets live elsewhere (``stratpd_xl.charts``, ``stratpd
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -306,35 +307,73 @@ def _linear_block(table: Table, name: str) -> np.ndarray | None:
     return ind
 
 
-def _numeric_others(
-    table: Table, feature: str, index: np.ndarray
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """The other columns for ``index`` rows as numbers, standardised, gaps at 0 (the mean).
+@dataclass(frozen=True)
+class _Design:
+    """Every column the linear adjustment uses, for one set of rows, made once per table.
 
-    Numeric columns as they are, categorical ones with at most ``MAX_ADJUST_LEVELS``
-    categories as indicator columns.  Also returns where the gaps were (None if none), so
-    that :func:`_linear_fit` can fill them along the feature.
+    Each feature's fit uses all columns but its own: a column subset of ``z`` and a
+    sub-matrix of ``gram``, so impact over k features standardises the table and forms its
+    cross-products once instead of k times.
     """
+
+    z: np.ndarray  # rows x columns: standardised, missing values at 0, canonical order
+    gram: np.ndarray  # z.T @ z
+    spans: dict[str, slice]  # table column -> its columns in z
+    gaps: dict[int, np.ndarray]  # column of z -> the rows where it was missing (sorted keys)
+
+
+@dataclass(frozen=True)
+class _Others:
+    """The columns other than one feature, as numbers: a view of the shared design."""
+
+    design: _Design
+    keep: np.ndarray  # positions in design.z of the other columns
+
+    def combine(self, coef: np.ndarray, filled: dict[int, np.ndarray]) -> np.ndarray:
+        """The other columns' linear combination with ``coef`` (one per kept column).
+
+        ``filled`` holds, for columns with gaps, the values the fit used instead of the
+        shared design's (gaps filled along the feature, see :func:`_fill_along`).
+        """
+        z = self.design.z
+        full = np.zeros(z.shape[1])
+        full[self.keep] = coef  # the feature's own columns weigh exactly 0
+        part = np.einsum("ij,j->i", z, full)  # see _cross
+        for j, column in filled.items():
+            part += full[j] * (column - z[:, j])
+        return part
+
+
+def _design(table: Table, index: np.ndarray) -> _Design:
+    """The standardised design of ``index`` rows, cached on the table for the last row set."""
+    key = (
+        b"all" if index.size == table.y.size
+        else hashlib.blake2b(index.tobytes(), digest_size=16).digest()
+    )
+    cached = table.linear_design
+    if cached is not None and cached[0] == key:
+        return cached[1]
     cache = table.linear_blocks  # each column's block is made once per table
-    blocks, gaps = [], False
+    named, gaps = [], False
     for c in table.columns:
-        if c == feature:
-            continue
         if c not in cache:
             block = _linear_block(table, c)
             cache[c] = None if block is None else (block, bool(np.isnan(block).any()))
         if cache[c] is not None:
             block, has_nan = cache[c]  # type: ignore[misc]
-            blocks.append(block[index])
+            named.append((c, block[index]))
             gaps |= has_nan
-    if not blocks:
-        return np.zeros((index.size, 0)), None
     # Least squares in an order set by the values used, not by names or unused rows, so
     # renaming, reordering or blanking another row's cell changes no bit of the result;
-    # each block's sums of values and squares stand in for its content.
+    # each block's sums of values and squares stand in for its content.  (nansum equals sum
+    # on a block without gaps, so leaving one column out never reorders the rest.)
     total = np.nansum if gaps else np.sum
-    blocks.sort(key=lambda b: (b.shape[1], float(total(b)), float(total(b * b))))
-    z = np.column_stack(blocks)
+    named.sort(key=lambda nb: (nb[1].shape[1], float(total(nb[1])), float(total(nb[1] ** 2))))
+    spans, at = {}, 0
+    for c, block in named:
+        spans[c] = slice(at, at + block.shape[1])
+        at += block.shape[1]
+    z = np.column_stack([b for _, b in named]) if named else np.zeros((index.size, 0))
     if gaps:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
@@ -342,31 +381,58 @@ def _numeric_others(
         # In place: at a million rows every copy of z costs tens of MB.
         missing = np.isnan(z)
         z[missing] = np.broadcast_to(means, z.shape)[missing]
+        gap_rows = {int(j): np.flatnonzero(missing[:, j]) for j in np.flatnonzero(missing.any(0))}
+        del missing
     else:
         means = z.mean(axis=0)
+        gap_rows = {}
     z -= means
     scale = z.std(axis=0)
     z /= np.where(scale > 0, scale, 1.0)
-    return z, (missing if gaps and missing.any() else None)
+    design = _Design(z, z.T @ z, spans, gap_rows)
+    table.linear_design = (key, design)
+    return design
 
 
-def _fill_along(z: np.ndarray, missing: np.ndarray, own: np.ndarray) -> None:
-    """Replace the gaps of each column of ``z`` by its least-squares line on ``own``.
+def _fill_along(others: _Others, own: np.ndarray) -> dict[int, np.ndarray]:
+    """The other columns with gaps, their gaps refilled by their least-squares line on ``own``.
 
     A gap filled with the mean leaves that column's effect on y in the rows that lack it,
     and when the column moves with the feature, so does that effect: x1 with a twin
     x2 = x1 + N(0, 1) missing in 30 % of the rows gave a slope of 1.56 for a true 1.
-    Filled along the feature, the part that travels with x is removed with the column's
-    effect (slope 1.00); a part that does not travel with x cannot tilt the curve.
+    Filled along the feature (``own``, centred), the part that travels with x is removed
+    with the column's effect (slope 1.00); a part that does not travel with x cannot tilt
+    the curve.  The shared design is left as it is (other features fill differently).
     """
-    design = np.column_stack([np.ones(own.shape[0]), own])
-    for j in np.flatnonzero(missing.any(axis=0)):
-        gap = missing[:, j]
-        if gap.all():
+    z = others.design.z
+    kept = set(others.keep.tolist())
+    line = np.column_stack([np.ones(own.shape[0]), own])
+    filled: dict[int, np.ndarray] = {}
+    for j, gap in others.design.gaps.items():
+        if j not in kept or gap.size == z.shape[0]:
             continue
-        coef = np.linalg.lstsq(design[~gap], z[~gap, j], rcond=None)[0]
-        z[gap, j] = design[gap] @ coef
-        z[:, j] -= z[:, j].mean()  # the fits below assume centred columns
+        have = np.ones(z.shape[0], dtype=bool)
+        have[gap] = False
+        column = z[:, j].copy()
+        coef = np.linalg.lstsq(line[have], column[have], rcond=None)[0]
+        column[gap] = line[gap] @ coef
+        column -= column.mean()  # the fits assume centred columns
+        filled[j] = column
+    return filled
+
+
+def _numeric_others(table: Table, feature: str, index: np.ndarray) -> _Others:
+    """The other columns for ``index`` rows as numbers, standardised, missing values at 0.
+
+    Numeric columns as they are, categorical ones with at most ``MAX_ADJUST_LEVELS``
+    categories as indicator columns.
+    """
+    design = _design(table, index)
+    keep = np.ones(design.z.shape[1], dtype=bool)
+    own = design.spans.get(feature)
+    if own is not None:
+        keep[own] = False
+    return _Others(design, np.flatnonzero(keep))
 
 
 # Above this share of x's variance explained linearly by the other columns, no adjustment:
@@ -381,45 +447,74 @@ class _LinearFit:
 
     r2: float  # share of x's variance the others explain
     coef: np.ndarray | None  # the others' coefficients in y ~ x + others, if trustworthy
+    filled: dict[int, np.ndarray] = field(default_factory=dict)  # see _Others.combine
+
+    def part(self, others: _Others) -> np.ndarray | None:
+        """The others' linear part of y (None when the fit is not trusted)."""
+        return None if self.coef is None else others.combine(self.coef, self.filled)
 
 
-def _linear_fit(
-    z: np.ndarray, own: np.ndarray, y: np.ndarray, missing: np.ndarray | None = None
-) -> _LinearFit:
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a.T @ b`` for tall ``a`` and ``b`` (a vector, or columns).
+
+    With one column numpy's own loop (einsum) is as fast as BLAS and never waits for BLAS
+    threads on a busy machine (a 200,000-row product took 8 ms instead of 1 ms when other
+    processes held both cores); wider products go to BLAS.
+    """
+    if b.ndim == 1:
+        return np.einsum("ij,i->j", a, b)
+    if b.shape[1] == 1:
+        return np.einsum("ij,i->j", a, b[:, 0])[:, None]
+    return a.T @ b
+
+
+def _linear_fit(others: _Others, own: np.ndarray, y: np.ndarray) -> _LinearFit:
     """Both fits from cross-products, so no n x (m + k) design matrix is built.
 
     ``own`` is the feature: x as one column, or a categorical feature's indicator columns.
-    ``r2`` is the share of their variance the other columns ``z`` explain (gaps at the
-    mean).  The others' coefficients are None when they cannot be trusted: fewer than 10
-    rows per coefficient, or the feature nearly a linear function of the others (see
-    ``MAX_ADJUST_R2``).  Before the coefficients are fitted, the gaps (``missing``) of
-    ``z`` are refilled in place along the feature (:func:`_fill_along`); the caller's
-    adjustment then uses those values.  Not for r2: filled along x, the gaps would make x
-    look more determined than the data show.
+    ``r2`` is the share of their variance the other columns explain (gaps at the mean).
+    The others' coefficients are None when they cannot be trusted: fewer than 10 rows per
+    coefficient, or the feature nearly a linear function of the others (see
+    ``MAX_ADJUST_R2``).  The coefficients are fitted with the others' gaps filled along
+    the feature (:func:`_fill_along`); not r2: filled along x, the gaps would make x look
+    more determined than the data show.
     """
     own = own.reshape(own.shape[0], -1)
-    k, m = z.shape[1], own.shape[1]
+    z, keep = others.design.z, others.keep
+    k, m = keep.size, own.shape[1]
     oc = own - own.mean(axis=0)
-    soo = oc.T @ oc
+    soo = _cross(oc, oc)
     total = float(np.trace(soo))
     if k == 0 or m == 0 or y.size <= k + m or total <= 0:
         return _LinearFit(0.0, None)
-    gram = z.T @ z
-    zo = z.T @ oc
+    # The shared cross-products, restricted to the other columns; products with the whole
+    # design read z once and keep the other columns' rows.
+    gram = others.design.gram[np.ix_(keep, keep)]
+    zo = _cross(z, oc)[keep]
     beta = np.linalg.lstsq(gram, zo, rcond=None)[0]
     r2 = float(min(max(np.trace(beta.T @ zo) / total, 0.0), 1.0))
     if y.size < 10 * (k + m + 1) or r2 > MAX_ADJUST_R2:
         return _LinearFit(r2, None)
-    if missing is not None:
-        _fill_along(z, missing, oc)
-        gram = z.T @ z
-        zo = z.T @ oc
     # y ~ feature + others: the feature is in the fit so that its own effect is not given
     # to the columns correlated with it.
     yc = y - y.mean()
+    zy = _cross(z, yc)[keep]
+    filled = _fill_along(others, oc)
+    if filled:
+        # Only the filled columns' cross-products change; the rest stay shared (gram and
+        # zo are already this feature's own copies: fancy indexing copies).
+        at = {int(j): i for i, j in enumerate(keep)}
+        idx = [at[j] for j in filled]
+        cols = np.column_stack(list(filled.values()))
+        cross = _cross(z, cols)[keep]
+        cross[idx] = _cross(cols, cols)
+        gram[:, idx] = cross
+        gram[idx, :] = cross.T
+        zo[idx] = _cross(cols, oc)
+        zy[idx] = _cross(cols, yc)
     full = np.block([[soo, zo.T], [zo, gram]])
-    coef = np.linalg.lstsq(full, np.r_[oc.T @ yc, z.T @ yc], rcond=None)[0]
-    return _LinearFit(r2, coef[m:])
+    coef = np.linalg.lstsq(full, np.r_[_cross(oc, yc), zy], rcond=None)[0]
+    return _LinearFit(r2, coef[m:], filled)
 
 
 def _row_weights(grid: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -471,15 +566,15 @@ def _stratpd_table(
     xb = table.strata_matrix(feature, rows.index)
     rng = np.random.default_rng(p.random_state)
     leaf = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest)
-    others, missing = _numeric_others(table, feature, rows.index)
+    others = _numeric_others(table, feature, rows.index)
     # Slopes are taken on y minus the other columns' linear part (the strata still hold
     # them alike): inside a stratum the other columns still vary a little, and with many
     # columns correlated with x that leftover variation rides along with x and inflates its
     # slope (x1 among 20 columns correlated 0.6: 1.73 for a true 1).  Constant per stratum,
     # the removed part cannot bend a curve; it only takes out what travels with x.
-    fit = _linear_fit(others, x, rows.y, missing)
+    fit = _linear_fit(others, x, rows.y)
     r2 = fit.r2
-    part = others @ fit.coef if p.adjust and fit.coef is not None else None
+    part = fit.part(others) if p.adjust else None
     y_slopes = rows.y if part is None else rows.y - part
     field_ = slope_field(x, y_slopes, leaf)
     curve = integrate(field_, p.min_slopes_per_x)
@@ -574,10 +669,10 @@ def _catstratpd_table(
     # feature's categories as indicator columns in the fit.
     part = None
     if p.adjust and 2 <= len(cats) <= MAX_ADJUST_LEVELS:
-        others, missing = _numeric_others(table, feature, rows.index)
+        others = _numeric_others(table, feature, rows.index)
         indicators = (codes[:, None] == np.arange(1, len(cats))).astype(float)
-        fit = _linear_fit(others, indicators, rows.y, missing)
-        part = others @ fit.coef if fit.coef is not None else None
+        fit = _linear_fit(others, indicators, rows.y)
+        part = fit.part(others)
     y_effects = rows.y if part is None else rows.y - part
     eff = category_effects(codes, len(cats), y_effects, leaf)
     known = np.flatnonzero(~np.isnan(eff.effect))

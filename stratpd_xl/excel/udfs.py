@@ -164,7 +164,13 @@ def _frame_key(frame: pd.DataFrame) -> Hashable:
     digest = hashlib.sha256()
     for name, column in frame.items():
         digest.update(f"{name}\x00{column.dtype}\x00".encode("utf-8", "surrogatepass"))
-        digest.update(pd.util.hash_pandas_object(column, index=False).to_numpy().tobytes())
+        if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iufMm":
+            # Fixed-width values are their own fingerprint: hashing the buffer is a third of
+            # the cost of hashing pandas' per-row hashes (and tells NaN payloads apart, which
+            # only costs a cache miss).
+            digest.update(np.ascontiguousarray(column.to_numpy()).data)
+        else:
+            digest.update(pd.util.hash_pandas_object(column, index=False).to_numpy().data)
     return (frame.shape, digest.hexdigest())
 
 

@@ -7,6 +7,7 @@ is typed by :func:`._columns.typed_column`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,16 +64,19 @@ def frame_from_cells(
         When the block is empty or has no data rows under the header.
     """
     rows = _as_rows(values)
-    width = max((len(row) for row in rows), default=0)
+    width = max(map(len, rows), default=0)
     if width == 0:
         return frame_from_columns([], decimal=decimal, skip_titles=skip_titles, where=where)
-    # One transposition into a 2-D object array (C speed); short rows are padded with blanks.
-    if any(len(row) != width for row in rows):
+    # Short rows are padded with blanks.
+    if min(map(len, rows)) != width:
         rows = [
             row if len(row) == width else [*row, *([None] * (width - len(row)))] for row in rows
         ]
-    block = np.empty((len(rows), width), dtype=object)
-    block[:] = rows
+    # One pass over the cells in C; fromiter over the chained rows takes half the time of
+    # assigning the rows to a 2-D array, which first probes each row as a sequence.
+    block = np.fromiter(
+        itertools.chain.from_iterable(rows), dtype=object, count=len(rows) * width
+    ).reshape(len(rows), width)
     columns = [block[:, j] for j in range(width)]
     return frame_from_columns(columns, decimal=decimal, skip_titles=skip_titles, where=where)
 
@@ -138,14 +142,18 @@ def frame_from_columns(
             if where == "the selection"
             else f"{where} has a header row but no data rows; add the data below the column names"
         )
-    everything = body_rows.size == n and (n == 0 or body_rows[-1] == n - 1)
+    # Body rows without a blank row among them are a slice: views instead of copies.
+    first, last = int(body_rows[0]), int(body_rows[-1])
+    take: slice | np.ndarray = (
+        slice(first, last + 1) if last - first + 1 == body_rows.size else body_rows
+    )
     names = column_names(list(header))
     typed: dict[str, pd.Series] = {}
     for j, name in enumerate(names):
-        blank = blanks[j] if everything else blanks[j][body_rows]
+        blank = blanks[j][take]
         if is_blank(header[j]) and blank.all():
             continue  # an all-blank column, e.g. a spacer column inside the selection
-        cells = columns[j] if everything else columns[j][body_rows]
+        cells = columns[j][take]
         series, col_notes = typed_column(name, cells, decimal)
         typed[name] = series.reset_index(drop=True)
         notes.extend(col_notes)
@@ -199,7 +207,7 @@ def _as_rows(values: Any) -> list[Sequence[Any]]:
         rows = [rows]
     # Rows that are lists or tuples (what Excel front ends pass) are used as they are; an
     # ABC isinstance or a copy per row would cost more than the whole transposition.
-    if all(type(row) is list or type(row) is tuple for row in rows):
+    if set(map(type, rows)) <= {list, tuple}:
         return rows
     out: list[Sequence[Any]] = []
     for row in rows:

@@ -50,6 +50,9 @@ _PLAIN_CHARS = frozenset("0123456789.,eE+-")
 _DOT_NUMBER_CHARS = frozenset("0123456789.eE+-")
 _PLAIN_NUMBER_TYPES = (float, int, np.float64, np.int64)
 _NUMERIC_INFERRED = frozenset({"floating", "integer", "mixed-integer-float", "empty"})
+# Cells at the top of a column checked one at a time (the header and any title rows).
+_HEAD_CELLS = 64
+_SAMPLE_CELLS = 64
 
 
 def blank_mask(values: np.ndarray) -> np.ndarray:
@@ -62,24 +65,48 @@ def blank_mask(values: np.ndarray) -> np.ndarray:
     if kind in "mM":
         return np.isnat(values)
     if kind == "O" and values.ndim == 1:
-        n = values.shape[0]
-        out = np.zeros(n, dtype=bool)
-        tcodes, tuniq = pd.factorize(np.fromiter(map(type, values), dtype=object, count=n))
-        for t, cls in enumerate(tuniq):
-            rows = np.flatnonzero(tcodes == t)
-            if cls in _PLAIN_NUMBER_TYPES or cls is type(None):
-                out[rows] = np.asarray(pd.isna(values[rows]), dtype=bool)
-            elif issubclass(cls, str):
-                # Empty or spaces-only text is blank ("not text.strip()"): one C-level pass
-                # each, 8x faster than finding the distinct texts first.
-                texts = values[rows]
-                out[rows] = (texts == "") | np.fromiter(
-                    map(str.isspace, texts), dtype=bool, count=rows.size
-                )
-            else:
-                out[rows] = [is_blank(v) for v in values[rows]]
+        # A block's header and title rows sit on top of its body (text above numbers), so the
+        # first cells are checked one by one and the rest, usually of one kind, at C speed.
+        head = min(values.shape[0], _HEAD_CELLS)
+        out = np.empty(values.shape[0], dtype=bool)
+        out[:head] = [is_blank(v) for v in values[:head]]
+        out[head:] = _body_blank_mask(values[head:])
         return out
     return np.fromiter((is_blank(v) for v in values), dtype=bool, count=values.shape[0])
+
+
+def _body_blank_mask(values: np.ndarray) -> np.ndarray:
+    n = values.shape[0]
+    inferred = infer_dtype(values, skipna=True) if n else "empty"
+    # infer_dtype skips exactly None, NaN (any float width) and pd.NA, which are blank for
+    # is_blank too; every other cell of these kinds is a number or a str.
+    if inferred in _NUMERIC_INFERRED:
+        return np.asarray(pd.isna(values), dtype=bool)
+    if inferred == "string":
+        out = np.asarray(pd.isna(values), dtype=bool)
+        texts = values if not out.any() else values[~out]
+        # Empty or spaces-only text is blank ("not text.strip()"): one C-level pass each.
+        spaces = (texts == "") | np.fromiter(
+            map(str.isspace, texts), dtype=bool, count=texts.shape[0]
+        )
+        if texts is values:
+            return spaces
+        out[~out] = spaces
+        return out
+    out = np.zeros(n, dtype=bool)
+    tcodes, tuniq = pd.factorize(np.fromiter(map(type, values), dtype=object, count=n))
+    for t, cls in enumerate(tuniq):
+        rows = np.flatnonzero(tcodes == t)
+        if cls in _PLAIN_NUMBER_TYPES or cls is type(None):
+            out[rows] = np.asarray(pd.isna(values[rows]), dtype=bool)
+        elif issubclass(cls, str):
+            texts = values[rows]
+            out[rows] = (texts == "") | np.fromiter(
+                map(str.isspace, texts), dtype=bool, count=rows.size
+            )
+        else:
+            out[rows] = [is_blank(v) for v in values[rows]]
+    return out
 
 
 def typed_column(
@@ -122,11 +149,15 @@ def typed_column(
             return _number_series(name, floats, notes), notes
     if inferred in _NUMERIC_INFERRED:
         # All cells are Python/numpy floats and ints or blanks (xlwings' numeric columns).
-        floats = np.full(arr.shape[0], np.nan)
-        filled = ~np.asarray(pd.isna(arr), dtype=bool)
-        floats[filled] = arr[filled].astype(float)
+        try:
+            # One C pass: None and NaN become NaN, every other cell is a number.
+            floats = arr.astype(float)
+        except TypeError:  # pd.NA, which float() refuses
+            floats = np.full(arr.shape[0], np.nan)
+            filled = ~np.asarray(pd.isna(arr), dtype=bool)
+            floats[filled] = arr[filled].astype(float)
         return _number_series(name, floats, notes), notes
-    return _column_from_cells(name, arr, decimal, notes), notes
+    return _column_from_cells(name, arr, decimal, notes, inferred), notes
 
 
 def _as_array(values: Sequence[Any] | np.ndarray | pd.Series) -> np.ndarray:
@@ -152,6 +183,9 @@ def _plain_point_numbers(texts: np.ndarray) -> np.ndarray | None:
     without hashing a million distinct strings.
     """
     try:  # join refuses anything but text (None, NaN): cheaper than pd.isna over the column
+        # The first cells decide most columns ("north", "n/a") before the whole column is joined.
+        if not set("".join(texts[:_SAMPLE_CELLS])) <= _DOT_NUMBER_CHARS:
+            return None
         joined = "".join(texts)
     except TypeError:
         return None
@@ -179,15 +213,21 @@ def _number_series(name: str, arr: np.ndarray, notes: list[str]) -> pd.Series:
 
 
 def _column_from_cells(
-    name: str, cells: np.ndarray, decimal: str | None, notes: list[str]
+    name: str, cells: np.ndarray, decimal: str | None, notes: list[str], inferred: str
 ) -> pd.Series:
     n = cells.shape[0]
     kinds = np.zeros(n, dtype=np.int8)
     parsed = np.empty(n, dtype=object)
-    # Cell types, found per distinct type (a column holds a handful).
-    tcodes, tuniq = pd.factorize(np.fromiter(map(type, cells), dtype=object, count=n))
-    is_text = np.array([issubclass(t, str) for t in tuniq] + [False])[tcodes]
-    is_float = np.array([t in _PLAIN_NUMBER_TYPES for t in tuniq] + [False])[tcodes]
+    if inferred == "string":
+        # Every cell is a str or a blank infer_dtype skipped (None, NaN, pd.NA); the blanks
+        # stay missing below either way.
+        is_text = ~np.asarray(pd.isna(cells), dtype=bool)
+        is_float = np.zeros(n, dtype=bool)
+    else:
+        # Cell types, found per distinct type (a column holds a handful).
+        tcodes, tuniq = pd.factorize(np.fromiter(map(type, cells), dtype=object, count=n))
+        is_text = np.array([issubclass(t, str) for t in tuniq] + [False])[tcodes]
+        is_float = np.array([t in _PLAIN_NUMBER_TYPES for t in tuniq] + [False])[tcodes]
     if is_float.any():
         # Plain numbers among text (a price column with a few "n/a"): one numpy step.
         idx = np.flatnonzero(is_float)

@@ -187,10 +187,23 @@ def default_features(
     features: list[str] = []
     left_out: dict[str, str] = {}
     rows = frame[target].notna() if target in frame.columns else pd.Series(True, frame.index)
+    every_row = bool(rows.all())
     for name in frame.columns:
         if name == target:
             continue
-        values = frame.loc[rows, name].dropna()
+        values = frame[name] if every_row else frame.loc[rows, name]
+        if isinstance(values.dtype, np.dtype) and values.dtype.kind in "iuf":
+            # Numbers need only "none", "one" or "several" values: min and max, no hashing.
+            numbers = values.to_numpy()
+            numbers = numbers[~np.isnan(numbers)] if numbers.dtype.kind == "f" else numbers
+            if numbers.size == 0:
+                left_out[name] = "it has no values in rows with a target value"
+            elif numbers.min() == numbers.max():
+                left_out[name] = "it has the same value in every row"
+            else:
+                features.append(name)
+            continue
+        values = values.dropna()
         distinct = values.nunique()
         if values.empty:
             left_out[name] = "it has no values in rows with a target value"
