@@ -435,18 +435,14 @@ def _check_grid(path: Path, sheet: str, height: int, width: int, cells: int) -> 
         )
 
 
-def _stream_chunks(handle: Any, *, close: bytes, check_xml: bool = False) -> Any:
-    """An XML stream in buffers of about 1 MiB, each ending after the last ``close`` tag.
+def _stream_chunks(handle: Any, *, close: bytes, size: int = 2**20) -> Any:
+    """An XML stream in buffers of about ``size`` bytes, each ending after the last ``close`` tag.
 
-    So a whole cell, and usually a whole row, is in one buffer.  With ``check_xml``, expat (no
-    tree, no handlers) also checks that the XML is well formed.
+    So a whole cell, and usually a whole row, is in one buffer.
     """
-    parser = ParserCreate() if check_xml else None
     tail = b""
     while True:
-        chunk = handle.read(2**20)
-        if parser is not None:
-            parser.Parse(chunk, not chunk)
+        chunk = handle.read(size)
         if not chunk:
             break
         buffer = tail + chunk
@@ -456,14 +452,6 @@ def _stream_chunks(handle: Any, *, close: bytes, check_xml: bool = False) -> Any
         tail = buffer[cut:]
     if tail:
         yield tail
-
-
-def _stream_tags(
-    handle: Any, pattern: re.Pattern[bytes], *, close: bytes, check_xml: bool = False
-) -> Any:
-    """Matches of ``pattern`` in an XML stream; a match's ``.string`` holds the whole cell."""
-    for buffer in _stream_chunks(handle, close=close, check_xml=check_xml):
-        yield from pattern.finditer(buffer)
 
 
 # Only coordinates and error cells matter, so a regular expression over the raw XML is enough
@@ -544,60 +532,276 @@ def _xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Err
 
 _ODS_TAGS = re.compile(
     # The lookahead, not \b: "table:table" must not match "table:table-row" at the hyphen.
-    rb"<(table:table|/table:table-row|table:table-row|table:table-cell|table:covered-table-cell)"
-    rb"(?=[\s/>])([^>]*?)(/?)>"
+    # Attributes are read quote by quote: a ">" may sit inside a value.
+    rb"<(table:table|/table:table-row|/table:table|table:table-row|table:table-cell"
+    rb"""|table:covered-table-cell)(?=[\s/>])((?:[^>"']|"[^"]*"|'[^']*')*?)(/?)>"""
 )
 _ODS_NAME = re.compile(rb'table:name="([^"]*)"')
-_ODS_ROWS = re.compile(rb'table:number-rows-repeated="([0-9]+)"')
-_ODS_COLS = re.compile(rb'table:number-columns-repeated="([0-9]+)"')
+_ODS_ROWS = re.compile(rb'table:number-rows-repeated\s*=\s*["\']([^"\']*)')
+_ODS_COLS = re.compile(rb'table:number-columns-repeated\s*=\s*["\']([^"\']*)')
+#: Repeats but the one on a row's last cell when self-closed (LibreOffice's trailing empty
+#: cells, one a row): a filled cell there is left to the tag-by-tag scan.
+_ODS_REPEAT = re.compile(
+    rb'number-(rows|columns)-repeated\s*=\s*"([^"]*)"(?!/></table:table-row>)'
+)
 _ODS_TEXT = re.compile(rb"<text:p>([^<]*)</text:p>")
+_ODS_ROW_END = b"</table:table-row>"
+_ODS_DOC_END = b"</office:document-content>"
+#: Longest self-closed cell tag looked into for a value or formula (LibreOffice's: ~60 bytes).
+_ODS_EMPTY_TAG = 256
+
+
+def _repeat(value: bytes) -> int:
+    """A repeat count as calamine reads it (a plain non-negative integer), capped far above
+    any sheet so one absurd count cannot overflow the arithmetic."""
+    if not value.strip().lstrip(b"+").isdigit():
+        raise ValueError(f"repeat count {value[:20]!r} is not a number")
+    return min(int(value), 2**40)
+
+
+class _OdsScan:
+    """Per table of content.xml: used rows, used columns, filled cell elements, error cells.
+
+    Trailing empty rows and cells (LibreOffice writes a million of them as one repeated
+    element) are not used area: readers drop them.  Repeated empty cells *before* a filled one
+    are, and are how a small file pads a sheet to 16,384 columns.  Stretches of whole rows are
+    measured with array operations (:func:`_ods_rows`); table bounds, error cells and anything
+    unusual tag by tag.
+    """
+
+    def __init__(self) -> None:
+        self.extents: dict[str, tuple[int, int, int, Errors]] = {}
+        self.name = ""
+        self.height = self.width = self.cells = self.row_pos = 0
+        self.col_pos = self.row_used = self.row_repeat = 0
+        self.errors: Errors = {}
+        self.table_open = False
+        #: A stretch the array scan could not vouch for: expat checks the whole XML at the end.
+        self.unchecked = False
+
+    def feed(self, chunk: bytes) -> None:
+        tags = _xml_tags(chunk)
+        rows = None if tags is None else _ods_rows(*tags)
+        if rows is None:
+            self.unchecked |= tags is None
+            self._tags(chunk)
+            return
+        spans, used, cells = rows
+        if used.any():
+            last = int(np.flatnonzero(used)[-1])
+            self.height = self.row_pos + int(spans[: last + 1].sum())
+            self.width = max(self.width, int(used.max()))
+            self.cells += cells
+        self.row_pos += int(spans.sum())
+
+    def _tags(self, chunk: bytes) -> None:
+        if not chunk.startswith(b"<?xml"):  # the declaration is the only <? allowed
+            body = chunk
+        else:
+            body = chunk[chunk.find(b"?>") + 2 :]
+        if b"<!" in body or b"<?" in body:
+            raise ValueError("content.xml holds markup no spreadsheet writes")
+        for match in _ODS_TAGS.finditer(chunk):
+            tag, attrs, closed = match.groups()
+            if tag == b"table:table":
+                self.finish()
+                found = _ODS_NAME.search(attrs)
+                self.name = (
+                    html.unescape(found.group(1).decode("utf-8", "replace")) if found else ""
+                )
+                self.height = self.width = self.cells = self.row_pos = 0
+                self.errors = {}
+                self.table_open = not closed
+            elif tag == b"/table:table":
+                self.table_open = False
+            elif tag == b"table:table-row":
+                repeat = _ODS_ROWS.search(attrs)
+                self.row_repeat = _repeat(repeat.group(1)) if repeat else 1
+                self.col_pos = self.row_used = 0
+                if closed:
+                    self.row_pos += self.row_repeat
+            elif tag == b"/table:table-row":
+                self.row_pos += self.row_repeat
+                if self.row_used:
+                    self.height = self.row_pos
+                    self.width = max(self.width, self.row_used)
+            else:
+                repeat = _ODS_COLS.search(attrs)
+                start = self.col_pos
+                self.col_pos += _repeat(repeat.group(1)) if repeat else 1
+                if not closed or b"value-type" in attrs or b"formula" in attrs:
+                    self.cells += 1
+                    self.row_used = self.col_pos
+                if b'calcext:value-type="error"' in attrs and self.row_repeat == 1:
+                    text = _ODS_TEXT.search(chunk, match.end(), match.end() + 4000)
+                    for col in range(start, min(self.col_pos, start + 1000)):
+                        self.errors[(self.row_pos, col)] = (
+                            text.group(1).decode() if text else "#VALUE!"
+                        )
+
+    def finish(self) -> None:
+        if self.name:
+            self.extents[self.name] = (self.height, self.width, self.cells, self.errors)
+            self.name = ""
+
+
+def _xml_tags(chunk: bytes) -> tuple[bytes, np.ndarray, np.ndarray] | None:
+    """(zero-padded text, tag starts, tag ends) of XML whose "<" and ">" positions tell the truth.
+
+    That is: every "<" opens a tag that ends before the next "<", with its double quotes paired
+    and no single quote inside, so no tag hides in an attribute value.  ``None`` otherwise (or
+    when the text does not end with a whole tag).  Raises ``ValueError`` for a comment, CDATA,
+    DOCTYPE or processing instruction (but the XML declaration), which could hide tags.
+    """
+    padded = chunk + bytes(32)  # a tag's name can be looked at past the end of the text
+    a = np.frombuffer(padded, np.uint8)
+    lt = np.flatnonzero(a == 60)
+    gt = np.flatnonzero(a == 62)
+    n = len(lt)
+    if n == 0 or not len(gt) or gt[-1] < lt[-1]:
+        return None
+    end = gt if len(gt) == n else gt[np.searchsorted(gt, lt)]
+    if (end < lt).any() or (end[:-1] > lt[1:]).any():
+        return None
+    bounds = np.empty(2 * n, np.int64)
+    bounds[0::2], bounds[1::2] = lt, end
+    if (np.add.reduceat(a == 34, bounds, dtype=np.int32)[0::2] & 1).any():
+        return None  # an odd number of double quotes in a tag: a ">" inside a value
+    if 39 in a:  # a single quote inside a tag could hide a ">"
+        marks = np.flatnonzero(a == 39)
+        owner = np.searchsorted(lt, marks, side="right") - 1
+        if ((owner >= 0) & (marks < end[np.maximum(owner, 0)])).any():
+            return None
+    first = a[lt + 1]
+    markup = np.flatnonzero((first == 33) | (first == 63))  # <! and <?
+    if markup.size and not (markup.size == 1 and chunk.startswith(b"<?xml")):
+        raise ValueError("the XML holds markup no spreadsheet writes")
+    return padded, lt, end
+
+
+def _word(text: bytes) -> int:
+    return int.from_bytes(text.ljust(8, b"\0"), "little")
+
+
+_NAME_END = np.zeros(256, bool)
+_NAME_END[list(b" \t\r\n/>")] = True
+_TEXT_NS, _LOW5 = _word(b"text:"), 2**40 - 1
+_TABLE_TA, _BLE_CELL, _BLE_ROW, _LOW7 = (
+    _word(b"table:ta"), _word(b"ble-cell"), _word(b"ble-row"), 2**56 - 1
+)
+_TABLE_CO, _VERED_TA = _word(b"table:co"), _word(b"vered-ta")
+
+
+def _ods_rows(
+    padded: bytes, lt: np.ndarray, end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(rows each row element stands for, used columns of each, filled cells) of a stretch of
+    whole rows, from its tags' positions (:func:`_xml_tags`); ``None`` to go tag by tag.
+
+    Only rows, cells and ``text:`` elements may occur: rows open and close in turn, every cell
+    inside a row.  A cell that is not self-closed, or holds a value or formula, is filled; a
+    row's used width runs to the end of its last filled cell, repeats counted.
+    """
+    if padded.rfind(b'value-type="error"') >= 0:  # rfind: the faster search here
+        return None  # error cells: their texts are read tag by tag
+    a = np.frombuffer(padded, np.uint8)
+    # The 8 bytes from any position as one number: a tag's name in one or two look-ups.
+    words = np.ndarray((len(a) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    close = a[lt + 1] == 47
+    name = lt + 1 + close
+    head, tail = words[name], words[name + 8]
+    table = head == _TABLE_TA
+    cell = table & (tail == _BLE_CELL) & _NAME_END[a[name + 16]]
+    row = table & ((tail & _LOW7) == _BLE_ROW) & _NAME_END[a[name + 15]]
+    covered = np.flatnonzero(head == _TABLE_CO)
+    if covered.size:
+        covered = covered[
+            (tail[covered] == _VERED_TA)
+            & (words[name[covered] + 16] == _BLE_CELL)
+            & _NAME_END[a[name[covered] + 24]]
+        ]
+        cell[covered] = True
+    if not (cell | row | ((head & _LOW5) == _TEXT_NS)).all():
+        return None
+    rows = np.flatnonzero(row)
+    shut = close[rows]
+    if not len(rows) or len(rows) % 2 or shut[0::2].any() or not shut[1::2].all():
+        return None
+    opens, closes = rows[0::2], rows[1::2]
+    selfclosed = a[end - 1] == 47
+    if selfclosed[opens].any():
+        return None
+    cells = np.flatnonzero(cell & ~close)
+    row_of = np.searchsorted(opens, cells) - 1
+    if (row_of < 0).any() or (cells > closes[np.maximum(row_of, 0)]).any():
+        return None
+    row_spans = np.ones(len(opens), np.int64)
+    spans = np.ones(len(cells), np.int64)
+    for match in _ODS_REPEAT.finditer(padded):  # rare: equal neighbours, gaps, repeated rows
+        tag = int(np.searchsorted(lt, match.start(), side="right")) - 1
+        if tag < 0 or match.start() > end[tag]:
+            continue  # text, not an attribute
+        tags, target = (opens, row_spans) if match.group(1) == b"rows" else (cells, spans)
+        where = int(np.searchsorted(tags, tag))
+        if where < len(tags) and tags[where] == tag:
+            target[where] = _repeat(match.group(2))
+    filled = ~selfclosed[cells]
+    empty = np.flatnonzero(~filled)
+    if empty.size:
+        starts, stops = lt[cells[empty]], end[cells[empty]] + 1
+        width = int((stops - starts).max())
+        if width > _ODS_EMPTY_TAG:
+            return None
+        offsets = np.arange(width)
+        window = a[np.minimum(starts[:, None] + offsets, len(a) - 1)]
+        window[offsets >= (stops - starts)[:, None]] = 0
+        flat = window.tobytes()
+        for word in (b"value-type", b"formula"):
+            for hit in re.finditer(word, flat):
+                filled[empty[hit.start() // width]] = True
+        if filled[empty].any() and b"-repeated" in flat:
+            return None  # maybe a filled repeated last cell, whose repeat was skipped above
+    ends = np.cumsum(spans)
+    first_cell = np.searchsorted(row_of, np.arange(len(opens)))
+    ends -= np.concatenate(([0], ends))[first_cell][row_of]
+    used = np.zeros(len(opens), np.int64)
+    hits = np.flatnonzero(filled)
+    if hits.size:
+        rows_hit = row_of[hits]
+        last = np.append(rows_hit[1:] != rows_hit[:-1], True)
+        used[rows_hit[last]] = ends[hits[last]]
+    return row_spans, used, int(hits.size)
 
 
 def _ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int, Errors]]:
     """Per table: (used rows, used columns, filled cell elements, error cells), repeats counted.
 
-    Trailing empty rows and cells (LibreOffice writes a million of them as one repeated
-    element) are not used area: readers drop them.  Repeated empty cells *before* a filled one
-    are, and are how a small file pads a sheet to 16,384 columns.
+    Raises ``ValueError`` for content python-calamine would misread or never finish: cut short
+    (a table left open makes it loop forever), not well-formed where the fast scan could not
+    vouch for it, or with markup (``<!``: comments, CDATA, a DOCTYPE; ``<?`` after the
+    declaration) that could hide tags from this scan.
     """
-    extents: dict[str, tuple[int, int, int, Errors]] = {}
-    name = ""
-    height = width = cells = row_pos = col_pos = row_used = row_repeat = 0
-    errors: Errors = {}
+    scan = _OdsScan()
+    last = b""
     with book.open("content.xml") as handle:
-        for match in _stream_tags(handle, _ODS_TAGS, close=b"</table:table-row>", check_xml=True):
-            tag, attrs, closed = match.groups()
-            if tag == b"table:table":
-                if name:
-                    extents[name] = (height, width, cells, errors)
-                found = _ODS_NAME.search(attrs)
-                name = html.unescape(found.group(1).decode("utf-8", "replace")) if found else ""
-                height = width = cells = row_pos = 0
-                errors = {}
-            elif tag == b"table:table-row":
-                repeat = _ODS_ROWS.search(attrs)
-                row_repeat = int(repeat.group(1)) if repeat else 1
-                col_pos = row_used = 0
-                if closed:
-                    row_pos += row_repeat
-            elif tag == b"/table:table-row":
-                row_pos += row_repeat
-                if row_used:
-                    height, width = row_pos, max(width, row_used)
-            else:
-                repeat = _ODS_COLS.search(attrs)
-                start = col_pos
-                col_pos += int(repeat.group(1)) if repeat else 1
-                if not closed or b"office:value-type" in attrs:
-                    cells += 1
-                    row_used = col_pos
-                if b'calcext:value-type="error"' in attrs and row_repeat == 1:
-                    text = _ODS_TEXT.search(match.string, match.end(), match.end() + 4000)
-                    for col in range(start, min(col_pos, start + 1000)):
-                        errors[(row_pos, col)] = text.group(1).decode() if text else "#VALUE!"
-    if name:
-        extents[name] = (height, width, cells, errors)
-    return extents
+        for chunk in _stream_chunks(handle, close=_ODS_ROW_END, size=2**20):
+            scan.feed(chunk)
+            last = (last + chunk)[-64:]
+    scan.finish()
+    if scan.table_open or not last.rstrip().endswith(_ODS_DOC_END):
+        raise ValueError("content.xml is cut short")
+    if scan.unchecked:
+        _check_xml(book, "content.xml")
+    return scan.extents
+
+
+def _check_xml(book: zipfile.ZipFile, member: str) -> None:
+    """Expat (no tree, no handlers) checks that the member is well-formed XML."""
+    parser = ParserCreate()
+    with book.open(member) as handle:
+        while chunk := handle.read(2**20):
+            parser.Parse(chunk, False)
+    parser.Parse(b"", True)
 
 
 _SHEET_TAG = re.compile(rb"<(?:\w+:)?sheet\s([^>]*)>")
@@ -646,8 +850,17 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
             "open it and save it again as .xlsx"
         )
     extent: tuple[int, int, int, Errors] | None = None
+    ods_extents: dict[str, tuple[int, int, int, Errors]] = {}
     archive = None if suffix == ".xls" else _open_zip(path, damaged)  # .xls is not a zip
     try:
+        if archive is not None and suffix == ".ods":
+            # calamine reads every table of an .ods when it opens it: all are measured first.
+            try:
+                ods_extents = _ods_extents(archive)
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError, ExpatError) as exc:
+                raise StratPDInputError(damaged) from exc
+            for table, measured in ods_extents.items():
+                _check_grid(path, table, *measured[:3])
         try:
             book = python_calamine.CalamineWorkbook.from_path(str(path))
         except Exception as exc:  # any failure inside the parser means a damaged file
@@ -666,9 +879,9 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
                     for other in archive.namelist():
                         if other.startswith("xl/worksheets/") and other.endswith(".xml"):
                             _check_grid(path, name, *_xlsx_extent(archive, other)[:3])
-            elif archive is not None and suffix == ".ods":
-                extent = _ods_extents(archive).get(name)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, ExpatError) as exc:
+            elif suffix == ".ods":
+                extent = ods_extents.get(name)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
             raise StratPDInputError(damaged) from exc
     finally:
         if archive is not None:
