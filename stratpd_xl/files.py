@@ -5,8 +5,9 @@ cell values and :func:`stratpd_xl.sheet.frame_from_cells` does the typing, so a 
 from a sheet gives the same table as the sheet itself.  Workbooks are read by python-calamine.
 
 Hostile files (decompression bombs, sheets padded to column XFD, devices, pipes, damaged XML)
-are refused with one sentence before any reader allocates memory for them; the limits are the
-``MAX_*`` constants below (documented in SECURITY.md, "Input files").
+are refused with one sentence before any reader allocates memory for them (but .xls, which is
+not measured); the limits are the ``MAX_*`` constants below (documented in SECURITY.md, "Input
+files").
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import html
 import io
 import re
 import stat
+import struct
 import zipfile
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from xml.parsers.expat import ExpatError, ParserCreate
 
 import numpy as np
@@ -454,8 +456,8 @@ def _stream_chunks(handle: Any, *, close: bytes, size: int = 2**20) -> Any:
         yield tail
 
 
-# Only coordinates and error cells matter, so a regular expression over the raw XML is enough
-# and costs no tree: the XML parsers would build the whole padded grid we are trying to avoid.
+# Only coordinates and error cells matter, so the raw XML is read as bytes and costs no tree:
+# the XML parsers would build the whole padded grid we are trying to avoid.
 _XLSX_REF = re.compile(rb'\br="([A-Z]{0,3})([0-9]{1,8})"')
 _XLSX_VALUE = re.compile(rb"<(?:\w+:)?v>([^<]*)</(?:\w+:)?v>")
 
@@ -465,58 +467,165 @@ Errors = dict[tuple[int, int], str]
 
 
 _XLSX_CELL = re.compile(rb"<(?:\w+:)?c(?=[\s/>])")
-# Only cells carry an r="A1"-style attribute (rows have digits only), so no tag context needed.
-_XLSX_ROW_REF = re.compile(rb'<(?:\w+:)?row\s[^>]*?\br="([0-9]{1,8})"')
-_XLSX_PLAIN_ROW_REF = re.compile(rb'<row\s[^>]*?\br="([0-9]{1,8})"')
-_XLSX_REF_LETTERS = re.compile(rb'r="([A-Z]{1,3})[0-9]')
-_XLSX_REF_DIGITS = re.compile(rb'r="[A-Z]{1,3}([0-9]{1,8})"')
-_CELL_TAG_ENDS = (b" ", b">", b"/", b"\n", b"\t", b"\r")
+_XLSX_ROW = re.compile(rb"<(?:\w+:)?row(?=[\s/>])")
+#: Any attribute named r, as calamine reads it: letters of either case, then digits.
+_XLSX_ANY_REF = re.compile(rb"""\sr\s*=\s*["']([A-Za-z]*)([0-9]*)""")
+_XLSX_SPACED_REF = re.compile(rb"\sr\s+=|\sr=\s")
 _XLSX_ERROR_CELL = re.compile(rb'<(?:\w+:)?c\s([^>]*\bt="e"[^>]*)>')
+#: Past Excel's 16,384 columns and 1,048,576 rows by far; calamine would still try them.
+_HUGE = 10**10
 
-
-def _count_cell_tags(buffer: bytes) -> int:
-    """Number of ``<c`` cell tags (not ``<col``, ``<cfRule``...): ``<c`` then a space, ``>``,
-    ``/`` or another white space; counting bytes is several times faster than a regex."""
-    spaced = buffer.count(b"<c ")
-    if buffer.count(b"<c") == spaced:  # the usual layout: every cell tag is "<c r=..."
-        return spaced
-    return sum(buffer.count(b"<c" + end) for end in _CELL_TAG_ENDS)
+_SPACE = np.zeros(256, bool)
+_SPACE[list(b" \t\r\n")] = True
+_NAME_END = _SPACE.copy()  # what may follow a tag's name
+_NAME_END[list(b"/>")] = True
+_LETTER = np.zeros(256, np.int64)  # A-Z and a-z -> 1-26, like calamine
+for _i in range(26):
+    _LETTER[65 + _i] = _LETTER[97 + _i] = _i + 1
+_DIGIT = np.full(256, -1, np.int64)
+_DIGIT[48:58] = np.arange(10)
 
 
 def _column_number(letters: bytes) -> int:
     col = 0
-    for letter in letters:
+    for letter in letters.upper()[:4]:
         col = col * 26 + letter - 64
-    return col
+    return col if len(letters) < 4 else _HUGE
+
+
+def _ref_number(digits: bytes) -> int:
+    return min(int(digits[:11]), _HUGE) if digits else 0
+
+
+def _leading_number(padded: bytes, start: np.ndarray) -> np.ndarray:
+    """The number the digits from each ``start`` spell (0 if none, at most _HUGE).
+
+    The 8 bytes at each start are one big-endian number; digits are found and summed for all
+    starts at once, 8 bytes wide (about 15 array operations instead of a loop per digit).
+    """
+    words = np.ndarray((len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
+    x = words[start].astype(np.uint64) ^ np.uint64(0x3030303030303030)  # digits -> 0..9
+    low7 = x & np.uint64(0x7F7F7F7F7F7F7F7F)
+    # The high bit of each byte: set where the byte is not a digit (no carry between bytes).
+    stops = (x | (low7 + np.uint64(0x7676767676767676))) & np.uint64(0x8080808080808080)
+    top = np.floor(np.log2(np.maximum(stops, 1).astype(np.float64))).astype(np.int64)
+    count = np.where(stops == 0, 8, (63 - top) // 8)  # digits before the first other byte
+    digits = x >> (8 * (8 - np.clip(count, 1, 8))).astype(np.uint64)
+    pairs = (digits & np.uint64(0x00FF00FF00FF00FF)) + (
+        (digits >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF)
+    ) * np.uint64(10)
+    quads = (pairs & np.uint64(0x0000FFFF0000FFFF)) + (
+        (pairs >> np.uint64(16)) & np.uint64(0x0000FFFF0000FFFF)
+    ) * np.uint64(100)
+    number = (quads & np.uint64(0xFFFFFFFF)) + (quads >> np.uint64(32)) * np.uint64(10_000)
+    number = np.where(count == 0, 0, number.astype(np.int64))
+    for i in np.flatnonzero(count >= 8):  # rare: far past any sheet, read for the message
+        digits = re.match(rb"[0-9]{1,11}", padded[start[i] : start[i] + 11])
+        number[i] = min(int(digits.group()), _HUGE) if digits else _HUGE
+    return number
+
+
+class _Refs(NamedTuple):
+    """What a stretch of sheet XML says about the grid calamine will build."""
+
+    width: int  # largest column an r attribute names
+    height: int  # largest row an r attribute names
+    cell_refs: int  # r attributes with a column
+    row_refs: int  # r attributes without
+    cells: np.ndarray  # where cell tags start
+    rows: np.ndarray  # where row tags start
+
+
+def _xlsx_refs(buffer: bytes) -> _Refs | None:
+    """The ``r="..."`` attributes and the cell and row tags of a stretch of sheet XML, with
+    array operations; ``None`` for white space around an ``r=`` or namespaced tags, which
+    :func:`_xlsx_refs_slow` reads instead.
+
+    Every attribute has an "=", so every ``r`` attribute calamine can see is found; one in
+    text or in a comment only overstates the sheet.
+    """
+    padded = buffer + bytes(16)
+    a = np.frombuffer(padded, np.uint8)
+    eq = np.flatnonzero(a == 61)
+    eq = eq[eq >= 2]
+    spaced = _SPACE[a[eq - 1]] | _SPACE[a[eq + 1]]
+    if spaced.any() and _XLSX_SPACED_REF.search(padded):
+        return None
+    value = eq[(a[eq - 1] == 114) & _SPACE[a[eq - 2]] & ((a[eq + 1] == 34) | (a[eq + 1] == 39))]
+    value += 2
+    # Letters: up to three make a column (XFD = 16,384); a fourth means far past any sheet.
+    letters = np.zeros(len(value), np.int64)
+    col = np.zeros(len(value), np.int64)
+    alive = np.arange(len(value))
+    for k in range(4):
+        code = _LETTER[a[value[alive] + k]]
+        alive, code = alive[code > 0], code[code > 0]
+        if not alive.size:
+            break
+        letters[alive] += 1
+        col[alive] = col[alive] * 26 + code
+    col[letters > 3] = _HUGE
+    row = _leading_number(padded, value + letters)
+    # Tags named c or row: the letter after "<", then the end of the name.  A namespace
+    # prefix ("<x:c") is left to the regular expressions, which tell opening from closing tags.
+    opens = (a[:-1] == 60) | (a[:-1] == 58)
+    cells = np.flatnonzero(opens & (a[1:] == 99)) + 1
+    cells = cells[_NAME_END[a[cells + 1]]]
+    rows = np.flatnonzero(opens & (a[1:] == 114)) + 1
+    rows = rows[(a[rows + 1] == 111) & (a[rows + 2] == 119) & _NAME_END[a[rows + 3]]]
+    if (a[cells - 1] == 58).any() or (a[rows - 1] == 58).any():
+        return None
+    with_column = int(np.count_nonzero(letters))
+    return _Refs(
+        int(col.max(initial=0)),
+        int(row.max(initial=0)),
+        with_column,
+        len(value) - with_column,
+        cells,
+        rows,
+    )
+
+
+def _xlsx_refs_slow(buffer: bytes) -> _Refs:
+    """:func:`_xlsx_refs` by regular expressions, for any spacing (a Python step per match)."""
+    matches = _XLSX_ANY_REF.findall(buffer)
+    named = [m for m in matches if m[0]]
+    return _Refs(
+        max((_column_number(m[0]) for m in named), default=0),
+        max((_ref_number(m[1]) for m in matches), default=0),
+        len(named),
+        len(matches) - len(named),
+        np.array([m.start() for m in _XLSX_CELL.finditer(buffer)], np.int64),
+        np.array([m.start() for m in _XLSX_ROW.finditer(buffer)], np.int64),
+    )
 
 
 def _xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Errors]:
-    """(last row, last column, number of cells, error cells) that a worksheet's XML declares.
+    """(last row, last column, number of cells, error cells) a worksheet's XML can make calamine
+    allocate.
 
-    findall over each buffer, not a Python loop per cell: this runs on every workbook read.
+    calamine places a cell without ``r`` after the previous cell of its row, and a row without
+    ``r`` after the previous row: then the sheet is taken to be as wide as its widest row's
+    cells beyond the largest column named, and as tall as its rows beyond the largest row
+    named.  Array operations per megabyte, not a Python loop per cell: this runs on every read.
     """
-    height = width = cells = 0
+    height = width = cells = rows = cell_refs = row_refs = widest = carry = 0
     errors: Errors = {}
     with book.open(member) as handle:
         for buffer in _stream_chunks(handle, close=b"</row>"):
-            prefixed = b":c" in buffer or b":row" in buffer  # namespaced tags: the slow way
-            if prefixed:
-                cells += len(_XLSX_CELL.findall(buffer))
-            else:
-                cells += _count_cell_tags(buffer)
-            # Patterns that start with a literal run several times faster than ones that start
-            # with a word boundary; a stray match elsewhere can only overstate the sheet.
-            letters_seen = set(_XLSX_REF_LETTERS.findall(buffer))
-            if letters_seen:
-                # Longest, then greatest, is the largest number in letters or digits alike.
-                letters = max(letters_seen, key=lambda c: (len(c), c))
-                width = max(width, _column_number(letters))
-                height = max(height, max(map(int, set(_XLSX_REF_DIGITS.findall(buffer)))))
-            row_ref = _XLSX_ROW_REF if prefixed else _XLSX_PLAIN_ROW_REF
-            rows = set(row_ref.findall(buffer))
-            if rows:
-                height = max(height, int(max(rows, key=lambda r: (len(r), r))))
-            if b't="e"' not in buffer:
+            found = _xlsx_refs(buffer) or _xlsx_refs_slow(buffer)
+            width, height = max(width, found.width), max(height, found.height)
+            cell_refs, row_refs = cell_refs + found.cell_refs, row_refs + found.row_refs
+            cells += len(found.cells)
+            rows += len(found.rows)
+            if cells > cell_refs:  # cells without r: how many can one row hold?
+                per_row = np.bincount(
+                    np.searchsorted(found.rows, found.cells), minlength=len(found.rows) + 1
+                )
+                per_row[0] += carry  # the row the previous buffer left open
+                widest = max(widest, int(per_row.max()))
+                carry = 0 if buffer.endswith(b"</row>") else int(per_row[-1])
+            if buffer.rfind(b't="e"') < 0:
                 continue
             for match in _XLSX_ERROR_CELL.finditer(buffer):
                 attrs = match.group(1)
@@ -527,6 +636,10 @@ def _xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Err
                 if value:
                     key = (int(ref.group(2)) - 1, _column_number(ref.group(1)) - 1)
                     errors[key] = value.group(1).decode("ascii", "replace")
+    if cells > cell_refs:
+        width += widest
+    if rows > row_refs:
+        height += rows
     return height, width, cells, errors
 
 
@@ -683,8 +796,6 @@ def _word(text: bytes) -> int:
     return int.from_bytes(text.ljust(8, b"\0"), "little")
 
 
-_NAME_END = np.zeros(256, bool)
-_NAME_END[list(b" \t\r\n/>")] = True
 _TEXT_NS, _LOW5 = _word(b"text:"), 2**40 - 1
 _TABLE_TA, _BLE_CELL, _BLE_ROW, _LOW7 = (
     _word(b"table:ta"), _word(b"ble-cell"), _word(b"ble-row"), 2**56 - 1
@@ -804,6 +915,148 @@ def _check_xml(book: zipfile.ZipFile, member: str) -> None:
     parser.Parse(b"", True)
 
 
+# .xlsb worksheets: BIFF12 records (MS-XLSB 2.1.4), each a type and a size written as 7-bit
+# groups (type up to 2 bytes, size up to 4), then the payload.
+_XLSB_ROW = 0x0000  # BrtRowHdr: row number (u32) first
+_XLSB_BEGIN_DATA, _XLSB_END_DATA = 0x0091, 0x0092  # BrtBeginSheetData / BrtEndSheetData
+_XLSB_DIMENSION = 0x0094  # BrtWsDim: 4 x u32, read by calamine without a length check
+#: Cell records calamine keeps (Rk, Error, Bool, Real, St, Isst, FmlaString, FmlaNum,
+#: FmlaBool), column (u32) first, and the payload size it reads up to without checking.
+_XLSB_CELLS = {0x02: 12, 0x03: 9, 0x04: 9, 0x05: 16, 0x06: 12, 0x07: 12, 0x08: 14, 0x09: 16,
+               0x0A: 9}
+_XLSB_LAST_ROW = 0x0010_0000  # calamine stops reading at a row number past this
+
+
+def _xlsb_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Errors]:
+    """(last row, last column, number of cells, no error cells) of an .xlsb worksheet: the grid
+    calamine will allocate, from its row and cell records (the declared dimension is ignored).
+
+    Read as calamine reads it: records from BrtBeginSheetData to BrtEndSheetData, a cell's row
+    from the last row header.  A cell record shorter than calamine assumes makes it read
+    outside its buffer (a crash, not an error), so it is "damaged" here.  One Python step per
+    record: about a second per million cells.
+    """
+    height = width = cells = row = 0
+    started = False
+    unpack, minimum = struct.unpack_from, _XLSB_CELLS
+    with book.open(member) as handle:
+        data, pos, skip = b"", 0, 0
+        while True:
+            chunk = handle.read(2**20)
+            last = not chunk
+            if skip:  # the rest of a record too large to hold
+                taken = min(skip, len(chunk))
+                chunk, skip = chunk[taken:], skip - taken
+            data = data[pos:] + chunk
+            pos, end = 0, len(data)
+            while end - pos >= (1 if last else 8):
+                start = pos
+                kind = data[pos]
+                size = data[pos + 1] if pos + 1 < end else 0
+                if kind < 0x80 and size < 0x80:  # most records: one byte each
+                    pos += 2
+                else:
+                    pos += 1
+                    if kind & 0x80:
+                        kind = (kind & 0x7F) | ((data[pos] & 0x7F) << 7) if pos < end else -1
+                        pos += 1
+                    size = shift = 0
+                    for _ in range(4):
+                        byte = data[pos] if pos < end else 0
+                        pos += 1
+                        size |= (byte & 0x7F) << shift
+                        shift += 7
+                        if not byte & 0x80:
+                            break
+                if pos + size > end:
+                    if last:
+                        raise ValueError("the sheet ends inside a record")
+                    if size > 2**20:  # look at its head, drop the rest as it comes
+                        head = 16 if kind in _XLSB_CELLS or kind == _XLSB_ROW else 0
+                        if end - pos < head:
+                            pos = start
+                            break
+                        skip = pos + size - end
+                        size = end - pos
+                    else:
+                        pos = start
+                        break
+                need = minimum.get(kind)
+                if need is not None and started:  # a cell
+                    if size < need:
+                        raise ValueError("a cell record is too short")
+                    cells += 1
+                    col = unpack("<I", data, pos)[0]
+                    if col >= width:
+                        width = col + 1
+                    if row >= height:
+                        height = row + 1
+                elif not started:
+                    if kind == _XLSB_DIMENSION and size < 16:
+                        raise ValueError("the dimension record is too short")  # calamine panics
+                    started = kind == _XLSB_BEGIN_DATA
+                elif kind == _XLSB_ROW:
+                    if size < 4:
+                        raise ValueError("a row record is too short")
+                    row = unpack("<I", data, pos)[0]
+                    if row > _XLSB_LAST_ROW:
+                        return height, width, cells, {}
+                elif kind == _XLSB_END_DATA:
+                    return height, width, cells, {}
+                pos += size
+            if last:
+                return height, width, cells, {}
+
+
+_XLSB_SHEET = 0x009C  # BrtBundleSh: state, tab id, relationship id, name
+_XLSB_END_SHEETS = 0x0090
+
+
+def _xlsb_members(book: zipfile.ZipFile) -> dict[str, str]:
+    """Sheet name -> zip member, from xl/workbook.bin and its relationships."""
+    try:
+        rels = _REL_TAG.findall(book.read("xl/_rels/workbook.bin.rels"))
+        data = book.read("xl/workbook.bin")
+    except KeyError:
+        return {}
+    targets = {}
+    for rel in rels:
+        attrs = dict(_ATTR.findall(rel))
+        target = attrs.get(b"Target", b"").decode("utf-8", "replace")
+        targets[attrs.get(b"Id", b"").decode("utf-8", "replace")] = (
+            target.lstrip("/") if target.startswith("/") else "xl/" + target
+        )
+    members, pos = {}, 0
+    while pos < len(data):
+        kind = data[pos]
+        pos += 1
+        if kind & 0x80 and pos < len(data):
+            kind = (kind & 0x7F) | ((data[pos] & 0x7F) << 7)
+            pos += 1
+        size = shift = 0
+        for _ in range(4):
+            byte = data[pos] if pos < len(data) else 0
+            pos += 1
+            size |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        if kind == _XLSB_END_SHEETS:
+            break
+        if kind == _XLSB_SHEET and size >= 12:
+            record = data[pos : pos + size]
+            chars = struct.unpack_from("<I", record, 8)[0]
+            if chars != 0xFFFF_FFFF and 16 + 2 * chars <= len(record):
+                rel = record[12 : 12 + 2 * chars].decode("utf-16-le", "replace")
+                named = struct.unpack_from("<I", record, 12 + 2 * chars)[0]
+                at = 16 + 2 * chars
+                name = record[at : at + 2 * named].decode("utf-16-le", "replace")
+                if rel in targets:
+                    members[name] = targets[rel]
+        pos += size
+    return members
+
+
 _SHEET_TAG = re.compile(rb"<(?:\w+:)?sheet\s([^>]*)>")
 _REL_TAG = re.compile(rb"<(?:\w+:)?Relationship\s([^>]*)>")
 _ATTR = re.compile(rb'([\w:]+)="([^"]*)"')
@@ -829,6 +1082,12 @@ def _xlsx_members(book: zipfile.ZipFile) -> dict[str, str]:
         if attrs.get(b"id") in targets:
             members[name] = targets[attrs[b"id"]]
     return members
+
+
+def _is_panic(exc: BaseException) -> bool:
+    """A Rust panic inside calamine (a record shorter than it assumes): pyo3 raises it as
+    PanicException, a BaseException, which ``except Exception`` would let through."""
+    return type(exc).__name__ == "PanicException"
 
 
 def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[list[Any]], str]:
@@ -863,7 +1122,9 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
                 _check_grid(path, table, *measured[:3])
         try:
             book = python_calamine.CalamineWorkbook.from_path(str(path))
-        except Exception as exc:  # any failure inside the parser means a damaged file
+        except BaseException as exc:  # any failure inside the parser means a damaged file
+            if not isinstance(exc, Exception) and not _is_panic(exc):
+                raise
             raise StratPDInputError(damaged) from exc
         metadata = {m.name: m for m in book.sheets_metadata}
         name = _pick_sheet(list(book.sheet_names), sheet, path)
@@ -881,6 +1142,14 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
                             _check_grid(path, name, *_xlsx_extent(archive, other)[:3])
             elif suffix == ".ods":
                 extent = ods_extents.get(name)
+            elif archive is not None and suffix == ".xlsb":
+                member = _xlsb_members(archive).get(name)
+                if member in archive.namelist():
+                    extent = _xlsb_extent(archive, member)
+                else:  # the sheet's member not found: measure every worksheet
+                    for other in archive.namelist():
+                        if other.startswith("xl/worksheets/") and other.endswith(".bin"):
+                            _check_grid(path, name, *_xlsb_extent(archive, other)[:3])
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
             raise StratPDInputError(damaged) from exc
     finally:
@@ -890,12 +1159,14 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
         _check_grid(path, name, *extent[:3])
     try:
         ws = book.get_sheet_by_name(name)
-        if extent is None:  # .xls/.xlsb: no cheap look before calamine reads the sheet
+        if extent is None:  # .xls: not measured before calamine reads it (see SECURITY.md)
             _check_grid(path, name, ws.total_height, ws.total_width, ws.height * ws.width)
         rows = ws.to_python(skip_empty_area=False)
     except (MemoryError, StratPDInputError):
         raise
-    except Exception as exc:  # malformed XML, bad shared-string index, ...
+    except BaseException as exc:  # malformed XML, bad shared-string index, a panic ...
+        if not isinstance(exc, Exception) and not _is_panic(exc):
+            raise
         raise StratPDInputError(damaged) from exc
     finally:
         book.close()
