@@ -778,7 +778,7 @@ def _xml_tags(chunk: bytes) -> tuple[bytes, np.ndarray, np.ndarray] | None:
         return None
     bounds = np.empty(2 * n, np.int64)
     bounds[0::2], bounds[1::2] = lt, end
-    if (np.add.reduceat(a == 34, bounds, dtype=np.int32)[0::2] & 1).any():
+    if np.bitwise_xor.reduceat((a == 34).view(np.uint8), bounds)[0::2].any():
         return None  # an odd number of double quotes in a tag: a ">" inside a value
     if 39 in a:  # a single quote inside a tag could hide a ">"
         marks = np.flatnonzero(a == 39)
@@ -820,7 +820,11 @@ def _ods_rows(
     words = np.ndarray((len(a) - 7,), dtype="<u8", buffer=padded, strides=(1,))
     close = a[lt + 1] == 47
     name = lt + 1 + close
-    head, tail = words[name], words[name + 8]
+    head = words[name]
+    # Half the tags are text:p and its kin inside cells: the rest must be rows and cells.
+    other = np.flatnonzero((head & _LOW5) != _TEXT_NS)
+    name, head, shut = name[other], head[other], close[other]
+    tail = words[name + 8]
     table = head == _TABLE_TA
     cell = table & (tail == _BLE_CELL) & _NAME_END[a[name + 16]]
     row = table & ((tail & _LOW7) == _BLE_ROW) & _NAME_END[a[name + 15]]
@@ -832,17 +836,16 @@ def _ods_rows(
             & _NAME_END[a[name[covered] + 24]]
         ]
         cell[covered] = True
-    if not (cell | row | ((head & _LOW5) == _TEXT_NS)).all():
+    if not (cell | row).all():
         return None
-    rows = np.flatnonzero(row)
-    shut = close[rows]
-    if not len(rows) or len(rows) % 2 or shut[0::2].any() or not shut[1::2].all():
+    rows = other[row]
+    row_shut = shut[row]
+    if not len(rows) or len(rows) % 2 or row_shut[0::2].any() or not row_shut[1::2].all():
         return None
     opens, closes = rows[0::2], rows[1::2]
-    selfclosed = a[end - 1] == 47
-    if selfclosed[opens].any():
+    if (a[end[opens] - 1] == 47).any():  # a self-closed row
         return None
-    cells = np.flatnonzero(cell & ~close)
+    cells = other[cell & ~shut]
     row_of = np.searchsorted(opens, cells) - 1
     if (row_of < 0).any() or (cells > closes[np.maximum(row_of, 0)]).any():
         return None
@@ -856,7 +859,7 @@ def _ods_rows(
         where = int(np.searchsorted(tags, tag))
         if where < len(tags) and tags[where] == tag:
             target[where] = _repeat(match.group(2))
-    filled = ~selfclosed[cells]
+    filled = a[end[cells] - 1] != 47  # not self-closed
     empty = np.flatnonzero(~filled)
     if empty.size:
         starts, stops = lt[cells[empty]], end[cells[empty]] + 1
