@@ -262,3 +262,8 @@ def test_single_quoted_repeat_is_counted(tmp_path, calamine_must_not_open):
     path = make_ods(tmp_path / "q.ods", HEAD + table("Data", padded) + TAIL)
     with pytest.raises(StratPDInputError, match="16,382 columns"):
         read_table(path)
+
+
+def test_a_byte_order_mark_before_the_declaration_is_fine(tmp_path):
+    content = "\ufeff" + HEAD + table("Data", data_rows(5)) + TAIL
+    assert read_table(make_ods(tmp_path / "bom.ods", content)).shape == (5, 2)
