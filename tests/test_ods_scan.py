@@ -1,0 +1,269 @@
+"""The .ods pre-scan: fast on plain rows, the same answer as tag by tag, and run before calamine.
+
+python-calamine reads every table of an .ods when it opens the file, so the scan must measure
+all of them first; and calamine loops forever on a content.xml cut between two rows.  The
+files here are written by hand from the OpenDocument layout LibreOffice uses, so each case is
+exact and needs no LibreOffice.
+"""
+
+from __future__ import annotations
+
+import random
+import zipfile
+from pathlib import Path
+
+import pytest
+import python_calamine
+
+from stratpd_xl import files
+from stratpd_xl.errors import StratPDInputError
+from stratpd_xl.files import read_table
+
+HEAD = (
+    '<?xml version="1.0" encoding="UTF-8"?>'
+    '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+    'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+    'xmlns:calcext="urn:org:documentfoundation:names:experimental:calc:xmlns:calcext:1.0" '
+    'office:version="1.3"><office:body><office:spreadsheet>'
+)
+TAIL = "</office:spreadsheet></office:body></office:document-content>"
+MIMETYPE = "application/vnd.oasis.opendocument.spreadsheet"
+MANIFEST = (
+    '<?xml version="1.0" encoding="UTF-8"?>'
+    '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+    f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{MIMETYPE}"/>'
+    '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+    "</manifest:manifest>"
+)
+
+
+def num(value: float, repeat: int = 1) -> str:
+    rep = f' table:number-columns-repeated="{repeat}"' if repeat > 1 else ""
+    return (
+        f'<table:table-cell{rep} office:value-type="float" office:value="{value}" '
+        f'calcext:value-type="float"><text:p>{value}</text:p></table:table-cell>'
+    )
+
+
+def txt(value: str) -> str:
+    return (
+        '<table:table-cell office:value-type="string" calcext:value-type="string">'
+        f"<text:p>{value}</text:p></table:table-cell>"
+    )
+
+
+def gap(repeat: int = 1) -> str:
+    rep = f' table:number-columns-repeated="{repeat}"' if repeat > 1 else ""
+    return f"<table:table-cell{rep}/>"
+
+
+def row(*cells: str, repeat: int = 1, rest: int = 16_000) -> str:
+    """A row as LibreOffice writes it: its cells, then the rest of the columns as one empty cell."""
+    rep = f' table:number-rows-repeated="{repeat}"' if repeat > 1 else ""
+    trailing = f'<table:table-cell table:number-columns-repeated="{rest}"/>' if rest else ""
+    body = "".join(cells) + trailing
+    return f'<table:table-row table:style-name="ro1"{rep}>{body}</table:table-row>'
+
+
+def table(name: str, rows: list[str]) -> str:
+    return (
+        f'<table:table table:name="{name}" table:style-name="ta1">'
+        '<table:table-column table:number-columns-repeated="16384"/>'
+        f'{"".join(rows)}'
+        # LibreOffice ends a sheet with the empty rest of its million rows.
+        '<table:table-row table:number-rows-repeated="1000000">'
+        '<table:table-cell table:number-columns-repeated="16384"/></table:table-row>'
+        "</table:table>"
+    )
+
+
+def make_ods(path: Path, content: str | bytes) -> Path:
+    data = content.encode() if isinstance(content, str) else content
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as book:
+        book.writestr(zipfile.ZipInfo("mimetype"), MIMETYPE)  # stored, first, as ODF asks
+        book.writestr("content.xml", data)
+        book.writestr("META-INF/manifest.xml", MANIFEST)
+    return path
+
+
+def data_rows(n: int) -> list[str]:
+    return [row(txt("x"), txt("y"))] + [row(num(i), num(2 * i)) for i in range(1, n + 1)]
+
+
+def slow_extents(content: bytes) -> dict:
+    """The tag-by-tag scan alone: the reference the fast path must agree with."""
+    scan = files._OdsScan()
+    scan._tags(content)
+    scan.finish()
+    return scan.extents
+
+
+@pytest.fixture
+def calamine_must_not_open(monkeypatch):
+    """Fails the test if calamine opens the file (the reader turns any error it raises into
+    "cannot read", so the call is recorded and checked afterwards)."""
+    opened: list[str] = []
+
+    def refuse(path, *args, **kwargs):
+        opened.append(str(path))
+        raise RuntimeError("calamine must not open this file")
+
+    monkeypatch.setattr(python_calamine.CalamineWorkbook, "from_path", refuse)
+    yield
+    assert not opened, f"calamine opened {opened} before the scan refused it"
+
+
+def test_hand_written_ods_reads(tmp_path):
+    path = make_ods(tmp_path / "t.ods", HEAD + table("Data", data_rows(5)) + TAIL)
+    frame = read_table(path)
+    assert list(frame.columns) == ["x", "y"] and frame["y"].tolist() == [2, 4, 6, 8, 10]
+
+
+def test_plain_rows_take_the_fast_path_and_agree_with_the_tag_scan():
+    rows = "".join(row(num(i), num(i), txt("a"), gap(3), num(1)) for i in range(3000))
+    chunk = rows.encode()
+    tags = files._xml_tags(chunk)
+    assert tags is not None
+    spans, used, cells = files._ods_rows(*tags)
+    assert spans.sum() == 3000 and used.max() == 7 and cells == 3000 * 4
+    scan = files._OdsScan()
+    scan.name = "T"
+    scan.feed(chunk)
+    scan.finish()
+    reference = files._OdsScan()
+    reference.name = "T"
+    reference._tags(chunk)
+    reference.finish()
+    assert scan.extents == reference.extents == {"T": (3000, 7, 12000, {})}
+
+
+def random_row(rng: random.Random) -> str:
+    cells = []
+    for _ in range(rng.randint(0, 12)):
+        kind = rng.random()
+        if kind < 0.3:
+            cells.append(num(rng.randint(0, 9), repeat=rng.choice([1, 1, 1, 2, 40])))
+        elif kind < 0.5:
+            cells.append(txt(rng.choice(["a", 'say "hi"', "it's", "a > b", "x/>y", "&amp;"])))
+        elif kind < 0.7:
+            cells.append(gap(rng.choice([1, 2, 500])))
+        elif kind < 0.75:
+            cells.append('<table:table-cell office:value-type="float" office:value="3"/>')
+        elif kind < 0.8:
+            cells.append('<table:table-cell table:formula="of:=1+1"/>')
+        elif kind < 0.85:
+            cells.append(
+                '<table:table-cell table:number-columns-spanned="2" office:value-type="float" '
+                'office:value="1"><text:p>1</text:p></table:table-cell>'
+                "<table:covered-table-cell/>"
+            )
+        else:
+            cells.append("<table:table-cell></table:table-cell>")
+    last = rng.random()
+    if last < 0.1:  # a filled, repeated, self-closed last cell
+        cells.append(
+            '<table:table-cell office:value-type="float" office:value="1" '
+            'table:number-columns-repeated="300"/>'
+        )
+    return row(*cells, repeat=rng.choice([1] * 8 + [3]), rest=rng.choice([0, 16_000]))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fast_and_tag_scans_agree_on_random_tables(tmp_path, seed):
+    rng = random.Random(seed)
+    tables = "".join(
+        table(f"T{t}", [random_row(rng) for _ in range(rng.randint(0, 400))])
+        for t in range(rng.randint(1, 3))
+    )
+    content = (HEAD + tables + TAIL).encode()
+    book = zipfile.ZipFile(make_ods(tmp_path / "r.ods", content))
+    assert files._ods_extents(book) == slow_extents(content)
+
+
+# ------------------------------------------------------------------ refused before calamine
+
+
+def test_padding_is_refused_before_calamine_opens_the_file(tmp_path, calamine_must_not_open):
+    padded = [row(num(i), gap(16_380), num(1), rest=0) for i in range(100)]
+    path = make_ods(tmp_path / "p.ods", HEAD + table("Data", padded) + TAIL)
+    with pytest.raises(StratPDInputError, match="100 rows x 16,382 columns"):
+        read_table(path)
+
+
+def test_a_padded_second_sheet_is_refused_even_when_reading_the_first(tmp_path):
+    # calamine builds every table on opening: the padded one would cost memory all the same.
+    padded = [row(gap(16_380), num(1), rest=0) for _ in range(100)]
+    content = HEAD + table("Data", data_rows(5)) + table("Junk", padded) + TAIL
+    path = make_ods(tmp_path / "two.ods", content)
+    with pytest.raises(StratPDInputError, match='sheet "Junk"'):
+        read_table(path, sheet="Data")
+
+
+def test_repeated_padded_row_is_refused(tmp_path, calamine_must_not_open):
+    # One row element standing for 100,000 rows, each padded to 16,381 columns.
+    rows = data_rows(3) + [row(gap(16_380), num(1), repeat=100_000, rest=0)]
+    path = make_ods(tmp_path / "rep.ods", HEAD + table("Data", rows) + TAIL)
+    with pytest.raises(StratPDInputError, match="stray cells"):
+        read_table(path)
+
+
+def test_content_cut_between_rows_is_refused_not_read_forever(tmp_path, calamine_must_not_open):
+    # calamine loops forever when content.xml ends inside a table (checked: python-calamine
+    # 0.9 with calamine 0.37); the scan says the file is damaged instead.
+    content = HEAD + table("Data", data_rows(50)) + TAIL
+    cut = content[: content.index("</table:table-row>", len(content) // 2) + 18]
+    path = make_ods(tmp_path / "cut.ods", cut)
+    with pytest.raises(StratPDInputError, match='cannot read "cut.ods"'):
+        read_table(path)
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        "<!-- </table:table-row><table:table-row> -->",
+        "<![CDATA[ x ]]>",
+        "<?pi </table:table> ?>",
+    ],
+)
+def test_markup_that_could_hide_tags_is_refused(tmp_path, markup, calamine_must_not_open):
+    rows = data_rows(5)
+    rows[2] = rows[2].replace("<text:p>", "<text:p>" + markup, 1)
+    path = make_ods(tmp_path / "m.ods", HEAD + table("Data", rows) + TAIL)
+    with pytest.raises(StratPDInputError, match='cannot read "m.ods"'):
+        read_table(path)
+
+
+def test_doctype_is_refused(tmp_path, calamine_must_not_open):
+    content = HEAD.replace("?>", '?><!DOCTYPE x [<!ENTITY a "aaaa">]>', 1)
+    path = make_ods(tmp_path / "d.ods", content + table("Data", data_rows(5)) + TAIL)
+    with pytest.raises(StratPDInputError, match='cannot read "d.ods"'):
+        read_table(path)
+
+
+def test_a_row_end_hidden_in_an_attribute_cannot_split_a_padded_row(tmp_path):
+    # Not well-formed ("<" in a value), but calamine would take it as one row of 16,381 columns;
+    # a scan trusting byte positions would see rows of 2 columns.  Refused either way.
+    hidden = '<table:table-cell office:string-value="x&gt;</table:table-row><table:table-row>"/>'
+    padded = [
+        row(num(1), *([gap(1000), hidden] * 16), num(1), rest=0) for _ in range(300)
+    ]
+    path = make_ods(tmp_path / "h.ods", HEAD + table("Data", padded) + TAIL)
+    with pytest.raises(StratPDInputError):
+        read_table(path)
+
+
+def test_single_quoted_repeat_is_counted(tmp_path, calamine_must_not_open):
+    # Valid XML; a scan that only knew double quotes missed these 16,380 columns.
+    padded = [
+        row(num(i), "<table:table-cell table:number-columns-repeated='16380'/>", num(1), rest=0)
+        for i in range(100)
+    ]
+    path = make_ods(tmp_path / "q.ods", HEAD + table("Data", padded) + TAIL)
+    with pytest.raises(StratPDInputError, match="16,382 columns"):
+        read_table(path)
+
+
+def test_a_byte_order_mark_before_the_declaration_is_fine(tmp_path):
+    content = "\ufeff" + HEAD + table("Data", data_rows(5)) + TAIL
+    assert read_table(make_ods(tmp_path / "bom.ods", content)).shape == (5, 2)
