@@ -1100,7 +1100,13 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
     Formulas come as the values last calculated; error cells as their text ("#N/A"), which the
     sheet layer turns into missing values with a note.
     """
-    import python_calamine
+    try:
+        import python_calamine  # desktop dependency; absent where Pyodide has no wheel of it
+    except ImportError as exc:
+        raise StratPDInputError(
+            f'cannot read "{path.name}": this Python has no workbook reader (python-calamine '
+            'is not installed); run "pip install python-calamine", or save the sheet as CSV'
+        ) from exc
 
     if suffix == ".ods":
         damaged = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stratpd_xl import files
+from stratpd_xl.cli import main
 from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.files import read_table, sniff_text
 from stratpd_xl.sheet import frame_from_cells
@@ -624,3 +626,18 @@ def test_a_field_over_the_csv_limit_gets_the_same_sentence_quoted_or_not(tmp_pat
     path.write_text(f"a,b\n1,{quote}{'x' * (csv.field_size_limit() + 10)}{quote}\n2,y\n")
     with pytest.raises(StratPDInputError, match="field larger than field limit"):
         read_table(path)
+
+
+def test_workbook_without_a_workbook_reader_says_what_to_install(tmp_path, monkeypatch, capsys):
+    # xlwings Lite's Pyodide has no python-calamine wheel: a workbook file there must get a
+    # sentence with the fix, not an "internal error" from a failed import.
+    path = tmp_path / "sales.xlsx"
+    book = openpyxl.Workbook()
+    book.active.append(["x", "y"])
+    book.active.append([1, 2])
+    book.save(path)
+    monkeypatch.setitem(sys.modules, "python_calamine", None)  # import raises ImportError
+    assert main(["curve", str(path), "-t", "y", "-f", "x"]) == 2
+    err = capsys.readouterr().err
+    assert '"sales.xlsx"' in err and "pip install python-calamine" in err
+    assert "Traceback" not in err and "internal error" not in err
