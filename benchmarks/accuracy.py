@@ -19,7 +19,7 @@ effect (1.00 = unbiased):
 * squared twin: y = x1 + x2^2 + z + noise, x2 = x1 + N(0, 0.5): the others' effect is not
   linear, where the linear adjustment cannot be exact; slope of x1, truth 1.
 
-``--coverage`` instead reports how often the bootstrap band covers the true curve.
+``--coverage`` instead reports how often the 95 % band covers the true curve.
 
 stratx runs in its own interpreter (``--worker``); the data come from the same functions
 with the same seeds.
@@ -228,7 +228,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SEED"))
     ap.add_argument("--coverage", action="store_true",
-                    help="bootstrap band coverage of the true curve instead of shrinkage")
+                    help="95 %% band coverage of the true curve instead of shrinkage")
     ap.add_argument("--steps", action="store_true",
                     help="how far a step in the true curve is smeared (issue 9 item 5)")
     args = ap.parse_args()

@@ -71,7 +71,7 @@ def _column(result: pd.DataFrame, name: str) -> np.ndarray | None:
 def curve_figure(result: pd.DataFrame, *, width_in: float = 6.4, height_in: float = 4.0) -> Figure:
     """Draw a StratPD curve or CatStratPD bars the way an analyst would paste it into a slide.
 
-    Numeric features get the curve (with markers when there are few points), the bootstrap
+    Numeric features get the curve (with markers when there are few points), the 95 %
     band when the result has ``pd_low``/``pd_high``, and a strip underneath showing where the
     data lies (the number of slopes averaged at each x).  Categorical features get one bar per
     category, in the order given, with error bars from the band when present.
@@ -118,7 +118,7 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     if has_band:
         ax.fill_between(
             x, low, high, color=BAND_COLOR, alpha=0.45, linewidth=0, zorder=2,
-            label="95% bootstrap band",
+            label="95% band",
         )
     ax.plot(
         x, y, color=CURVE_COLOR, linewidth=2.0, zorder=3, label="partial dependence",

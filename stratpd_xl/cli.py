@@ -508,7 +508,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     frame = demo_data()
     sys.stderr.write(
         f"demo: what drives the {DEMO_TARGET} of {len(frame):,} diamonds "
-        f"({_settings(args).n_trials} bootstrap trials)\n"
+        f"({_settings(args).n_trials} trials for the band)\n"
     )
     _note(
         "left out " + ", ".join(f'"{c}" ({m})' for c, m in DEMO_LEFT_OUT.items())

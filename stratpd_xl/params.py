@@ -54,7 +54,7 @@ class Parameter:
 
 
 #: The table.  Bounds are generous but finite, so no option can ask for unbounded work
-#: (a billion bootstrap trials) or memory.
+#: (a billion trials) or memory.
 PARAMETERS: dict[str, Parameter] = {
     p.name: p
     for p in (
@@ -68,7 +68,8 @@ PARAMETERS: dict[str, Parameter] = {
         ),
         Parameter(
             "n_trials", 1, 1, 200,
-            "bootstrap trials; more than 1 adds a 95 % band (pd_low / pd_high)", "20",
+            "trials, each on a random half of the rows; more than 1 adds a 95 % band "
+            "(pd_low / pd_high)", "20",
         ),
         Parameter(
             "random_state", None, 0, 2**32 - 1,

@@ -125,7 +125,7 @@ def curve_table(result: pd.DataFrame) -> pd.DataFrame:
     DataFrame
         Numeric: columns ``<feature>``, ``"partial dependence"`` (for a yes/no target
         ``"change in P(churn = yes), points"``), ``"low (2.5%)"`` and
-        ``"high (97.5%)"`` when the result has a bootstrap band, ``"slopes averaged"``, and
+        ``"high (97.5%)"`` when the result has a 95 % band, ``"slopes averaged"``, and
         ``"values summarised"`` when the curve was summarised (``n_x``).
         Categorical: ``<feature>``, ``"partial dependence"``, ``"rows"`` and the band columns.
         Values are unchanged (datetimes stay datetimes, missing values stay NaN); ``attrs``

@@ -125,7 +125,7 @@ def test_numeric_curve_labels_title_and_band():
     assert band_y.min() == pytest.approx(result["pd_low"].min())
     assert band_y.max() == pytest.approx(result["pd_high"].max())
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
-        "95% bootstrap band", "partial dependence"]
+        "95% band", "partial dependence"]
 
 
 def test_numeric_curve_without_band_has_no_band_and_no_legend():

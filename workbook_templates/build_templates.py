@@ -69,7 +69,7 @@ def formulas(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
         ("Carat", f'=STRATPD({rng},"price","carat")',
          "How the price changes with weight (carat), all else equal."),
         ("Cut", f'=STRATPD({rng},"price","cut",10,20)',
-         "The price effect of each cut quality, with a 95% band from 20 bootstrap trials."),
+         "The price effect of each cut quality, with a 95% band from 20 trials."),
     ]
 
 

@@ -110,7 +110,7 @@ def integrate(field: SlopeField, min_slopes_per_x: int) -> Curve | None:
 
 
 def curve_on_grid(field: SlopeField, min_slopes_per_x: int, grid: np.ndarray) -> np.ndarray:
-    """Integrate one (bootstrap) slope field over a given x grid, starting at 0.
+    """Integrate one (trial's) slope field over a given x grid, starting at 0.
 
     On each grid interval the slope is the field's kept slope at the nearest kept x at or
     to the left (the first kept slope left of its support), so every trial yields a

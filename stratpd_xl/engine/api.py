@@ -789,7 +789,7 @@ def stratpd(
         for the estimator's bias (e.g. a smeared step).  ``pd`` itself stays the full-data
         curve.
     random_state : int, optional
-        Seed for the honest split and the bootstrap; the same seed gives the same result.
+        Seed for the honest split and the trials' halves; the same seed gives the same result.
     max_points : int or None, default 200
         Most points of the curve.  A feature with more distinct values (kept after
         ``min_slopes_per_x``) gets points of the full-resolution curve chosen half at

@@ -51,7 +51,10 @@ STRATPD_ARGS: dict[str, dict[str, Any]] = {
         "doc": f"Smallest group of similar rows (default "
         f"{PARAMETERS['min_samples_leaf'].default})."
     },
-    "trials": {"doc": "Bootstrap trials; more than 1 adds a low/high band (default 1)."},
+    "trials": {
+        "doc": "Trials on random halves of the rows; more than 1 adds a 95% low/high band "
+        "(default 1)."
+    },
     "chart": {"doc": "FALSE: no chart picture beside the table (default TRUE)."},
     "max_points": {
         "doc": f"Most curve points (default {PARAMETERS['max_points'].default}); 0 for every "
@@ -280,7 +283,8 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     min_samples_leaf : int, default 10
         Smallest group of similar rows.
     trials : int, default 1
-        Bootstrap trials; with more than 1 the table gets low/high band columns.
+        Trials, each on a random half of the rows; with more than 1 the table gets the 95 %
+        low/high band columns.
     chart : bool, default True
         Place a picture of the curve beside the table (only when called from Excel).
     max_points : int, default 200
