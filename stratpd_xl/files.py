@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import StratPDInputError
-from .sheet import frame_from_cells, frame_from_columns, guess_decimal
+from .sheet import find_header, frame_from_cells, frame_from_columns, guess_decimal
 
 __all__ = ["TEXT_SUFFIXES", "WORKBOOK_SUFFIXES", "read_table", "sniff_text"]
 
@@ -34,6 +34,8 @@ TEXT_SUFFIXES = (".csv", ".txt", ".tsv")
 WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods")
 _DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_LINES = 200
+#: Rows read as raw text to find the header before the C reader types the rest.
+_HEAD_ROWS = 200
 
 # Limits on hostile input (see SECURITY.md, "Input files").  Module constants so tests can lower
 # them; each is far above a table StratPD can analyse in memory anyway.
@@ -188,14 +190,22 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
     delimiter = dialect["delimiter"]
     if decimal is None:
         decimal = dialect["decimal"]
-    columns = _text_columns(text, delimiter)
-    if columns is None:
-        rows = _text_rows(text, delimiter, path)
-        frame = _frame(rows, decimal, f'"{path.name}"')
-    else:
-        frame = frame_from_columns(
-            columns, decimal=decimal, skip_titles=True, where=f'"{path.name}"'
-        )
+    where = f'"{path.name}"'
+    source: bytes | str = text
+    if encoding is None and used == "utf-8":
+        # The bytes themselves: the C reader would encode the decoded text back to UTF-8
+        # (0.8 s of a million-row file).  The BOM and the "sep=" line are not text cells.
+        skip = len(_UTF8_BOM) if raw.startswith(_UTF8_BOM) else 0
+        skip += len(hint.group(0).encode("utf-8")) if hint else 0
+        source = raw[skip:] if skip else raw
+    frame = _typed_text(text, source, delimiter, decimal, where)
+    if frame is None:
+        columns = _text_columns(text, delimiter)
+        if columns is None:
+            rows = _text_rows(text, delimiter, path)
+            frame = _frame(rows, decimal, where)
+        else:
+            frame = frame_from_columns(columns, decimal=decimal, skip_titles=True, where=where)
     frame.attrs["source"] = {
         "path": str(path),
         "format": "text",
@@ -217,6 +227,139 @@ def _text_rows(text: str, delimiter: str, path: Path) -> list[list[str]]:
         ) from exc
 
 
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _c_reader_options(delimiter: str, width: int) -> dict[str, Any]:
+    """How the C reader splits a file as the csv module does (quotes doubled, blank rows kept)."""
+    return {
+        "sep": delimiter,
+        "header": None,
+        "names": range(width),
+        "index_col": False,
+        "skip_blank_lines": False,
+        "quotechar": '"',
+        "doublequote": True,
+        "quoting": csv.QUOTE_MINIMAL,
+        "engine": "c",
+        "low_memory": False,
+    }
+
+
+def _sniffed_width(text: str, delimiter: str) -> int:
+    """Width from the widest of the first lines, so title rows above the header do not fix it
+    at one column; a longer line further down makes the C reader raise (then: csv module)."""
+    head = "\n".join(_head_lines(text))
+    return max((len(row) for row in _sample_rows(head, delimiter)), default=1)
+
+
+def _typed_text(
+    text: str, source: bytes | str, delimiter: str, decimal: str | None, where: str
+) -> pd.DataFrame | None:
+    """The table with numbers parsed by pandas' C reader; ``None`` when that cannot be exact.
+
+    The header is found on the first rows read as raw text (the sheet layer's rule), then the
+    rows below it are read with type inference and only the columns that come back as text
+    are typed cell by cell.  What the C reader accepts as a number is a subset of what the
+    sheet layer reads as the same number: the digits, one sign, the decimal separator and an
+    exponent, surrounded by ASCII white space, rounded correctly (fast_float), never "nan"
+    (only empty fields are missing) and never thousands separators (not passed).  Its one
+    extra, "inf"/"Infinity", sends the column back to the text rules.  The tests compare
+    this path with the raw-text one on generated files.
+    """
+    if "\x00" in text or not text.strip():
+        return None
+    width = _sniffed_width(text, delimiter)
+    options = _c_reader_options(delimiter, width)
+
+    def buffer() -> io.BytesIO | io.StringIO:
+        return io.BytesIO(source) if isinstance(source, bytes) else io.StringIO(source)
+
+    try:
+        head = pd.read_csv(
+            buffer(), nrows=_HEAD_ROWS, dtype=object, na_filter=False, **options
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
+        return None
+    head_columns = [head[c].to_numpy(dtype=object, na_value="") for c in head.columns]
+    found = find_header(
+        head_columns, skip_titles=True, where=where, complete=len(head) < _HEAD_ROWS
+    )
+    if found is None:
+        return None
+    row, notes = found
+    if row + 1 >= len(head):
+        # Nothing read below the header: the text path gives the sentence or the table.
+        return None
+    header = [c[row] for c in head_columns]
+    # header=row, not skiprows: rows above are then split as records, as the head was read
+    # (skiprows counts lines its own way when quotes hold line breaks or lines end in "\r").
+    options["header"] = row
+    try:
+        table = pd.read_csv(
+            buffer(),
+            keep_default_na=False,
+            na_values=[""],
+            decimal=decimal or ".",
+            **options,
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
+        return None
+    columns: list[np.ndarray] = []
+    for c in table.columns:
+        values = table[c].to_numpy()
+        if values.dtype.kind == "f" and np.isinf(values).any():
+            return None  # "inf" or 1e999: the text rules decide what that cell was
+        if values.dtype.kind not in "fiub":
+            values = table[c].to_numpy(dtype=object)
+        columns.append(values)
+    del table
+    if _over_field_limit(text, source, columns, delimiter, decimal):
+        return None
+    frame = frame_from_columns(columns, header=header, decimal=decimal, where=where)
+    frame.attrs["notes"] = notes + frame.attrs["notes"]
+    return frame
+
+
+def _over_field_limit(
+    text: str,
+    source: bytes | str,
+    columns: list[np.ndarray],
+    delimiter: str,
+    decimal: str | None,
+) -> bool:
+    """Whether a field may be longer than the csv module's limit (which refuses the file).
+
+    Text cells are measured.  A field read as a number holds only digits, a sign, the decimal
+    separator, an exponent and white space (line breaks too, when quoted): so it can only be
+    that long inside a run of that many such characters in the file.
+    """
+    limit = csv.field_size_limit()
+    data = source if isinstance(source, bytes) else None
+    if len(text) <= limit or not _may_hold_long_field(text, limit, data):
+        return False
+    numbers = False
+    for col in columns:
+        if col.dtype != object:
+            numbers = True
+            continue
+        if max((len(v) for v in col if type(v) is str), default=0) > limit:
+            return True
+        numbers = numbers or any(type(v) is int for v in col)  # beyond int64
+    if not numbers:
+        return False
+    if data is None:
+        data = text.encode("utf-8")
+    allowed = np.zeros(256, dtype=bool)
+    number_chars = "0123456789+-.eE \t\n\r\x0b\x0c" + (decimal or ".")
+    allowed[np.frombuffer(number_chars.encode(), dtype=np.uint8)] = True
+    if delimiter != "\t":  # a quoted number may hold tabs, but never the delimiter
+        allowed[ord(delimiter)] = False
+    stops = np.flatnonzero(~allowed[np.frombuffer(data, dtype=np.uint8)])
+    edges = np.concatenate(([-1], stops, [len(data)]))
+    return bool(np.diff(edges).max() - 1 > limit)
+
+
 def _text_columns(text: str, delimiter: str) -> list[np.ndarray] | None:
     """The cells as columns of raw text, split by pandas' C reader; ``None`` to fall back.
 
@@ -227,27 +370,9 @@ def _text_columns(text: str, delimiter: str) -> list[np.ndarray] | None:
     """
     if "\x00" in text or not text.strip():
         return None
-    # Width from the widest of the first lines, so title rows above the header do not fix it
-    # at one column; a longer line further down still raises and falls back.
-    head = "\n".join(_head_lines(text))
-    width = max((len(row) for row in _sample_rows(head, delimiter)), default=1)
+    options = _c_reader_options(delimiter, _sniffed_width(text, delimiter))
     try:
-        table = pd.read_csv(
-            io.StringIO(text),
-            sep=delimiter,
-            header=None,
-            names=range(width),
-            index_col=False,
-            dtype=object,
-            na_filter=False,
-            keep_default_na=False,
-            skip_blank_lines=False,
-            quotechar='"',
-            doublequote=True,
-            quoting=csv.QUOTE_MINIMAL,
-            engine="c",
-            low_memory=False,
-        )
+        table = pd.read_csv(io.StringIO(text), dtype=object, na_filter=False, **options)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
         return None
     # Short rows come back padded with NaN; the csv module's short rows are padded blank.
@@ -290,10 +415,21 @@ def _decode(raw: bytes, encoding: str | None, path: Path) -> tuple[str, str]:
     raise AssertionError("latin-1 decodes every byte")  # pragma: no cover
 
 
-def _may_hold_long_field(text: str, limit: int) -> bool:
+def _may_hold_long_field(text: str, limit: int, data: bytes | None = None) -> bool:
     """False when no field can be longer than ``limit``: without quotes a field never spans
-    lines, so the longest line bounds it (a tenth of the work of measuring every cell)."""
-    return '"' in text or max(map(len, text.split("\n")), default=0) > limit
+    lines, so the longest line bounds it (a tenth of the work of measuring every cell).
+
+    ``data``, the text's UTF-8 bytes when at hand, makes that a numpy pass: a line has at
+    least as many bytes as characters.
+    """
+    if '"' in text:
+        return True
+    if data is not None:
+        breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
+        edges = np.concatenate(([-1], breaks, [len(data)]))
+        if np.diff(edges).max() - 1 <= limit:
+            return False
+    return max(map(len, text.split("\n")), default=0) > limit
 
 
 def _head_lines(text: str, count: int = _SNIFF_LINES) -> list[str]:
