@@ -1,8 +1,10 @@
 """Read a table from a file (.csv/.txt/.tsv, .xlsx/.xlsm/.xlsb/.xls, .ods) into a DataFrame.
 
-Files go through the same sheet layer as cells: each reader only hands over the raw block of
-cell values and :func:`stratpd_xl.sheet.frame_from_cells` does the typing, so a CSV exported
-from a sheet gives the same table as the sheet itself.  Workbooks are read by python-calamine.
+Files go through the same sheet layer as cells: each reader hands over the raw block of cell
+values and :func:`stratpd_xl.sheet.frame_from_columns` does the typing, so a CSV exported from
+a sheet gives the same table as the sheet itself.  Workbooks are read by python-calamine.  In
+text files pandas' C reader parses the numbers itself where that gives exactly what the sheet
+layer would (see ``_typed_text``); every other column reaches the sheet layer as raw text.
 
 Hostile files (decompression bombs, sheets padded to column XFD, devices, pipes, damaged XML)
 are refused with one sentence before any reader allocates memory for them; the limits are the
@@ -264,8 +266,8 @@ def _typed_text(
     sheet layer reads as the same number: the digits, one sign, the decimal separator and an
     exponent, surrounded by ASCII white space, rounded correctly (fast_float), never "nan"
     (only empty fields are missing) and never thousands separators (not passed).  Its one
-    extra, "inf"/"Infinity", sends the column back to the text rules.  The tests compare
-    this path with the raw-text one on generated files.
+    extra, "inf"/"Infinity", sends the column back to the text rules (read again as text).
+    The tests compare this path with the raw-text one on generated files.
     """
     if "\x00" in text or not text.strip():
         return None
@@ -306,14 +308,25 @@ def _typed_text(
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
         return None
     columns: list[np.ndarray] = []
-    for c in table.columns:
+    infinite: list[int] = []
+    for j, c in enumerate(table.columns):
         values = table[c].to_numpy()
         if values.dtype.kind == "f" and np.isinf(values).any():
-            return None  # "inf" or 1e999: the text rules decide what that cell was
+            infinite.append(j)  # "inf" or 1e999: the text rules decide what that cell was
         if values.dtype.kind not in "fiub":
             values = table[c].to_numpy(dtype=object)
         columns.append(values)
     del table
+    if infinite:
+        try:
+            raw = pd.read_csv(
+                buffer(), usecols=infinite, dtype=object, na_filter=False, **options
+            )
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
+            return None
+        for j in infinite:
+            columns[j] = raw[j].to_numpy(dtype=object, na_value="")
+        del raw
     if _over_field_limit(text, source, columns, delimiter, decimal):
         return None
     frame = frame_from_columns(columns, header=header, decimal=decimal, where=where)
