@@ -18,6 +18,7 @@ import html
 import io
 import re
 import stat
+import warnings
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -186,9 +187,11 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
     text, used = _decode(raw, encoding, path)
     # Excel writes, and obeys, a first line "sep=;" naming the delimiter.
     hint = re.match(r'"?sep=([^\r\n])"?[ \t]*\r?\n', text)
+    named, hint_bytes = (hint.group(1), len(hint.group(0).encode("utf-8"))) if hint else (None, 0)
     if hint:
         text = text[hint.end() :]
-    dialect = sniff_text(text, delimiter=hint.group(1) if hint else None)
+    hint = None  # the match holds the whole text once more
+    dialect = sniff_text(text, delimiter=named)
     delimiter = dialect["delimiter"]
     if decimal is None:
         decimal = dialect["decimal"]
@@ -197,11 +200,16 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
     if encoding is None and used == "utf-8":
         # The bytes themselves: the C reader would encode the decoded text back to UTF-8
         # (0.8 s of a million-row file).  The BOM and the "sep=" line are not text cells.
-        skip = len(_UTF8_BOM) if raw.startswith(_UTF8_BOM) else 0
-        skip += len(hint.group(0).encode("utf-8")) if hint else 0
+        skip = (len(_UTF8_BOM) if raw.startswith(_UTF8_BOM) else 0) + hint_bytes
         source = raw[skip:] if skip else raw
-    frame = _typed_text(text, source, delimiter, decimal, where)
-    if frame is None:
+    parsed = _typed_text(text, source, delimiter, decimal, where)
+    if parsed is not None:
+        # Typing needs neither the bytes nor the text: a 512 MB file held twice at the peak.
+        del raw, text, source
+        columns, header, notes = parsed
+        frame = frame_from_columns(columns, header=header, decimal=decimal, where=where)
+        frame.attrs["notes"] = notes + frame.attrs["notes"]
+    else:
         columns = _text_columns(text, delimiter)
         if columns is None:
             rows = _text_rows(text, delimiter, path)
@@ -257,8 +265,9 @@ def _sniffed_width(text: str, delimiter: str) -> int:
 
 def _typed_text(
     text: str, source: bytes | str, delimiter: str, decimal: str | None, where: str
-) -> pd.DataFrame | None:
-    """The table with numbers parsed by pandas' C reader; ``None`` when that cannot be exact.
+) -> tuple[list[np.ndarray], list[Any], list[str]] | None:
+    """(columns below the header, header cells, title notes) for ``frame_from_columns``, with
+    numbers parsed by pandas' C reader; ``None`` when that cannot be exact.
 
     The header is found on the first rows read as raw text (the sheet layer's rule), then the
     rows below it are read with type inference and only the columns that come back as text
@@ -266,10 +275,11 @@ def _typed_text(
     sheet layer reads as the same number: the digits, one sign, the decimal separator and an
     exponent, surrounded by ASCII white space, rounded correctly (fast_float), never "nan"
     (only empty fields are missing) and never thousands separators (not passed).  Its one
-    extra, "inf"/"Infinity", sends the column back to the text rules (read again as text).
+    extra, "inf"/"Infinity", sends the column back to the text rules (read again as text), as
+    does a column that chunks typed differently.
     The tests compare this path with the raw-text one on generated files.
     """
-    if "\x00" in text or not text.strip():
+    if "\x00" in text or not text or text.isspace():  # strip() would copy the text
         return None
     width = _sniffed_width(text, delimiter)
     options = _c_reader_options(delimiter, width)
@@ -298,40 +308,54 @@ def _typed_text(
     # (skiprows counts lines its own way when quotes hold line breaks or lines end in "\r").
     options["header"] = row
     try:
-        table = pd.read_csv(
-            buffer(),
-            keep_default_na=False,
-            na_values=[""],
-            decimal=decimal or ".",
-            **options,
-        )
+        with warnings.catch_warnings():
+            # Chunks typed apart (low_memory: a third less memory, and faster) may disagree
+            # about a column; pandas warns, and such columns are read again as text below.
+            warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+            table = pd.read_csv(
+                buffer(),
+                keep_default_na=False,
+                na_values=[""],
+                decimal=decimal or ".",
+                **{**options, "low_memory": True},
+            )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
         return None
     columns: list[np.ndarray] = []
-    infinite: list[int] = []
+    again: list[int] = []  # columns the text rules must see as text
     for j, c in enumerate(table.columns):
         values = table[c].to_numpy()
         if values.dtype.kind == "f" and np.isinf(values).any():
-            infinite.append(j)  # "inf" or 1e999: the text rules decide what that cell was
+            again.append(j)  # "inf" or 1e999: the text rules decide what that cell was
+        elif table[c].dtype == object and not _one_kind(values):
+            again.append(j)  # numbers or TRUE in some chunks, text in others
         if values.dtype.kind not in "fiub":
             values = table[c].to_numpy(dtype=object)
         columns.append(values)
     del table
-    if infinite:
+    if again:
         try:
-            raw = pd.read_csv(
-                buffer(), usecols=infinite, dtype=object, na_filter=False, **options
-            )
+            raw = pd.read_csv(buffer(), usecols=again, dtype=object, na_filter=False, **options)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
             return None
-        for j in infinite:
+        for j in again:
             columns[j] = raw[j].to_numpy(dtype=object, na_value="")
         del raw
     if _over_field_limit(text, source, columns, delimiter, decimal):
         return None
-    frame = frame_from_columns(columns, header=header, decimal=decimal, where=where)
-    frame.attrs["notes"] = notes + frame.attrs["notes"]
-    return frame
+    return columns, header, notes
+
+
+def _one_kind(values: np.ndarray) -> bool:
+    """An object column from the C reader holds one kind of value besides blanks (NaN): all
+    text, all TRUE/FALSE (with blanks) or all integers beyond int64, as one chunk gives them."""
+    kinds = set(map(type, values))
+    if float in kinds:
+        floats = np.fromiter((type(v) is float for v in values), dtype=bool, count=len(values))
+        if not np.isnan(values[floats].astype(float)).all():
+            return False  # numbers from a chunk typed float
+        kinds.discard(float)
+    return len(kinds) <= 1
 
 
 def _over_field_limit(
@@ -381,7 +405,7 @@ def _text_columns(text: str, delimiter: str) -> list[np.ndarray] | None:
     first line and refuses longer lines later (title rows, ragged rows): those files, and
     NUL characters, go to the csv module instead.
     """
-    if "\x00" in text or not text.strip():
+    if "\x00" in text or not text or text.isspace():  # strip() would copy the text
         return None
     options = _c_reader_options(delimiter, _sniffed_width(text, delimiter))
     try:

@@ -746,3 +746,23 @@ def test_a_number_padded_over_the_csv_limit_gets_the_csv_modules_sentence(tmp_pa
     path.write_text(f'a,b\n1,"{pad}5"\n2,3\n')
     with pytest.raises(StratPDInputError, match="field larger than field limit"):
         read_table(path)
+
+
+def test_columns_that_pandas_types_differently_in_two_chunks_read_as_text_rules_say(
+    tmp_path, monkeypatch
+):
+    # pandas types a long file in chunks (about 65,000 rows of 16 columns each): a column of
+    # numbers in one chunk and text in the next must still read cell by cell as text reads.
+    rows = 140_000
+    pad = ",".join("1" for _ in range(12))
+    lines = [f"id,code,flag,huge,{','.join(f'p{i}' for i in range(12))}"]
+    lines += [f"{i},007,TRUE,{i},{pad}" for i in range(rows // 2)]
+    lines += ["abc,x,maybe,99999999999999999999," + pad]
+    lines += [f"{i},1,true,,{pad}" for i in range(rows // 2)]
+    path = write(tmp_path / "chunks.csv", "\n".join(lines) + "\n")
+    expected = _raw_text(path, monkeypatch)
+    monkeypatch.setattr(files, "_text_columns", lambda *args: pytest.fail("raw-text reader"))
+    frame = read_table(path)
+    pd.testing.assert_frame_equal(frame, expected)
+    assert frame.attrs == expected.attrs
+    assert frame["code"].iloc[0] == 7 and frame["huge"].iloc[rows // 2] == 1e20
