@@ -461,12 +461,22 @@ def _may_hold_long_field(text: str, limit: int, data: bytes | None = None) -> bo
     """
     if '"' in text:
         return True
-    if data is not None:
-        breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
-        edges = np.concatenate(([-1], breaks, [len(data)]))
-        if np.diff(edges).max() - 1 <= limit:
-            return False
+    if data is not None and _longest_line(data) <= limit:
+        return False
     return max(map(len, text.split("\n")), default=0) > limit
+
+
+def _longest_line(data: bytes, chunk: int = 2**22) -> int:
+    """Bytes in the longest "\n"-separated line, a few MiB at a time (no file-sized mask)."""
+    view = np.frombuffer(data, dtype=np.uint8)
+    longest = start = 0  # start: where the current line begins
+    for lo in range(0, view.size, chunk):
+        breaks = np.flatnonzero(view[lo : lo + chunk] == ord("\n")) + lo
+        if breaks.size:
+            inner = int(np.diff(breaks).max()) - 1 if breaks.size > 1 else 0
+            longest = max(longest, int(breaks[0]) - start, inner)
+            start = int(breaks[-1]) + 1
+    return max(longest, view.size - start)
 
 
 def _head_lines(text: str, count: int = _SNIFF_LINES) -> list[str]:

@@ -629,6 +629,16 @@ def test_the_sniffed_head_is_the_files_first_lines(text, count):
     assert _head_lines(text, count) == text.splitlines()[:count]
 
 
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=60).map(lambda b: b.replace(b"\x0b", b"\n")),
+       chunk=st.integers(1, 70))
+def test_the_longest_line_is_measured_across_chunks(data, chunk):
+    # Without quotes the longest line decides whether the csv module's field limit applies.
+    from stratpd_xl.files import _longest_line
+
+    assert _longest_line(data, chunk) == max(map(len, data.split(b"\n")))
+
+
 @pytest.mark.parametrize("quote", ["", '"'])
 def test_a_field_over_the_csv_limit_gets_the_same_sentence_quoted_or_not(tmp_path, quote):
     # Both readers must refuse it alike; without quotes only the longest line is measured.
