@@ -1,8 +1,10 @@
 """Read a table from a file (.csv/.txt/.tsv, .xlsx/.xlsm/.xlsb/.xls, .ods) into a DataFrame.
 
-Files go through the same sheet layer as cells: each reader only hands over the raw block of
-cell values and :func:`stratpd_xl.sheet.frame_from_cells` does the typing, so a CSV exported
-from a sheet gives the same table as the sheet itself.  Workbooks are read by python-calamine.
+Files go through the same sheet layer as cells: each reader hands over the raw block of cell
+values and :func:`stratpd_xl.sheet.frame_from_columns` does the typing, so a CSV exported from
+a sheet gives the same table as the sheet itself.  Workbooks are read by python-calamine.  In
+text files pandas' C reader parses the numbers itself where that gives exactly what the sheet
+layer would (see ``_typed_text``); every other column reaches the sheet layer as raw text.
 
 Hostile files (decompression bombs, sheets padded to column XFD, devices, pipes, damaged XML)
 are refused with one sentence before any reader allocates memory for them (but .xls, which is
@@ -18,6 +20,7 @@ import io
 import re
 import stat
 import struct
+import warnings
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -28,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import StratPDInputError
-from .sheet import frame_from_cells, frame_from_columns, guess_decimal
+from .sheet import find_header, frame_from_cells, frame_from_columns, guess_decimal
 
 __all__ = ["TEXT_SUFFIXES", "WORKBOOK_SUFFIXES", "read_table", "sniff_text"]
 
@@ -36,6 +39,8 @@ TEXT_SUFFIXES = (".csv", ".txt", ".tsv")
 WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods")
 _DELIMITERS = (",", ";", "\t", "|")
 _SNIFF_LINES = 200
+#: Rows read as raw text to find the header before the C reader types the rest.
+_HEAD_ROWS = 200
 
 # Limits on hostile input (see SECURITY.md, "Input files").  Module constants so tests can lower
 # them; each is far above a table StratPD can analyse in memory anyway.
@@ -184,20 +189,35 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
     text, used = _decode(raw, encoding, path)
     # Excel writes, and obeys, a first line "sep=;" naming the delimiter.
     hint = re.match(r'"?sep=([^\r\n])"?[ \t]*\r?\n', text)
+    named, hint_bytes = (hint.group(1), len(hint.group(0).encode("utf-8"))) if hint else (None, 0)
     if hint:
         text = text[hint.end() :]
-    dialect = sniff_text(text, delimiter=hint.group(1) if hint else None)
+    hint = None  # the match holds the whole text once more
+    dialect = sniff_text(text, delimiter=named)
     delimiter = dialect["delimiter"]
     if decimal is None:
         decimal = dialect["decimal"]
-    columns = _text_columns(text, delimiter)
-    if columns is None:
-        rows = _text_rows(text, delimiter, path)
-        frame = _frame(rows, decimal, f'"{path.name}"')
+    where = f'"{path.name}"'
+    source: bytes | str = text
+    if encoding is None and used == "utf-8":
+        # The bytes themselves: the C reader would encode the decoded text back to UTF-8
+        # (0.8 s of a million-row file).  The BOM and the "sep=" line are not text cells.
+        skip = (len(_UTF8_BOM) if raw.startswith(_UTF8_BOM) else 0) + hint_bytes
+        source = raw[skip:] if skip else raw
+    parsed = _typed_text(text, source, delimiter, decimal, where)
+    if parsed is not None:
+        # Typing needs neither the bytes nor the text: a 512 MB file held twice at the peak.
+        del raw, text, source
+        columns, header, notes = parsed
+        frame = frame_from_columns(columns, header=header, decimal=decimal, where=where)
+        frame.attrs["notes"] = notes + frame.attrs["notes"]
     else:
-        frame = frame_from_columns(
-            columns, decimal=decimal, skip_titles=True, where=f'"{path.name}"'
-        )
+        columns = _text_columns(text, delimiter)
+        if columns is None:
+            rows = _text_rows(text, delimiter, path)
+            frame = _frame(rows, decimal, where)
+        else:
+            frame = frame_from_columns(columns, decimal=decimal, skip_titles=True, where=where)
     frame.attrs["source"] = {
         "path": str(path),
         "format": "text",
@@ -219,6 +239,166 @@ def _text_rows(text: str, delimiter: str, path: Path) -> list[list[str]]:
         ) from exc
 
 
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _c_reader_options(delimiter: str, width: int) -> dict[str, Any]:
+    """How the C reader splits a file as the csv module does (quotes doubled, blank rows kept)."""
+    return {
+        "sep": delimiter,
+        "header": None,
+        "names": range(width),
+        "index_col": False,
+        "skip_blank_lines": False,
+        "quotechar": '"',
+        "doublequote": True,
+        "quoting": csv.QUOTE_MINIMAL,
+        "engine": "c",
+        "low_memory": False,
+    }
+
+
+def _sniffed_width(text: str, delimiter: str) -> int:
+    """Width from the widest of the first lines, so title rows above the header do not fix it
+    at one column; a longer line further down makes the C reader raise (then: csv module)."""
+    head = "\n".join(_head_lines(text))
+    return max((len(row) for row in _sample_rows(head, delimiter)), default=1)
+
+
+def _typed_text(
+    text: str, source: bytes | str, delimiter: str, decimal: str | None, where: str
+) -> tuple[list[np.ndarray], list[Any], list[str]] | None:
+    """(columns below the header, header cells, title notes) for ``frame_from_columns``, with
+    numbers parsed by pandas' C reader; ``None`` when that cannot be exact.
+
+    The header is found on the first rows read as raw text (the sheet layer's rule), then the
+    rows below it are read with type inference and only the columns that come back as text
+    are typed cell by cell.  What the C reader accepts as a number is a subset of what the
+    sheet layer reads as the same number: the digits, one sign, the decimal separator and an
+    exponent, surrounded by ASCII white space, rounded correctly (fast_float), never "nan"
+    (only empty fields are missing) and never thousands separators (not passed).  Its one
+    extra, "inf"/"Infinity", sends the column back to the text rules (read again as text), as
+    does a column that chunks typed differently.
+    The tests compare this path with the raw-text one on generated files.
+    """
+    if "\x00" in text or not text or text.isspace():  # strip() would copy the text
+        return None
+    width = _sniffed_width(text, delimiter)
+    options = _c_reader_options(delimiter, width)
+
+    def buffer() -> io.BytesIO | io.StringIO:
+        return io.BytesIO(source) if isinstance(source, bytes) else io.StringIO(source)
+
+    try:
+        head = pd.read_csv(
+            buffer(), nrows=_HEAD_ROWS, dtype=object, na_filter=False, **options
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
+        return None
+    head_columns = [head[c].to_numpy(dtype=object, na_value="") for c in head.columns]
+    found = find_header(
+        head_columns, skip_titles=True, where=where, complete=len(head) < _HEAD_ROWS
+    )
+    if found is None:
+        return None
+    row, notes = found
+    if row + 1 >= len(head):
+        # Nothing read below the header: the text path gives the sentence or the table.
+        return None
+    header = [c[row] for c in head_columns]
+    # header=row, not skiprows: rows above are then split as records, as the head was read
+    # (skiprows counts lines its own way when quotes hold line breaks or lines end in "\r").
+    options["header"] = row
+    try:
+        with warnings.catch_warnings():
+            # Chunks typed apart (low_memory: a third less memory, and faster) may disagree
+            # about a column; pandas warns, and such columns are read again as text below.
+            warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+            table = pd.read_csv(
+                buffer(),
+                keep_default_na=False,
+                na_values=[""],
+                decimal=decimal or ".",
+                **{**options, "low_memory": True},
+            )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
+        return None
+    columns: list[np.ndarray] = []
+    again: list[int] = []  # columns the text rules must see as text
+    for j, c in enumerate(table.columns):
+        values = table[c].to_numpy()
+        if values.dtype.kind == "f" and np.isinf(values).any():
+            again.append(j)  # "inf" or 1e999: the text rules decide what that cell was
+        elif table[c].dtype == object and not _one_kind(values):
+            again.append(j)  # numbers or TRUE in some chunks, text in others
+        if values.dtype.kind not in "fiub":
+            values = table[c].to_numpy(dtype=object)
+        columns.append(values)
+    del table
+    if again:
+        try:
+            raw = pd.read_csv(buffer(), usecols=again, dtype=object, na_filter=False, **options)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
+            return None
+        for j in again:
+            columns[j] = raw[j].to_numpy(dtype=object, na_value="")
+        del raw
+    if _over_field_limit(text, source, columns, delimiter, decimal):
+        return None
+    return columns, header, notes
+
+
+def _one_kind(values: np.ndarray) -> bool:
+    """An object column from the C reader holds one kind of value besides blanks (NaN): all
+    text, all TRUE/FALSE (with blanks) or all integers beyond int64, as one chunk gives them."""
+    kinds = set(map(type, values))
+    if float in kinds:
+        floats = np.fromiter((type(v) is float for v in values), dtype=bool, count=len(values))
+        if not np.isnan(values[floats].astype(float)).all():
+            return False  # numbers from a chunk typed float
+        kinds.discard(float)
+    return len(kinds) <= 1
+
+
+def _over_field_limit(
+    text: str,
+    source: bytes | str,
+    columns: list[np.ndarray],
+    delimiter: str,
+    decimal: str | None,
+) -> bool:
+    """Whether a field may be longer than the csv module's limit (which refuses the file).
+
+    Text cells are measured.  A field read as a number holds only digits, a sign, the decimal
+    separator, an exponent and white space (line breaks too, when quoted): so it can only be
+    that long inside a run of that many such characters in the file.
+    """
+    limit = csv.field_size_limit()
+    data = source if isinstance(source, bytes) else None
+    if len(text) <= limit or not _may_hold_long_field(text, limit, data):
+        return False
+    numbers = False
+    for col in columns:
+        if col.dtype != object:
+            numbers = True
+            continue
+        if max((len(v) for v in col if type(v) is str), default=0) > limit:
+            return True
+        numbers = numbers or any(type(v) is int for v in col)  # beyond int64
+    if not numbers:
+        return False
+    if data is None:
+        data = text.encode("utf-8")
+    allowed = np.zeros(256, dtype=bool)
+    number_chars = "0123456789+-.eE \t\n\r\x0b\x0c" + (decimal or ".")
+    allowed[np.frombuffer(number_chars.encode(), dtype=np.uint8)] = True
+    if delimiter != "\t":  # a quoted number may hold tabs, but never the delimiter
+        allowed[ord(delimiter)] = False
+    stops = np.flatnonzero(~allowed[np.frombuffer(data, dtype=np.uint8)])
+    edges = np.concatenate(([-1], stops, [len(data)]))
+    return bool(np.diff(edges).max() - 1 > limit)
+
+
 def _text_columns(text: str, delimiter: str) -> list[np.ndarray] | None:
     """The cells as columns of raw text, split by pandas' C reader; ``None`` to fall back.
 
@@ -227,29 +407,11 @@ def _text_columns(text: str, delimiter: str) -> list[np.ndarray] | None:
     first line and refuses longer lines later (title rows, ragged rows): those files, and
     NUL characters, go to the csv module instead.
     """
-    if "\x00" in text or not text.strip():
+    if "\x00" in text or not text or text.isspace():  # strip() would copy the text
         return None
-    # Width from the widest of the first lines, so title rows above the header do not fix it
-    # at one column; a longer line further down still raises and falls back.
-    head = "\n".join(_head_lines(text))
-    width = max((len(row) for row in _sample_rows(head, delimiter)), default=1)
+    options = _c_reader_options(delimiter, _sniffed_width(text, delimiter))
     try:
-        table = pd.read_csv(
-            io.StringIO(text),
-            sep=delimiter,
-            header=None,
-            names=range(width),
-            index_col=False,
-            dtype=object,
-            na_filter=False,
-            keep_default_na=False,
-            skip_blank_lines=False,
-            quotechar='"',
-            doublequote=True,
-            quoting=csv.QUOTE_MINIMAL,
-            engine="c",
-            low_memory=False,
-        )
+        table = pd.read_csv(io.StringIO(text), dtype=object, na_filter=False, **options)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
         return None
     # Short rows come back padded with NaN; the csv module's short rows are padded blank.
@@ -292,10 +454,31 @@ def _decode(raw: bytes, encoding: str | None, path: Path) -> tuple[str, str]:
     raise AssertionError("latin-1 decodes every byte")  # pragma: no cover
 
 
-def _may_hold_long_field(text: str, limit: int) -> bool:
+def _may_hold_long_field(text: str, limit: int, data: bytes | None = None) -> bool:
     """False when no field can be longer than ``limit``: without quotes a field never spans
-    lines, so the longest line bounds it (a tenth of the work of measuring every cell)."""
-    return '"' in text or max(map(len, text.split("\n")), default=0) > limit
+    lines, so the longest line bounds it (a tenth of the work of measuring every cell).
+
+    ``data``, the text's UTF-8 bytes when at hand, makes that a numpy pass: a line has at
+    least as many bytes as characters.
+    """
+    if '"' in text:
+        return True
+    if data is not None and _longest_line(data) <= limit:
+        return False
+    return max(map(len, text.split("\n")), default=0) > limit
+
+
+def _longest_line(data: bytes, chunk: int = 2**22) -> int:
+    """Bytes in the longest "\n"-separated line, a few MiB at a time (no file-sized mask)."""
+    view = np.frombuffer(data, dtype=np.uint8)
+    longest = start = 0  # start: where the current line begins
+    for lo in range(0, view.size, chunk):
+        breaks = np.flatnonzero(view[lo : lo + chunk] == ord("\n")) + lo
+        if breaks.size:
+            inner = int(np.diff(breaks).max()) - 1 if breaks.size > 1 else 0
+            longest = max(longest, int(breaks[0]) - start, inner)
+            start = int(breaks[-1]) + 1
+    return max(longest, view.size - start)
 
 
 def _head_lines(text: str, count: int = _SNIFF_LINES) -> list[str]:

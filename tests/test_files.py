@@ -535,18 +535,35 @@ _awkward = st.lists(
 )
 
 
-def _reference(path: Path, monkeypatch) -> pd.DataFrame | str:
+def _reference(path: Path, monkeypatch, **options) -> pd.DataFrame | str:
     """read_table through the csv module only (the reader before the C reader came in)."""
     with monkeypatch.context() as m:
+        m.setattr(files, "_typed_text", lambda *args: None)
         m.setattr(files, "_text_columns", lambda text, delimiter: None)
-        return _outcome(path)
+        return _outcome(path, **options)
 
 
-def _outcome(path: Path) -> pd.DataFrame | str:
+def _raw_text(path: Path, monkeypatch, **options) -> pd.DataFrame | str:
+    """read_table with every cell split as text by the C reader and typed by the sheet layer."""
+    with monkeypatch.context() as m:
+        m.setattr(files, "_typed_text", lambda *args: None)
+        return _outcome(path, **options)
+
+
+def _outcome(path: Path, **options) -> pd.DataFrame | str:
     try:
-        return read_table(path)
+        return read_table(path, **options)
     except StratPDInputError as exc:
         return str(exc)
+
+
+def _assert_same(new: pd.DataFrame | str, old: pd.DataFrame | str) -> None:
+    if isinstance(old, str):
+        assert new == old
+    else:
+        assert not isinstance(new, str), new
+        pd.testing.assert_frame_equal(new, old)
+        assert new.attrs == old.attrs
 
 
 @settings(
@@ -568,12 +585,7 @@ def test_c_reader_gives_exactly_the_csv_module_table(
     path = tmp_path / "awkward.csv"
     path.write_bytes(text.encode(encoding, errors="replace"))
     new, old = _outcome(path), _reference(path, monkeypatch)
-    if isinstance(old, str):
-        assert new == old
-    else:
-        assert not isinstance(new, str), new
-        pd.testing.assert_frame_equal(new, old)
-        assert new.attrs == old.attrs
+    _assert_same(new, old)
 
 
 def test_c_reader_equivalence_on_a_typical_european_file(tmp_path, monkeypatch):
@@ -619,6 +631,16 @@ def test_the_sniffed_head_is_the_files_first_lines(text, count):
     assert _head_lines(text, count) == text.splitlines()[:count]
 
 
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=60).map(lambda b: b.replace(b"\x0b", b"\n")),
+       chunk=st.integers(1, 70))
+def test_the_longest_line_is_measured_across_chunks(data, chunk):
+    # Without quotes the longest line decides whether the csv module's field limit applies.
+    from stratpd_xl.files import _longest_line
+
+    assert _longest_line(data, chunk) == max(map(len, data.split(b"\n")))
+
+
 @pytest.mark.parametrize("quote", ["", '"'])
 def test_a_field_over_the_csv_limit_gets_the_same_sentence_quoted_or_not(tmp_path, quote):
     # Both readers must refuse it alike; without quotes only the longest line is measured.
@@ -641,3 +663,133 @@ def test_workbook_without_a_workbook_reader_says_what_to_install(tmp_path, monke
     err = capsys.readouterr().err
     assert '"sales.xlsx"' in err and "pip install python-calamine" in err
     assert "Traceback" not in err and "internal error" not in err
+
+
+# --------------------------------------------------------------------------- C reader's numbers
+
+# Texts where what pandas' C reader calls a number and what the sheet layer reads may differ.
+_NUMBER_EDGES = [
+    "1e5", " 3 ", "+4", "\u22125", "inf", "-Infinity", "nan", "NaN", "NA", "1,5", "1.234,5",
+    "1,234.5", "1 234", "007", "00123", "99999999999999999999", "18446744073709551615",
+    "-9223372036854775809", "9007199254740993", "1.7000000000000001776356839", "-0", "-0.0",
+    ".5", "5.", ",5", "5,", "1e309", "1e-400", "TRUE", "false", "#N/A", "", "  ", "12%", "$5",
+    "2024-01-02", "x", "1e", "0x10", "1_000", "a\nb", "a\r\nb", '"q"',
+]
+_plain_number = st.one_of(
+    st.integers(-(10**22), 10**22).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.floats(-1e6, 1e6).map(lambda f: f"{f:.3f}"),
+    st.integers(0, 999).map(lambda i: f"{i:05d}"),
+)
+
+
+@st.composite
+def _numberish_table(draw):
+    width = draw(st.integers(1, 4))
+    comma = draw(st.booleans())  # numbers written with a decimal comma
+    columns = []
+    for _ in range(width):
+        number = _plain_number.map(lambda t: t.replace(".", ",") if comma else t)
+        # Mostly numbers: a few columns all numbers (the reader types them), the rest mixed.
+        edges = st.sampled_from(_NUMBER_EDGES)
+        cell = draw(
+            st.sampled_from([number, st.one_of(number, st.just("")), st.one_of(number, edges)])
+        )
+        columns.append(draw(st.lists(cell, min_size=1, max_size=8)))
+    height = max(map(len, columns))
+    rows = [[col[i] if i < len(col) else "" for col in columns] for i in range(height)]
+    return [[f"c{j}" for j in range(width)], *rows]
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=_numberish_table(),
+    delimiter=st.sampled_from([",", ";", "\t"]),
+    decimal=st.sampled_from([None, ".", ","]),
+    encoding=st.sampled_from(["utf-8", "utf-8-sig", "cp1252"]),
+    newline=st.sampled_from(["\n", "\r\n", "\r"]),
+    head=st.sampled_from(["", "Sales report\n", "sep=;\n", "\n\n", '"Sales\r\nreport"\r\n\r\n']),
+)
+def test_numbers_typed_by_the_c_reader_give_the_raw_text_table(
+    tmp_path, monkeypatch, rows, delimiter, decimal, encoding, newline, head
+):
+    # The fast reader lets pandas parse numbers; every cell must still read as the text rules
+    # read it (values, dtypes, names, notes), whatever the file's dialect.
+    buffer = io.StringIO()
+    csv.writer(buffer, delimiter=delimiter, lineterminator=newline).writerows(rows)
+    path = tmp_path / "numbers.csv"
+    path.write_bytes((head + buffer.getvalue()).encode(encoding, errors="replace"))
+    new = _outcome(path, decimal=decimal)
+    _assert_same(new, _raw_text(path, monkeypatch, decimal=decimal))
+
+
+def test_a_plain_numeric_file_is_typed_without_the_raw_text_reader(tmp_path, monkeypatch):
+    # Otherwise the equivalence above could hold only because the fast path never ran.
+    text = "Survey 2024\nx;y;z;city\n" + "".join(
+        f"{i},5;{i};{'' if i % 7 else i};{'Köln' if i % 2 else 'Bonn'}\n" for i in range(300)
+    ) + "inf;1;2;Bonn\n"  # pandas reads "inf" as a number: that column is read again as text
+    path = write(tmp_path / "fast.csv", text)
+    expected = _raw_text(path, monkeypatch)
+    monkeypatch.setattr(files, "_text_columns", lambda *args: pytest.fail("raw-text reader"))
+    frame = read_table(path)
+    pd.testing.assert_frame_equal(frame, expected)
+    assert frame.attrs == expected.attrs
+    assert frame["x"].iloc[3] == 3.5 and frame["y"].dtype == np.int64
+    assert frame.attrs["notes"] == [
+        "skipped 1 title row above the table (Survey 2024)",
+        'column "x": 1 cell that is not a number ("inf") treated as missing',
+    ]
+
+
+@pytest.mark.parametrize(
+    "late",
+    ["n/a", "inf", "1e999", "abc", "   ", "1,234", "TRUE", "99999999999999999999", "\u22125"],
+)
+def test_a_column_that_changes_below_the_first_rows_reads_as_the_text_rules_read_it(
+    tmp_path, monkeypatch, late
+):
+    # Numbers for 300 rows (past the rows read as text for the header), then one other cell.
+    body = "".join(f"{i},{i * 0.5},{'a' if i % 3 else 'b'}\n" for i in range(300))
+    path = write(tmp_path / "late.csv", f"id,v,k\n{body}301,{late},a\n302,7,b\n")
+    new, old = _outcome(path), _raw_text(path, monkeypatch)
+    _assert_same(new, old)
+    assert _reference(path, monkeypatch).equals(old)
+
+
+def test_a_header_far_below_blank_lines_is_found(tmp_path, monkeypatch):
+    path = write(tmp_path / "blank.csv", "\n" * 250 + "a,b\n1,2\n3,4\n")
+    new, old = _outcome(path), _raw_text(path, monkeypatch)
+    _assert_same(new, old)
+    assert new["b"].tolist() == [2, 4]
+
+
+def test_a_number_padded_over_the_csv_limit_gets_the_csv_modules_sentence(tmp_path):
+    # A quoted number may be padded with white space and line breaks; the csv module refuses
+    # the field, so must the reader that parsed it as a number.
+    pad = " \n" * (csv.field_size_limit() // 2 + 10)
+    path = tmp_path / "padded.csv"
+    path.write_text(f'a,b\n1,"{pad}5"\n2,3\n')
+    with pytest.raises(StratPDInputError, match="field larger than field limit"):
+        read_table(path)
+
+
+def test_columns_that_pandas_types_differently_in_two_chunks_read_as_text_rules_say(
+    tmp_path, monkeypatch
+):
+    # pandas types a long file in chunks (about 65,000 rows of 16 columns each): a column of
+    # numbers in one chunk and text in the next must still read cell by cell as text reads.
+    rows = 140_000
+    pad = ",".join("1" for _ in range(12))
+    lines = [f"id,code,flag,huge,{','.join(f'p{i}' for i in range(12))}"]
+    lines += [f"{i},007,TRUE,{i},{pad}" for i in range(rows // 2)]
+    lines += ["abc,x,maybe,99999999999999999999," + pad]
+    lines += [f"{i},1,true,,{pad}" for i in range(rows // 2)]
+    path = write(tmp_path / "chunks.csv", "\n".join(lines) + "\n")
+    expected = _raw_text(path, monkeypatch)
+    monkeypatch.setattr(files, "_text_columns", lambda *args: pytest.fail("raw-text reader"))
+    frame = read_table(path)
+    pd.testing.assert_frame_equal(frame, expected)
+    assert frame.attrs == expected.attrs
+    assert frame["code"].iloc[0] == 7 and frame["huge"].iloc[rows // 2] == 1e20

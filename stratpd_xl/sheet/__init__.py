@@ -7,6 +7,7 @@ Public names
 ------------
 frame_from_cells    2-D block of cell values (first row = header) -> typed DataFrame
 frame_from_columns  the same, given column by column (the shared typing step of every reader)
+find_header         which row holds the column names (for readers that read it apart)
 typed_column        one column of raw values -> typed Series and notes
 guess_decimal       decimal separator that a sample of number texts supports
 resolve_column      user-typed column name -> exact column name (case/space-insensitive)
@@ -16,7 +17,7 @@ usable_table        the table without those columns
 cells_from_frame    DataFrame -> header row + rows of plain Python values (for writing to cells)
 """
 
-from ._block import frame_from_cells, frame_from_columns
+from ._block import find_header, frame_from_cells, frame_from_columns
 from ._columns import blank_mask, typed_column
 from ._output import cells_from_frame
 from ._policy import check_rows, default_features, is_numeric, resolve_column, usable_table
@@ -27,6 +28,7 @@ __all__ = [
     "LOCALISED_ERRORS",
     "blank_mask",
     "cells_from_frame",
+    "find_header",
     "check_rows",
     "default_features",
     "frame_from_cells",

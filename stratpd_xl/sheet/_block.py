@@ -18,7 +18,7 @@ from ..errors import StratPDInputError
 from ._columns import blank_mask, typed_column
 from ._values import column_names, is_blank
 
-__all__ = ["frame_from_cells", "frame_from_columns"]
+__all__ = ["find_header", "frame_from_cells", "frame_from_columns"]
 
 # Title rows are looked for among the first rows only: a table's body is never a title.
 _TITLE_SCAN_ROWS = 50
@@ -116,23 +116,12 @@ def frame_from_columns(
         filled |= ~mask
     notes: list[str] = []
     if header is None:
-        rows = np.flatnonzero(filled)
-        if rows.size == 0:
-            raise StratPDInputError(
-                "the selection is empty; select the table including its header row"
-                if where == "the selection"
-                else f"{where} is empty; it needs a header row and data rows below it"
-            )
-        start = _title_rows(columns, blanks, rows) if skip_titles else 0
-        if start:
-            titles = [_first_text(columns, int(i)) for i in rows[:start]]
-            shown = "; ".join(t if len(t) <= 40 else t[:37] + "..." for t in titles)
-            notes.append(
-                f"skipped {start} title {'row' if start == 1 else 'rows'} above the table ({shown})"
-            )
-        head = int(rows[start])
+        found = _find_header(columns, blanks, filled, skip_titles, where, complete=True)
+        assert found is not None  # a complete block always decides
+        head, notes = found
         header = [c[head] for c in columns]
-        body_rows = rows[start + 1 :]
+        body_rows = np.flatnonzero(filled)
+        body_rows = body_rows[body_rows > head]
     else:
         header = list(header) + [None] * (len(columns) - len(header))
         body_rows = np.flatnonzero(filled)
@@ -162,6 +151,79 @@ def frame_from_columns(
     frame = pd.DataFrame(typed)
     frame.attrs["notes"] = notes
     return frame
+
+
+def find_header(
+    columns: Sequence[Sequence[Any] | np.ndarray | pd.Series],
+    *,
+    skip_titles: bool = False,
+    where: str = "the selection",
+    complete: bool = True,
+) -> tuple[int, list[str]] | None:
+    """Which row of a block holds the column names, as :func:`frame_from_columns` decides it.
+
+    For readers that read the header apart from the data (numbers typed by the reader itself):
+    they look at the first rows here, then hand the rest to ``frame_from_columns(header=...)``.
+
+    Parameters
+    ----------
+    columns
+        The block's columns of raw cells, all of one length: the whole block or its first rows.
+    skip_titles, where
+        As for :func:`frame_from_cells`.
+    complete
+        False when ``columns`` hold only the first rows of a longer block.
+
+    Returns
+    -------
+    (row, notes) or None
+        The index of the header row in ``columns`` and the notes about title rows skipped
+        above it; ``None`` when the first rows of a longer block are too few to decide (too
+        few filled rows to tell title rows from a table), so the caller reads the whole block.
+
+    Raises
+    ------
+    StratPDInputError
+        When a complete block is empty.
+    """
+    columns = [_as_array(c) for c in columns]
+    n = len(columns[0]) if columns else 0
+    filled = np.zeros(n, dtype=bool)
+    blanks = [blank_mask(c) for c in columns]
+    for mask in blanks:
+        filled |= ~mask
+    return _find_header(columns, blanks, filled, skip_titles, where, complete=complete)
+
+
+def _find_header(
+    columns: list[np.ndarray],
+    blanks: list[np.ndarray],
+    filled: np.ndarray,
+    skip_titles: bool,
+    where: str,
+    *,
+    complete: bool,
+) -> tuple[int, list[str]] | None:
+    rows = np.flatnonzero(filled)
+    # Title rows are looked for among the first _TITLE_SCAN_ROWS filled rows, and only while
+    # more than two rows follow; a head with a few more rows than that decides as the whole.
+    if not complete and rows.size < _TITLE_SCAN_ROWS + 3:
+        return None
+    if rows.size == 0:
+        raise StratPDInputError(
+            "the selection is empty; select the table including its header row"
+            if where == "the selection"
+            else f"{where} is empty; it needs a header row and data rows below it"
+        )
+    notes: list[str] = []
+    start = _title_rows(columns, blanks, rows) if skip_titles else 0
+    if start:
+        titles = [_first_text(columns, int(i)) for i in rows[:start]]
+        shown = "; ".join(t if len(t) <= 40 else t[:37] + "..." for t in titles)
+        notes.append(
+            f"skipped {start} title {'row' if start == 1 else 'rows'} above the table ({shown})"
+        )
+    return int(rows[start]), notes
 
 
 def _as_array(column: Sequence[Any] | np.ndarray | pd.Series) -> np.ndarray:
