@@ -6,9 +6,9 @@ a sheet gives the same table as the sheet itself.  Workbooks are read by python-
 text files pandas' C reader parses the numbers itself where that gives exactly what the sheet
 layer would (see ``_typed_text``); every other column reaches the sheet layer as raw text.
 
-Hostile files (decompression bombs, sheets padded to column XFD, devices, pipes, damaged XML)
-are refused with one sentence before any reader allocates memory for them (but .xls, which is
-not measured); the limits are the ``MAX_*`` constants below (documented in SECURITY.md, "Input
+Hostile files (decompression bombs, sheets padded to column XFD, looping .xls sector chains,
+devices, pipes, damaged XML) are refused with one sentence before any reader allocates memory
+for them; the limits are the ``MAX_*`` constants below (documented in SECURITY.md, "Input
 files").
 """
 
@@ -30,6 +30,7 @@ from xml.parsers.expat import ExpatError, ParserCreate
 import numpy as np
 import pandas as pd
 
+from ._xls_scan import XlsDamaged, xls_sheets
 from .errors import StratPDInputError
 from .sheet import find_header, frame_from_cells, frame_from_columns, guess_decimal
 
@@ -1271,6 +1272,39 @@ def _xlsx_members(book: zipfile.ZipFile) -> dict[str, str]:
     return members
 
 
+def _xls_extents(path: Path, damaged: str) -> dict[str, tuple[int, int, int, Errors]]:
+    """Every sheet of an .xls measured before calamine opens it (it builds them all then).
+
+    Refuses a damaged compound file (a looping or out-of-file sector chain would make
+    calamine read until memory runs out), a DIMENSIONS record calamine would reserve more
+    than any real sheet from (beyond 65,536 x 256 it aborts the process), any padded sheet,
+    and sheets that are padding together.
+    """
+    try:
+        sheets = xls_sheets(path)
+    except (XlsDamaged, OSError, ValueError) as exc:
+        raise StratPDInputError(damaged) from exc
+    for sheet in sheets:
+        if sheet.reserved > MAX_GRID_CELLS:
+            raise StratPDInputError(
+                f'sheet "{sheet.name}" of "{path.name}" declares {sheet.reserved:,} cells, '
+                "more than an Excel 97-2003 sheet holds (65,536 x 256); open it and save it "
+                "again as .xlsx"
+            )
+        _check_grid(path, sheet.name, sheet.height, sheet.width, sheet.cells)
+    grid = sum(sheet.height * sheet.width for sheet in sheets)
+    cells = sum(sheet.cells for sheet in sheets)
+    if len(sheets) > 1 and (
+        grid > MAX_GRID_CELLS or (grid > 1_000_000 and grid > MAX_PADDING_FACTOR * max(cells, 1))
+    ):
+        raise StratPDInputError(
+            f'the {len(sheets):,} sheets of "{path.name}" span {grid:,} cells together but '
+            f"hold only {cells:,}; delete the sheets and stray cells you do not need "
+            f"(limit {MAX_GRID_CELLS:,} cells) and save again"
+        )
+    return {s.name: (s.height, s.width, s.cells, {}) for s in sheets}
+
+
 def _is_panic(exc: BaseException) -> bool:
     """A Rust panic inside calamine (a record shorter than it assumes): pyo3 raises it as
     PanicException, a BaseException, which ``except Exception`` would let through."""
@@ -1303,6 +1337,7 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
         )
     extent: tuple[int, int, int, Errors] | None = None
     ods_extents: dict[str, tuple[int, int, int, Errors]] = {}
+    xls_extents = _xls_extents(path, damaged) if suffix == ".xls" else {}
     archive = None if suffix == ".xls" else _open_zip(path, damaged)  # .xls is not a zip
     try:
         if archive is not None and suffix == ".ods":
@@ -1335,6 +1370,8 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
                             _check_grid(path, name, *_xlsx_extent(archive, other)[:3])
             elif suffix == ".ods":
                 extent = ods_extents.get(name)
+            elif suffix == ".xls":
+                extent = xls_extents.get(name)
             elif archive is not None and suffix == ".xlsb":
                 member = _xlsb_members(archive).get(name)
                 if member in archive.namelist():
@@ -1352,7 +1389,7 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
         _check_grid(path, name, *extent[:3])
     try:
         ws = book.get_sheet_by_name(name)
-        if extent is None:  # .xls: not measured before calamine reads it (see SECURITY.md)
+        if extent is None:  # a sheet our scans did not find by name: measured as built
             _check_grid(path, name, ws.total_height, ws.total_width, ws.height * ws.width)
         rows = ws.to_python(skip_empty_area=False)
     except (MemoryError, StratPDInputError):
