@@ -1404,7 +1404,10 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
     try:
         ws = book.get_sheet_by_name(name)
         if extent is None:  # a sheet our scans did not find by name: measured as built
-            _check_grid(path, name, ws.total_height, ws.total_width, ws.height * ws.width)
+            # total_height/total_width are the last row and column indexes, not counts.
+            last = ws.end
+            height, width = (last[0] + 1, last[1] + 1) if last is not None else (0, 0)
+            _check_grid(path, name, height, width, ws.height * ws.width)
         rows = ws.to_python(skip_empty_area=False)
     except (MemoryError, StratPDInputError):
         raise

@@ -310,3 +310,18 @@ def test_two_tables_with_one_name_are_refused(tmp_path):
     with pytest.raises(StratPDInputError, match="damaged"):
         read_table(make_ods(tmp_path / "dup.ods", content))
 
+
+@pytest.mark.parametrize(("limit", "refused"), [(7, True), (8, False)])
+def test_a_sheet_measured_as_built_counts_every_row_and_column(
+    tmp_path, monkeypatch, limit, refused
+):
+    # calamine's total_height/total_width are the last row and column indexes, not counts:
+    # a 4 x 2 table is 8 cells.  The scan is made to miss the sheet to reach that check.
+    monkeypatch.setattr(files, "_ods_extents", lambda book: {})
+    monkeypatch.setattr(files, "MAX_GRID_CELLS", limit)
+    path = make_ods(tmp_path / "t.ods", HEAD + table("Data", data_rows(3)) + TAIL)
+    if refused:
+        with pytest.raises(StratPDInputError, match="spans 4 rows x 2 columns"):
+            read_table(path)
+    else:
+        assert read_table(path)["y"].tolist() == [2, 4, 6]
