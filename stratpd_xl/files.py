@@ -642,10 +642,12 @@ def _check_every_grid(path: Path, sheets: list[tuple[str, int, int, int]]) -> No
         )
 
 
-def _stream_chunks(handle: Any, *, close: bytes, size: int = 2**20) -> Any:
+def _stream_chunks(handle: Any, *, close: bytes, size: int = 2**20, longest: int = 0) -> Any:
     """An XML stream in buffers of about ``size`` bytes, each ending after the last ``close`` tag.
 
-    So a whole cell, and usually a whole row, is in one buffer.
+    So a whole cell, and usually a whole row, is in one buffer.  A buffer without ``close``
+    grows by ``size`` up to ``longest`` bytes before it is cut after its last tag, so rows
+    longer than ``size`` stay whole.
     """
     tail = b""
     while True:
@@ -654,6 +656,9 @@ def _stream_chunks(handle: Any, *, close: bytes, size: int = 2**20) -> Any:
             break
         buffer = tail + chunk
         cut = buffer.rfind(close)
+        if cut < 0 and len(buffer) < longest:
+            tail = buffer
+            continue
         cut = cut + len(close) if cut >= 0 else buffer.rfind(b">") + 1
         yield buffer[:cut]
         tail = buffer[cut:]
@@ -1106,9 +1111,11 @@ def _ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int, Errors
     scan = _OdsScan()
     last = b""
     with book.open("content.xml") as handle:
-        for chunk in _stream_chunks(handle, close=_ODS_ROW_END, size=2**20):
+        # 256 kB buffers: the scan's dozen passes over each stay in a 2-4 MB cache (1 MB
+        # buffers took 10 % longer); rows up to 4 MB (~40,000 filled cells) stay whole.
+        for chunk in _stream_chunks(handle, close=_ODS_ROW_END, size=2**18, longest=2**22):
             scan.feed(chunk)
-            last = (last + chunk)[-64:]
+            last = (last + chunk[-64:])[-64:]  # not last + chunk: a copy of every buffer
     scan.finish()
     if scan.table_open or not last.rstrip().endswith(_ODS_DOC_END):
         raise ValueError("content.xml is cut short")

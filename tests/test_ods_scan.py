@@ -325,3 +325,18 @@ def test_a_sheet_measured_as_built_counts_every_row_and_column(
             read_table(path)
     else:
         assert read_table(path)["y"].tolist() == [2, 4, 6]
+
+
+def test_rows_longer_than_a_buffer_stay_whole_and_take_the_fast_path(tmp_path, monkeypatch):
+    # 3,000 filled cells a row is ~390 kB, more than one 256 kB read: cut mid-row, most of
+    # the XML would be scanned tag by tag in Python, many times slower.
+    rows = [row(*[num(i + j) for j in range(3000)]) for i in range(4)]
+    content = (HEAD + table("Wide", rows) + TAIL).encode()
+    slow: list[int] = []
+    tags = files._OdsScan._tags
+    monkeypatch.setattr(files._OdsScan, "_tags", lambda self, chunk: (
+        slow.append(len(chunk)), tags(self, chunk))[1])
+    path = make_ods(tmp_path / "wide.ods", content)
+    with zipfile.ZipFile(path) as book:
+        assert files._ods_extents(book)["Wide"][:3] == (4, 3000, 12000)
+    assert sum(slow) < len(content) / 3  # the chunk with the table's head, and the end
