@@ -267,3 +267,76 @@ def test_single_quoted_repeat_is_counted(tmp_path, calamine_must_not_open):
 def test_a_byte_order_mark_before_the_declaration_is_fine(tmp_path):
     content = "\ufeff" + HEAD + table("Data", data_rows(5)) + TAIL
     assert read_table(make_ods(tmp_path / "bom.ods", content)).shape == (5, 2)
+
+
+def sparse_table(name: str, side: int = 1000) -> str:
+    """A table spanning side x side cells with three filled cells: at 1,000 it is at the
+    per-sheet limit (grids up to a million cells are never called padding)."""
+    rows = [
+        row(num(1), gap(side - 2), num(2), rest=0),
+        f'<table:table-row table:number-rows-repeated="{side - 2}"><table:table-cell/>'
+        "</table:table-row>",
+        row(num(3), rest=0),
+    ]
+    return table(name, rows)
+
+
+def test_many_sheets_each_under_the_limit_are_refused_together(tmp_path, calamine_must_not_open):
+    # calamine builds all 300 on opening: this 3 kB file took 22 s and 9.4 GB before.
+    junk = "".join(sparse_table(f"S{i}") for i in range(300))
+    path = make_ods(tmp_path / "many.ods", HEAD + table("Data", data_rows(5)) + junk + TAIL)
+    with pytest.raises(StratPDInputError) as info:
+        read_table(path, sheet="Data")
+    assert str(info.value) == (
+        'the 301 sheets of "many.ods" span 300,000,012 cells together but hold only 912; '
+        "delete the sheets and stray cells you do not need (limit 50,000,000 cells) and save again"
+    )
+
+
+def test_a_few_sheets_under_the_limit_and_a_normal_workbook_still_read(tmp_path):
+    # A notes sheet with a few cells far apart, beside the data: 250,000 cells, 3 filled.
+    content = HEAD + table("Data", data_rows(5)) + sparse_table("Notes", 500) + TAIL
+    frame = read_table(make_ods(tmp_path / "two.ods", content), sheet="Data")
+    assert frame["y"].tolist() == [2, 4, 6, 8, 10]
+    tables = "".join(table(f"T{i}", data_rows(50)) for i in range(20))
+    frame = read_table(make_ods(tmp_path / "twenty.ods", HEAD + tables + TAIL), sheet="T19")
+    assert len(frame) == 50 and frame["y"].iloc[-1] == 100
+
+
+def test_two_tables_with_one_name_are_refused(tmp_path):
+    # calamine keeps the last under that name, so the first would be built but never measured.
+    padded = [row(gap(16_380), num(1), rest=0) for _ in range(100)]
+    content = HEAD + table("Data", padded) + table("Data", data_rows(5)) + TAIL
+    with pytest.raises(StratPDInputError, match="damaged"):
+        read_table(make_ods(tmp_path / "dup.ods", content))
+
+
+@pytest.mark.parametrize(("limit", "refused"), [(7, True), (8, False)])
+def test_a_sheet_measured_as_built_counts_every_row_and_column(
+    tmp_path, monkeypatch, limit, refused
+):
+    # calamine's total_height/total_width are the last row and column indexes, not counts:
+    # a 4 x 2 table is 8 cells.  The scan is made to miss the sheet to reach that check.
+    monkeypatch.setattr(files, "_ods_extents", lambda book: {})
+    monkeypatch.setattr(files, "MAX_GRID_CELLS", limit)
+    path = make_ods(tmp_path / "t.ods", HEAD + table("Data", data_rows(3)) + TAIL)
+    if refused:
+        with pytest.raises(StratPDInputError, match="spans 4 rows x 2 columns"):
+            read_table(path)
+    else:
+        assert read_table(path)["y"].tolist() == [2, 4, 6]
+
+
+def test_rows_longer_than_a_buffer_stay_whole_and_take_the_fast_path(tmp_path, monkeypatch):
+    # 3,000 filled cells a row is ~390 kB, more than one 256 kB read: cut mid-row, most of
+    # the XML would be scanned tag by tag in Python, many times slower.
+    rows = [row(*[num(i + j) for j in range(3000)]) for i in range(4)]
+    content = (HEAD + table("Wide", rows) + TAIL).encode()
+    slow: list[int] = []
+    tags = files._OdsScan._tags
+    monkeypatch.setattr(files._OdsScan, "_tags", lambda self, chunk: (
+        slow.append(len(chunk)), tags(self, chunk))[1])
+    path = make_ods(tmp_path / "wide.ods", content)
+    with zipfile.ZipFile(path) as book:
+        assert files._ods_extents(book)["Wide"][:3] == (4, 3000, 12000)
+    assert sum(slow) < len(content) / 3  # the chunk with the table's head, and the end
