@@ -1233,17 +1233,10 @@ _XLSB_END_SHEETS = 0x0090
 def _xlsb_members(book: zipfile.ZipFile) -> dict[str, str]:
     """Sheet name -> zip member, from xl/workbook.bin and its relationships."""
     try:
-        rels = _REL_TAG.findall(book.read("xl/_rels/workbook.bin.rels"))
+        targets = _rel_targets(book.read("xl/_rels/workbook.bin.rels"))
         data = book.read("xl/workbook.bin")
     except KeyError:
         return {}
-    targets = {}
-    for rel in rels:
-        attrs = dict(_ATTR.findall(rel))
-        target = attrs.get(b"Target", b"").decode("utf-8", "replace")
-        targets[attrs.get(b"Id", b"").decode("utf-8", "replace")] = (
-            target.lstrip("/") if target.startswith("/") else "xl/" + target
-        )
     members, pos = {}, 0
     while pos < len(data):
         kind = data[pos]
@@ -1284,22 +1277,28 @@ def _xlsx_members(book: zipfile.ZipFile) -> dict[str, str]:
     """Sheet name -> zip member of its XML, from workbook.xml and its relationships."""
     try:
         sheets = _SHEET_TAG.findall(book.read("xl/workbook.xml"))
-        rels = _REL_TAG.findall(book.read("xl/_rels/workbook.xml.rels"))
+        targets = _rel_targets(book.read("xl/_rels/workbook.xml.rels"))
     except KeyError:
         return {}
-    targets = {}
-    for rel in rels:
-        attrs = dict(_ATTR.findall(rel))
-        target = attrs.get(b"Target", b"").decode("utf-8", "replace")
-        target = target.lstrip("/") if target.startswith("/") else "xl/" + target
-        targets[attrs.get(b"Id", b"")] = target
     members = {}
     for sheet in sheets:
         attrs = {k.split(b":")[-1]: v for k, v in _ATTR.findall(sheet)}
         name = html.unescape(attrs.get(b"name", b"").decode("utf-8", "replace"))
-        if attrs.get(b"id") in targets:
-            members[name] = targets[attrs[b"id"]]
+        rel = attrs.get(b"id", b"").decode("utf-8", "replace")
+        if rel in targets:
+            members[name] = targets[rel]
     return members
+
+
+def _rel_targets(rels_xml: bytes) -> dict[str, str]:
+    """Relationship id -> zip member it points at, from a workbook's .rels part."""
+    targets = {}
+    for rel in _REL_TAG.findall(rels_xml):
+        attrs = dict(_ATTR.findall(rel))
+        target = attrs.get(b"Target", b"").decode("utf-8", "replace")
+        rel_id = attrs.get(b"Id", b"").decode("utf-8", "replace")
+        targets[rel_id] = target.lstrip("/") if target.startswith("/") else "xl/" + target
+    return targets
 
 
 def _xls_extents(path: Path, damaged: str) -> dict[str, tuple[int, int, int, Errors]]:

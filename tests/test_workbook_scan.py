@@ -23,22 +23,12 @@ from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.files import read_table
 
 from . import xlsb
-
-
-def make_xlsx(path: Path, rows: int = 3) -> Path:
-    book = openpyxl.Workbook()
-    ws = book.active
-    ws.title = "Data"
-    ws.append(["x", "y"])
-    for i in range(rows):
-        ws.append([i, 2 * i])
-    book.save(path)
-    return path
+from .test_files_hostile import make_xlsx
 
 
 def with_rows(tmp_path: Path, name: str, extra: bytes) -> Path:
     """A small workbook whose sheet gets ``extra`` rows at the end of its data."""
-    good = make_xlsx(tmp_path / "good.xlsx")
+    good = make_xlsx(tmp_path / "good.xlsx", rows=3)
     member = "xl/worksheets/sheet1.xml"
     path = tmp_path / name
     with zipfile.ZipFile(good) as zin, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zout:
