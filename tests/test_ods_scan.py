@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import python_calamine
 
-from stratpd_xl import files
+from stratpd_xl import _sheet_scan, files
 from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.files import read_table
 
@@ -93,7 +93,7 @@ def data_rows(n: int) -> list[str]:
 
 def slow_extents(content: bytes) -> dict:
     """The tag-by-tag scan alone: the reference the fast path must agree with."""
-    scan = files._OdsScan()
+    scan = _sheet_scan._OdsScan()
     scan._tags(content)
     scan.finish()
     return scan.extents
@@ -123,15 +123,15 @@ def test_hand_written_ods_reads(tmp_path):
 def test_plain_rows_take_the_fast_path_and_agree_with_the_tag_scan():
     rows = "".join(row(num(i), num(i), txt("a"), gap(3), num(1)) for i in range(3000))
     chunk = rows.encode()
-    tags = files._xml_tags(chunk)
+    tags = _sheet_scan._xml_tags(chunk)
     assert tags is not None
-    spans, used, cells = files._ods_rows(*tags)
+    spans, used, cells = _sheet_scan._ods_rows(*tags)
     assert spans.sum() == 3000 and used.max() == 7 and cells == 3000 * 4
-    scan = files._OdsScan()
+    scan = _sheet_scan._OdsScan()
     scan.name = "T"
     scan.feed(chunk)
     scan.finish()
-    reference = files._OdsScan()
+    reference = _sheet_scan._OdsScan()
     reference.name = "T"
     reference._tags(chunk)
     reference.finish()
@@ -178,7 +178,7 @@ def test_fast_and_tag_scans_agree_on_random_tables(tmp_path, seed):
     )
     content = (HEAD + tables + TAIL).encode()
     book = zipfile.ZipFile(make_ods(tmp_path / "r.ods", content))
-    assert files._ods_extents(book) == slow_extents(content)
+    assert _sheet_scan.ods_extents(book) == slow_extents(content)
 
 
 # ------------------------------------------------------------------ refused before calamine
@@ -317,7 +317,7 @@ def test_a_sheet_measured_as_built_counts_every_row_and_column(
 ):
     # calamine's total_height/total_width are the last row and column indexes, not counts:
     # a 4 x 2 table is 8 cells.  The scan is made to miss the sheet to reach that check.
-    monkeypatch.setattr(files, "_ods_extents", lambda book: {})
+    monkeypatch.setattr(files, "ods_extents", lambda book: {})
     monkeypatch.setattr(files, "MAX_GRID_CELLS", limit)
     path = make_ods(tmp_path / "t.ods", HEAD + table("Data", data_rows(3)) + TAIL)
     if refused:
@@ -333,10 +333,10 @@ def test_rows_longer_than_a_buffer_stay_whole_and_take_the_fast_path(tmp_path, m
     rows = [row(*[num(i + j) for j in range(3000)]) for i in range(4)]
     content = (HEAD + table("Wide", rows) + TAIL).encode()
     slow: list[int] = []
-    tags = files._OdsScan._tags
-    monkeypatch.setattr(files._OdsScan, "_tags", lambda self, chunk: (
+    tags = _sheet_scan._OdsScan._tags
+    monkeypatch.setattr(_sheet_scan._OdsScan, "_tags", lambda self, chunk: (
         slow.append(len(chunk)), tags(self, chunk))[1])
     path = make_ods(tmp_path / "wide.ods", content)
     with zipfile.ZipFile(path) as book:
-        assert files._ods_extents(book)["Wide"][:3] == (4, 3000, 12000)
+        assert _sheet_scan.ods_extents(book)["Wide"][:3] == (4, 3000, 12000)
     assert sum(slow) < len(content) / 3  # the chunk with the table's head, and the end

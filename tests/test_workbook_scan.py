@@ -17,7 +17,7 @@ import openpyxl
 import pytest
 import python_calamine
 
-from stratpd_xl import files
+from stratpd_xl import _sheet_scan, files
 from stratpd_xl.cli import main
 from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.files import read_table
@@ -134,7 +134,7 @@ def random_sheet(rng: random.Random) -> bytes:
 @pytest.mark.parametrize("seed", range(30))
 def test_array_and_regex_scans_agree(seed):
     xml = random_sheet(random.Random(seed))
-    fast, slow = files._xlsx_refs(xml), files._xlsx_refs_slow(xml)
+    fast, slow = _sheet_scan._xlsx_refs(xml), _sheet_scan._xlsx_refs_slow(xml)
     assert fast is not None
     assert fast[:4] == slow[:4]
     assert (len(fast.cells), len(fast.rows)) == (len(slow.cells), len(slow.rows))
@@ -146,7 +146,7 @@ def test_leading_numbers_are_read_eight_bytes_at_a_time():
         buffer = b"".join(b"<" + t + end for t in texts) + bytes(16)
         starts = np.cumsum([0] + [len(t) + 2 for t in texts[:-1]]) + 1
         expected = [int(t) if t else 0 for t in texts]
-        assert files._leading_number(buffer, starts).tolist() == expected
+        assert _sheet_scan._leading_number(buffer, starts).tolist() == expected
 
 
 # --------------------------------------------------------------------------- .xlsb
@@ -188,7 +188,7 @@ def test_xlsb_declared_dimension_is_not_trusted_either_way(tmp_path):
     path = xlsb.make_xlsb(
         tmp_path / "small.xlsb", xlsb.sheet_records(rows, extra=far, dimension=small)
     )
-    grid = files._xlsb_extent(zipfile.ZipFile(path), "xl/worksheets/sheet1.bin")[:2]
+    grid = _sheet_scan.xlsb_extent(zipfile.ZipFile(path), "xl/worksheets/sheet1.bin")[:2]
     assert grid == (101, 16_384)
 
 
@@ -206,7 +206,8 @@ def test_xlsb_records_larger_than_a_read_are_skipped(tmp_path):
     rows = data_rows(3) + [[1.0, text]] + data_rows(3)[1:]
     path = tmp_path / "long.xlsb"
     xlsb.make_xlsb(path, xlsb.sheet_records(rows))
-    assert files._xlsb_extent(zipfile.ZipFile(path), "xl/worksheets/sheet1.bin")[:3] == (8, 2, 16)
+    extent = _sheet_scan.xlsb_extent(zipfile.ZipFile(path), "xl/worksheets/sheet1.bin")
+    assert extent[:3] == (8, 2, 16)
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -217,7 +218,7 @@ def test_xlsb_scan_matches_the_grid_calamine_builds(tmp_path, seed):
         for _ in range(rng.randint(1, 200))
     ]
     path = xlsb.make_xlsb(tmp_path / "r.xlsb", xlsb.sheet_records(rows))
-    height, width, _, _ = files._xlsb_extent(zipfile.ZipFile(path), "xl/worksheets/sheet1.bin")
+    height, width, _, _ = _sheet_scan.xlsb_extent(zipfile.ZipFile(path), "xl/worksheets/sheet1.bin")
     book = python_calamine.CalamineWorkbook.from_path(str(path))
     grid = book.get_sheet_by_name("Data").to_python(skip_empty_area=False)
     assert (height, width) == (len(grid), len(grid[0]) if grid else 0)
@@ -244,6 +245,6 @@ def test_a_panic_inside_calamine_is_a_damaged_file(tmp_path, monkeypatch):
     path = xlsb.make_xlsb(
         tmp_path / "dim.xlsb", sheet.replace(full, xlsb.record(xlsb.DIMENSION, bytes(4)))
     )
-    monkeypatch.setattr(files, "_xlsb_extent", lambda book, member: (6, 2, 12, {}))
+    monkeypatch.setattr(files, "xlsb_extent", lambda book, member: (6, 2, 12, {}))
     with pytest.raises(StratPDInputError, match='cannot read "dim.xlsb"'):
         read_table(path)
