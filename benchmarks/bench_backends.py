@@ -26,19 +26,17 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_engine import numeric_data  # noqa: E402  (same folder: the script's own path)
+
 from stratpd_xl.engine import impact, set_backend, stratpd  # noqa: E402
 
 
 def make_data(n: int, seed: int = 0) -> pd.DataFrame:
-    """10 numeric columns: the feature x, 8 covariates (one interacting) and a noisy target."""
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(0, 10, n)
-    others = rng.uniform(0, 10, (n, 8))
-    y = x**2 + others[:, 0] * x + others[:, 1:].sum(axis=1) + rng.normal(0, 1, n)
-    df = pd.DataFrame(others, columns=[f"c{i}" for i in range(8)])
-    df["x"] = x
-    df["z"] = rng.integers(0, 5, n).astype(float)  # a tenth column with heavy ties
-    df["y"] = y
+    """bench_engine's numeric table (feature x, 8 covariates, target y) plus a tenth column
+    with heavy ties, so the trees also meet a few-valued column."""
+    df, _, _ = numeric_data(n, seed)
+    rng = np.random.default_rng(seed + 1)
+    df.insert(len(df.columns) - 1, "z", rng.integers(0, 5, n).astype(float))
     return df
 
 
