@@ -6,6 +6,8 @@ Usage::
     python benchmarks/bench_end_to_end.py                  # 10k, 100k and 1,048,575 rows
     python benchmarks/bench_end_to_end.py --sizes 200000 --formats csv,xlsx \\
         --commands curve,report,STRATPD --timeout 900 --out bench-e2e.md
+    python benchmarks/bench_end_to_end.py --sizes 200000 --formats ods --commands curve \\
+        --repeat 5                                     # medians of 5 command/floor pairs
 
 What is measured (issue 7, item 7):
 
@@ -36,6 +38,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -326,29 +329,45 @@ def _size(num: int) -> str:
     return f"{num / 1024**2:.1f} MB"
 
 
-def measure_cli(row: Row, path: Path, out_dir: Path, timeout: float) -> None:
+def measure_cli(row: Row, path: Path, out_dir: Path, timeout: float, repeat: int = 1) -> None:
+    """The command and its floor, run in turn ``repeat`` times; medians of each.
+
+    Run in pairs, so that a slow spell of a shared machine weighs on both sides alike; the
+    spread of the per-pair ratios goes into the row's notes.
+    """
     suffix = ".xlsx" if row.command == "report" else ".csv"
     out = out_dir / f"{row.command}-{row.fmt}-{row.rows}{suffix}"
-    out.unlink(missing_ok=True)
     cmd = [*cli_prefix(), row.command, str(path), "-t", TARGET, "--seed", str(SEED)]
     if row.command == "curve":
         cmd += ["-f", FEATURE]
-    run = run_measured([*cmd, "-o", str(out)], timeout)
-    row.seconds, row.peak_mb = run.seconds, run.peak_mb
-    out_bytes = out.stat().st_size if out.exists() else 0
-    if run.ok and out_bytes == 0:
-        run.ok, run.note = False, "no output written"
-    if not run.ok:
-        row.notes.append(run.note)
-        row.verdict = "error" if not run.note.startswith("timeout") else "timeout"
-        return
-    row.output = _size(out_bytes)
     fmt = "xlsx" if row.fmt == "ods" else row.fmt  # calamine reads .ods through read_excel
-    floor = run_measured(worker_cmd("floor", str(path), fmt, row.command), timeout)
-    if floor.ok:
-        row.floor = floor.seconds
-    else:
-        row.notes.append(f"floor {floor.note}")
+    seconds, floors, peaks = [], [], []
+    out_bytes = 0
+    for _ in range(repeat):
+        out.unlink(missing_ok=True)
+        run = run_measured([*cmd, "-o", str(out)], timeout)
+        out_bytes = out.stat().st_size if out.exists() else 0
+        if run.ok and out_bytes == 0:
+            run.ok, run.note = False, "no output written"
+        if not run.ok:
+            row.seconds, row.peak_mb = run.seconds, run.peak_mb
+            row.notes.append(run.note)
+            row.verdict = "error" if not run.note.startswith("timeout") else "timeout"
+            return
+        seconds.append(run.seconds)
+        peaks.append(run.peak_mb)
+        floor = run_measured(worker_cmd("floor", str(path), fmt, row.command), timeout)
+        if not floor.ok:
+            row.notes.append(f"floor {floor.note}")
+            break
+        floors.append(floor.seconds)
+    row.seconds, row.peak_mb = statistics.median(seconds), max(peaks)
+    row.output = _size(out_bytes)
+    if floors:
+        row.floor = statistics.median(floors)
+    if len(floors) > 1:
+        ratios = sorted(s / f for s, f in zip(seconds, floors, strict=False))
+        row.notes.append(f"{len(floors)} pairs, ratios {ratios[0]:.2f}-{ratios[-1]:.2f}")
     _judge(row, out_bytes, None)
 
 
@@ -451,6 +470,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds per measurement and for the .ods conversion (default "
                         "%(default)s)")
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/stratpd-xl-bench-e2e"))
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run each command and its floor in turn this many times and "
+                        "report medians (default %(default)s)")
     parser.add_argument("--out", type=Path, help="also write the markdown table here")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -479,11 +501,16 @@ def main(argv: list[str] | None = None) -> int:
                     header_notes.append(f"{n:,} rows .{fmt} skipped: {value}")
             if not warmed:
                 # numba compiles on the first run and caches on disk; a real user pays that
-                # once per install, not per command, so it stays out of the table.
-                _progress("warm-up run (numba cache)")
+                # once per install, not per command, so it stays out of the table.  One run
+                # per file format: the .ods scan has compiled code of its own.
+                _progress("warm-up runs (numba cache)")
                 warm = out_dir / "warm.csv"
                 run_measured([*cli_prefix(), "impact", str(files["csv"]), "-t", TARGET,
                               "--seed", str(SEED), "-o", str(warm)], args.timeout)
+                for fmt in ("xlsx", "ods"):
+                    if fmt in args.formats and isinstance(files.get(fmt), Path):
+                        run_measured([*cli_prefix(), "curve", str(files[fmt]), "-t", TARGET,
+                                      "-f", FEATURE, "-o", str(warm)], args.timeout)
                 warmed = True
             for row in (r for r in rows if r.rows == n):
                 label = f"{n:,} rows {row.fmt} {row.command}"
@@ -496,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 else:
                     _progress(f"{label} ...")
-                    measure_cli(row, files[row.fmt], out_dir, args.timeout)
+                    measure_cli(row, files[row.fmt], out_dir, args.timeout, args.repeat)
                 _progress(f"{label}: {row.seconds or 0:.2f} s, floor {row.floor or 0:.2f} s, "
                           f"{row.verdict}")
 

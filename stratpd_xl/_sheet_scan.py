@@ -12,13 +12,20 @@ to avoid), and report each sheet's extent, real cells and error cells, so that
 from __future__ import annotations
 
 import html
+import queue
 import re
 import struct
+import threading
 import zipfile
+from collections.abc import Iterator
+from contextlib import closing
 from typing import Any, NamedTuple
 from xml.parsers.expat import ParserCreate
 
 import numpy as np
+
+from ._backend import can_start_threads
+from ._scan_kernels import ods_rows as ods_rows_compiled
 
 __all__ = [
     "Errors", "ods_extents", "xlsb_extent", "xlsb_members", "xlsx_extent", "xlsx_members",
@@ -47,6 +54,54 @@ def _stream_chunks(handle: Any, *, close: bytes, size: int = 2**20, longest: int
         tail = buffer[cut:]
     if tail:
         yield tail
+
+
+_END = object()
+
+
+def _read_ahead(chunks: Iterator[bytes], depth: int = 8) -> Iterator[bytes]:
+    """``chunks``, produced by a second thread while the caller scans the previous ones.
+
+    Inflating content.xml and the compiled scan both release the GIL, so on two cores the
+    read costs little beyond the scan.  At most ``depth`` chunks wait; errors of the reading
+    reach the caller as they would have.  Close the generator (``contextlib.closing``) before
+    the stream it reads: that stops and joins the thread.  Serial where threads cannot start.
+    """
+    if not can_start_threads():
+        yield from chunks
+        return
+    box: queue.Queue[Any] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def hand_over(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                box.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for chunk in chunks:
+                if not hand_over(chunk):
+                    return
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the scanning thread
+            hand_over(exc)
+        else:
+            hand_over(_END)
+
+    worker = threading.Thread(target=produce, name="stratpd-xl-read-ahead", daemon=True)
+    worker.start()
+    try:
+        while (item := box.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
 
 
 # Only coordinates and error cells matter, so the raw XML is read as bytes and costs no tree:
@@ -273,7 +328,8 @@ class _OdsScan:
     element) are not used area: readers drop them.  Repeated empty cells *before* a filled one
     are, and are how a small file pads a sheet to 16,384 columns.  Stretches of whole rows are
     measured with array operations (:func:`_ods_rows`); table bounds, error cells and anything
-    unusual tag by tag.
+    unusual tag by tag.  The array scan is compiled (:mod:`stratpd_xl._scan_kernels`) where
+    numba runs, and numpy otherwise or where the compiled one declines.
     """
 
     def __init__(self) -> None:
@@ -287,12 +343,14 @@ class _OdsScan:
         self.unchecked = False
 
     def feed(self, chunk: bytes) -> None:
-        tags = _xml_tags(chunk)
-        rows = None if tags is None else _ods_rows(*tags)
+        rows = ods_rows_compiled(chunk)  # one compiled pass; None leaves it to numpy
         if rows is None:
-            self.unchecked |= tags is None
-            self._tags(chunk)
-            return
+            tags = _xml_tags(chunk)
+            rows = None if tags is None else _ods_rows(*tags)
+            if rows is None:
+                self.unchecked |= tags is None
+                self._tags(chunk)
+                return
         spans, used, cells = rows
         if used.any():
             last = int(np.flatnonzero(used)[-1])
@@ -494,10 +552,12 @@ def ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int, Errors]
     scan = _OdsScan()
     last = b""
     with book.open("content.xml") as handle:
-        # 256 kB buffers: the scan's dozen passes over each stay in a 2-4 MB cache (1 MB
+        # 256 kB buffers: the numpy scan's dozen passes over each stay in a 2-4 MB cache (1 MB
         # buffers took 10 % longer); rows up to 4 MB (~40,000 filled cells) stay whole.
-        for chunk in _stream_chunks(handle, close=_ODS_ROW_END, size=2**18, longest=2**22):
-            scan.feed(chunk)
+        chunks = _stream_chunks(handle, close=_ODS_ROW_END, size=2**18, longest=2**22)
+        with closing(_read_ahead(chunks)) as ahead:
+            for chunk in ahead:
+                scan.feed(chunk)
             last = (last + chunk[-64:])[-64:]  # not last + chunk: a copy of every buffer
     scan.finish()
     if scan.table_open or not last.rstrip().endswith(_ODS_DOC_END):

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stratpd_xl as sx
+from stratpd_xl._backend import HAVE_NUMBA
 from stratpd_xl.engine import get_backend, set_backend
-from stratpd_xl.engine._backend import HAVE_NUMBA
 from tests.synthetic import body_weight
 
 SETTINGS = settings(

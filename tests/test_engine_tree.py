@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stratpd_xl as sx
-from stratpd_xl.engine import _backend, _stratify, _table
-from stratpd_xl.engine._backend import HAVE_NUMBA
+from stratpd_xl import _backend
+from stratpd_xl._backend import HAVE_NUMBA
+from stratpd_xl.engine import _stratify, _table
 from stratpd_xl.engine._stratify import canonical_labels
 from stratpd_xl.engine._tree import Tree, _apply_numba, _apply_numpy, _grow_numba, _grow_numpy
 

@@ -9,13 +9,17 @@ exact and needs no LibreOffice.
 from __future__ import annotations
 
 import random
+import re
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 import python_calamine
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from stratpd_xl import _sheet_scan, files
+from stratpd_xl import _backend, _scan_kernels, _sheet_scan, files
 from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.files import read_table
 
@@ -99,6 +103,16 @@ def slow_extents(content: bytes) -> dict:
     return scan.extents
 
 
+@pytest.fixture(params=["numba", "numpy"])
+def backend(request):
+    """Each scan test on both array scans: the compiled one and the numpy one it stands in for."""
+    if request.param == "numba" and not _backend.HAVE_NUMBA:
+        pytest.skip("numba not installed")
+    previous = _backend.set_backend(request.param)
+    yield request.param
+    _backend.set_backend(previous)
+
+
 @pytest.fixture
 def calamine_must_not_open(monkeypatch):
     """Fails the test if calamine opens the file (the reader turns any error it raises into
@@ -120,7 +134,7 @@ def test_hand_written_ods_reads(tmp_path):
     assert list(frame.columns) == ["x", "y"] and frame["y"].tolist() == [2, 4, 6, 8, 10]
 
 
-def test_plain_rows_take_the_fast_path_and_agree_with_the_tag_scan():
+def test_plain_rows_take_the_fast_path_and_agree_with_the_tag_scan(backend):
     rows = "".join(row(num(i), num(i), txt("a"), gap(3), num(1)) for i in range(3000))
     chunk = rows.encode()
     tags = _sheet_scan._xml_tags(chunk)
@@ -136,6 +150,14 @@ def test_plain_rows_take_the_fast_path_and_agree_with_the_tag_scan():
     reference._tags(chunk)
     reference.finish()
     assert scan.extents == reference.extents == {"T": (3000, 7, 12000, {})}
+    compiled = _scan_kernels.ods_rows(chunk)
+    if backend == "numpy":
+        assert compiled is None  # numba off: the numpy scan answers
+    else:  # the shape LibreOffice writes is the compiled scan's to answer
+        assert compiled is not None
+        assert [compiled[0].tolist(), compiled[1].tolist(), compiled[2]] == [
+            spans.tolist(), used.tolist(), cells
+        ]
 
 
 def random_row(rng: random.Random) -> str:
@@ -170,7 +192,7 @@ def random_row(rng: random.Random) -> str:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_fast_and_tag_scans_agree_on_random_tables(tmp_path, seed):
+def test_fast_and_tag_scans_agree_on_random_tables(tmp_path, seed, backend):
     rng = random.Random(seed)
     tables = "".join(
         table(f"T{t}", [random_row(rng) for _ in range(rng.randint(0, 400))])
@@ -179,6 +201,111 @@ def test_fast_and_tag_scans_agree_on_random_tables(tmp_path, seed):
     content = (HEAD + tables + TAIL).encode()
     book = zipfile.ZipFile(make_ods(tmp_path / "r.ods", content))
     assert _sheet_scan.ods_extents(book) == slow_extents(content)
+
+
+# Rows as spreadsheet programs write them, and stray bytes that must make the compiled scan
+# either decline or give the numpy scan's answer.
+ROW_OPENS = [
+    '<table:table-row table:style-name="ro1">',
+    '<table:table-row table:number-rows-repeated="3">',
+    '<table:table-row table:number-rows-repeated="0012">',
+]
+CELLS = [
+    num(1), num(2, repeat=40), txt("a"), gap(), gap(500), txt('say "hi"'), txt("it's"),
+    txt("a > b"), "<table:covered-table-cell/>",
+    '<table:table-cell table:number-columns-spanned="2"><text:p>1</text:p></table:table-cell>',
+]
+ROW_ENDS = [
+    "</table:table-row>",
+    '<table:table-cell table:number-columns-repeated="300"/></table:table-row>',
+]
+STRAYS = [
+    "<", ">", "'", '"', "=", "d=", "d =", "repeated", 'number-rows-repeated="',
+    'number-columns-repeated="7"', ' table:number-columns-repeated = "2"',
+    ' table:number-columns-repeated="+2"', ' table:number-columns-repeated="1234567890123"',
+    ' table:number-rows-repeated="2"', "<!-- c -->", "<?pi?>", "<office:x/>",
+    'calcext:value-type="error"', "/>", "</", "\0", '<text:p a="number-rows-repeated=">',
+    "<table:table-row>", "</table:table-row>", gap(2), num(5), "<table:covered-table-cell/>",
+]
+rows_xml = st.lists(
+    st.tuples(
+        st.sampled_from(ROW_OPENS),
+        st.lists(st.sampled_from(CELLS), max_size=6),
+        st.sampled_from(ROW_ENDS),
+    ).map(lambda parts: parts[0] + "".join(parts[1]) + parts[2]),
+    min_size=1,
+    max_size=6,
+)
+
+
+SLOTS = {  # where a stray goes: as an attribute, into text, or anywhere at all
+    "attribute": lambda text: [m.start() for m in re.finditer("/?>", text)],
+    "text": lambda text: [m.end() for m in re.finditer(">", text)],
+    "anywhere": lambda text: range(len(text) + 1),
+}
+
+
+@pytest.mark.skipif(not _backend.HAVE_NUMBA, reason="numba not installed")
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=rows_xml,
+    strays=st.lists(
+        st.tuples(st.sampled_from(sorted(SLOTS)), st.integers(0, 10**6), st.sampled_from(STRAYS)),
+        max_size=3,
+    ),
+)
+def test_the_compiled_scan_declines_or_agrees_with_the_numpy_scan(rows, strays):
+    text = "".join(rows)
+    for slot, where, stray in strays:
+        spots = SLOTS[slot](text)
+        at = spots[where % len(spots)]
+        text = text[:at] + stray + text[at:]
+    assert_compiled_declines_or_agrees(text.encode())
+
+
+@pytest.mark.skipif(not _backend.HAVE_NUMBA, reason="numba not installed")
+@pytest.mark.parametrize("stray", STRAYS)
+def test_one_stray_anywhere_in_plain_rows_is_declined_or_read_alike(stray):
+    plain = (
+        row(num(1), gap(500), txt("a > b"), rest=300)
+        + row(num(2, repeat=40), "<table:covered-table-cell/>", repeat=3, rest=0)
+        + row(txt('it\'s "x"'), gap(), num(3), rest=300)
+    )
+    for at in range(len(plain) + 1):
+        assert_compiled_declines_or_agrees((plain[:at] + stray + plain[at:]).encode())
+
+
+@pytest.mark.skipif(not _backend.HAVE_NUMBA, reason="numba not installed")
+@pytest.mark.parametrize(
+    "cell",
+    [
+        txt('number-rows-repeated="'),
+        '<table:table-cell><text:p a="number-rows-repeated=">x</text:p></table:table-cell>',
+        '<table:table-cell><text:span text:c="number-rows-repeated="/></table:table-cell>',
+    ],
+)
+def test_a_repeat_pattern_outside_a_row_or_cell_is_left_to_the_numpy_scan(cell):
+    # The numpy scan's pattern, once started there, runs on to the next quote: into the next
+    # cell's repeat, which it then does not count.  The compiled scan must not count it either.
+    assert_compiled_declines_or_agrees(row(cell, gap(500), num(1), rest=0).encode())
+
+
+def assert_compiled_declines_or_agrees(chunk: bytes) -> None:
+    previous = _backend.set_backend("numba")
+    try:
+        compiled = _scan_kernels.ods_rows(chunk)
+    finally:
+        _backend.set_backend(previous)
+    if compiled is None:
+        return  # the numpy scan (or the tag-by-tag one) answers, as before
+    tags = _sheet_scan._xml_tags(chunk)
+    assert tags is not None
+    expected = _sheet_scan._ods_rows(*tags)
+    assert expected is not None
+    assert compiled[0].dtype == expected[0].dtype == np.int64
+    assert (compiled[0].tolist(), compiled[1].tolist(), compiled[2]) == (
+        expected[0].tolist(), expected[1].tolist(), expected[2]
+    )
 
 
 # ------------------------------------------------------------------ refused before calamine
@@ -327,7 +454,9 @@ def test_a_sheet_measured_as_built_counts_every_row_and_column(
         assert read_table(path)["y"].tolist() == [2, 4, 6]
 
 
-def test_rows_longer_than_a_buffer_stay_whole_and_take_the_fast_path(tmp_path, monkeypatch):
+def test_rows_longer_than_a_buffer_stay_whole_and_take_the_fast_path(
+    tmp_path, monkeypatch, backend
+):
     # 3,000 filled cells a row is ~390 kB, more than one 256 kB read: cut mid-row, most of
     # the XML would be scanned tag by tag in Python, many times slower.
     rows = [row(*[num(i + j) for j in range(3000)]) for i in range(4)]

@@ -153,7 +153,7 @@ def test_engine_uses_numpy_when_numba_cannot_be_imported(tmp_path):
     code = (
         "import sys; sys.modules['numba'] = None\n"  # import numba -> ImportError, as in Pyodide
         "import numpy as np, pandas as pd\n"
-        "from stratpd_xl.engine import _backend\n"
+        "from stratpd_xl import _backend\n"
         "import stratpd_xl as sx\n"
         "r = np.random.default_rng(0); x, z = r.uniform(size=400), r.uniform(size=400)\n"
         "df = pd.DataFrame({'x': x, 'z': z, 'y': 3 * x + z})\n"

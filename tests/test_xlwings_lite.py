@@ -34,7 +34,7 @@ LITE_DIR = ROOT / "addin" / "xlwings_lite"
 
 @pytest.fixture(scope="module", autouse=True)
 def numpy_backend():
-    from stratpd_xl.engine import _backend
+    from stratpd_xl import _backend
 
     previous = _backend.set_backend("numpy")  # what Pyodide has: no numba
     udfs.clear_cache()

@@ -1,6 +1,6 @@
 """The numbers: StratPD and CatStratPD (Parr & Wilson 2020).  No spreadsheet, no I/O."""
 
-from ._backend import get_backend, set_backend
+from .._backend import get_backend, set_backend
 from .api import Analysis, analyse, catstratpd, impact, partial_dependence, stratpd
 
 __all__ = [

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _backend
+from .. import _backend
 from ._tree import apply_tree, fit_tree
 
 

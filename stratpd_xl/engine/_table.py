@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import _backend
 from ..errors import StratPDInputError
-from . import _backend
 from ._binning import bin_codes_by_target, bin_numeric
 
 NUMERIC = "numeric"

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._backend import get_backend, njit
+from .._backend import get_backend, njit
 
 N_BINS = 256  # bin 0 holds missing values, bins 1..255 the quantiles
 TIE = 1e-9

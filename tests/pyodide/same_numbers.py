@@ -80,7 +80,7 @@ def _plain(value: Any) -> Any:
 
 def dump(path: str) -> None:
     """Write every formula result for the corpus to ``path`` (JSON)."""
-    from stratpd_xl.engine import _backend
+    from stratpd_xl import _backend
     from stratpd_xl.excel import lite
 
     _backend.set_backend("numpy")  # what Pyodide has

@@ -1,0 +1,223 @@
+"""The .ods row scan in one compiled pass over the bytes.
+
+:func:`stratpd_xl._sheet_scan._ods_rows` measures a stretch of whole rows with a dozen numpy
+passes; on a 200,000-row sheet (290 MB of content.xml) they take longer than python-calamine's
+own read.  :func:`ods_rows` walks the same bytes once, tag by tag, and handles only the shape
+spreadsheet programs write: rows holding cells, cells holding ``text:`` elements, repeats
+written ``number-...-repeated="digits"``.  Anything else it declines (``None``) and the numpy
+scan decides, so the two agree by construction wherever this one answers (the tests check it
+on random and mangled XML).  Without numba, or with ``STRATPD_XL_BACKEND=numpy``, it always
+declines.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _backend
+from ._backend import njit
+
+__all__ = ["ods_rows"]
+
+
+def _word(text: bytes) -> int:
+    return int.from_bytes(text.ljust(8, b"\0"), "little")
+
+
+# Tag names compared 8 bytes at a time, as the numpy scan does.
+_TEXT_NS, _LOW5 = _word(b"text:"), 2**40 - 1
+_TABLE_TA, _TABLE_CO = _word(b"table:ta"), _word(b"table:co")
+_BLE_CELL, _BLE_ROW, _VERED_TA, _LOW7 = (
+    _word(b"ble-cell"), _word(b"ble-row"), _word(b"vered-ta"), 2**56 - 1
+)
+_NAME_END = np.zeros(256, np.bool_)  # what may follow a tag's name
+_NAME_END[list(b" \t\r\n/>")] = True
+_REPEATED = np.frombuffer(b"repeated", np.uint8)
+_ROWS_PREFIX = np.frombuffer(b"number-rows-", np.uint8)
+_COLUMNS_PREFIX = np.frombuffer(b"number-columns-", np.uint8)
+_VALUE_TYPE = np.frombuffer(b"value-type", np.uint8)
+_FORMULA = np.frombuffer(b"formula", np.uint8)
+_LAST_CELL = np.frombuffer(b"/></table:table-row>", np.uint8)
+#: Longest self-closed cell looked into, as in the numpy scan (which declines longer ones).
+_EMPTY_TAG = 256
+_PAD = 32  # zero bytes after the text, so a name's 8-byte words never read past the end
+
+_NONE, _DECLINE = -1, -2  # from _repeat: no repeat here / an unusual one
+
+
+@njit
+def _at(a: np.ndarray, i: int, word: np.ndarray) -> bool:
+    if i < 0 or i + len(word) > len(a):
+        return False
+    for k in range(len(word)):
+        if a[i + k] != word[k]:
+            return False
+    return True
+
+
+@njit
+def _find(a: np.ndarray, lo: int, hi: int, word: np.ndarray) -> int:
+    """Where ``word`` first lies wholly inside ``a[lo:hi]``, or -1."""
+    for i in range(lo, hi - len(word) + 1):
+        if a[i] == word[0] and _at(a, i, word):
+            return i
+    return -1
+
+
+@njit
+def _names_d(a: np.ndarray, eq: int) -> bool:
+    """Whether the "=" at ``eq`` follows a name ending in "d" (as in "...-repeated =")."""
+    k = eq - 1
+    while k > 0 and (a[k] == 32 or 9 <= a[k] <= 13):  # the regex's \s
+        k -= 1
+    return a[k] == 100
+
+
+@njit
+def _repeat(a: np.ndarray, lt: int, gt: int, prefix: np.ndarray, last_cell_rule: bool) -> int:
+    """The repeat count of the tag ``a[lt:gt+1]``: ``_NONE``, ``_DECLINE`` or the count.
+
+    Answers only for the one form the numpy scan's pattern reads without doubt:
+    ``<prefix>repeated="<1-12 digits>"``, once in the tag.  A self-closed cell whose repeat
+    ends the row counts as one column there (``last_cell_rule``), as in the numpy scan.
+    """
+    hit = _find(a, lt, gt, _REPEATED)
+    if hit < 0:
+        return _NONE
+    if _find(a, hit + 1, gt, _REPEATED) >= 0 or not _at(a, hit - len(prefix), prefix):
+        return _DECLINE
+    i = hit + len(_REPEATED)
+    if i + 1 >= gt or a[i] != 61 or a[i + 1] != 34:  # ="
+        return _DECLINE
+    i += 2
+    value = digits = 0
+    while i < gt and 48 <= a[i] <= 57:
+        value = value * 10 + (a[i] - 48)
+        digits += 1
+        i += 1
+    if digits == 0 or digits > 12 or i >= gt or a[i] != 34:
+        return _DECLINE
+    if last_cell_rule and _at(a, i + 1, _LAST_CELL):
+        return _NONE
+    return value
+
+
+@njit
+def _ods_rows(a: np.ndarray, words: np.ndarray) -> tuple[bool, np.ndarray, np.ndarray, int]:
+    """(answered, rows each row element stands for, used columns of each, filled cells).
+
+    ``a`` is the text followed by ``_PAD`` zero bytes; ``words[i]`` the 8 bytes from ``i``.
+    Every "<" must be closed by a ">" before the next "<", with an even number of double
+    quotes and no single quote in between: the numpy scan's conditions for trusting tag
+    positions.  Bytes between tags are not looked at.
+    """
+    n = len(a) - _PAD
+    cap = n // 17 + 1  # "<table:table-row>" is 17 bytes
+    spans = np.ones(cap, np.int64)
+    used = np.zeros(cap, np.int64)
+    no = (False, spans[:0], used[:0], 0)
+    rows = filled = col = row_used = 0
+    row_span = 1
+    in_row = False
+    i = 0
+    while i < n:
+        if a[i] != 60:  # <
+            # Text that could start the numpy scan's repeat pattern, which may then swallow
+            # the next tags' attributes up to a quote: leave such text to that scan.
+            if a[i] == 61 and _names_d(a, i):
+                return no
+            i += 1
+            continue
+        lt, gt = i, i + 1
+        quotes = 0
+        assigns_d = False  # an attribute whose name ends in "d": maybe a repeat
+        while gt < n:
+            c = a[gt]
+            if c == 62:  # >
+                break
+            if c == 60 or c == 39:  # < or '
+                return no
+            if c == 34:
+                quotes += 1
+            elif c == 61:  # =
+                assigns_d |= _names_d(a, gt)
+            gt += 1
+        if gt >= n or quotes & 1:
+            return no
+        i = gt + 1
+        close = a[lt + 1] == 47
+        name = lt + 2 if close else lt + 1
+        shut = a[gt - 1] == 47  # self-closed
+        head = words[name]
+        if assigns_d and (close or (head & _LOW5) == _TEXT_NS):
+            return no  # a repeat pattern where the numpy scan does not count it
+        if (head & _LOW5) == _TEXT_NS:
+            continue
+        if head == _TABLE_TA:
+            tail = words[name + 8]
+            is_row = (tail & _LOW7) == _BLE_ROW and _NAME_END[a[name + 15]]
+            is_cell = tail == _BLE_CELL and _NAME_END[a[name + 16]]
+        elif head == _TABLE_CO:
+            is_row = False
+            is_cell = (
+                words[name + 8] == _VERED_TA
+                and words[name + 16] == _BLE_CELL
+                and _NAME_END[a[name + 24]]
+            )
+        else:
+            return no
+        if is_row:
+            if close:
+                if not in_row:
+                    return no
+                spans[rows] = row_span
+                used[rows] = row_used
+                rows += 1
+                in_row = False
+                continue
+            if in_row or shut:
+                return no
+            in_row = True
+            col = row_used = 0
+            repeat = _repeat(a, lt, gt, _ROWS_PREFIX, False) if assigns_d else _NONE
+            if repeat == _DECLINE:
+                return no
+            row_span = 1 if repeat == _NONE else repeat
+            continue
+        if not is_cell:
+            return no
+        if close:
+            continue
+        if not in_row:
+            return no
+        repeat = _repeat(a, lt, gt, _COLUMNS_PREFIX, shut) if assigns_d else _NONE
+        if repeat == _DECLINE:
+            return no
+        col += 1 if repeat == _NONE else repeat
+        if not shut:
+            filled += 1
+            row_used = col
+        elif (
+            gt - lt + 1 > _EMPTY_TAG
+            or _find(a, lt, gt + 1, _VALUE_TYPE) >= 0
+            or _find(a, lt, gt + 1, _FORMULA) >= 0
+        ):
+            return no  # a value in a self-closed cell: rare, the numpy scan looks closer
+    if in_row or rows == 0:
+        return no
+    return True, spans[:rows].copy(), used[:rows].copy(), filled
+
+
+def ods_rows(chunk: bytes) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(rows each row element stands for, used columns of each, filled cells) of a stretch of
+    whole rows, as :func:`stratpd_xl._sheet_scan._ods_rows` gives it; ``None`` when this scan
+    leaves the stretch to that one (numba missing or off, error cells, anything unusual)."""
+    if _backend.get_backend() != "numba":
+        return None
+    if chunk.rfind(b'value-type="error"') >= 0:  # error cells: their texts are read tag by tag
+        return None
+    padded = chunk + bytes(_PAD)
+    a = np.frombuffer(padded, np.uint8)
+    words = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    answered, spans, used, filled = _ods_rows(a, words)
+    return (spans, used, int(filled)) if answered else None
