@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -469,3 +471,34 @@ def test_rows_longer_than_a_buffer_stay_whole_and_take_the_fast_path(
     with zipfile.ZipFile(path) as book:
         assert _sheet_scan.ods_extents(book)["Wide"][:3] == (4, 3000, 12000)
     assert sum(slow) < len(content) / 3  # the chunk with the table's head, and the end
+
+
+# ------------------------------------------------------------------ reading ahead in a thread
+
+
+def read_ahead_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name == "stratpd-xl-read-ahead"]
+
+
+def test_a_refusal_mid_file_stops_the_reading_thread(tmp_path):
+    rows = data_rows(20_000)  # several buffers, so the thread is still reading at the refusal
+    rows.insert(2_000, "<!-- hidden -->")
+    path = make_ods(tmp_path / "m.ods", HEAD + table("Data", rows) + TAIL)
+    with zipfile.ZipFile(path) as book, pytest.raises(ValueError, match="markup"):
+        _sheet_scan.ods_extents(book)
+    assert read_ahead_threads() == []
+
+
+@pytest.mark.parametrize("threads", [True, False])
+def test_a_damaged_stream_fails_the_same_with_or_without_the_thread(tmp_path, monkeypatch, threads):
+    path = make_ods(tmp_path / "d.ods", HEAD + table("Data", data_rows(20_000)) + TAIL)
+    with zipfile.ZipFile(path) as book:
+        info = book.getinfo("content.xml")
+    data = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    data[start + info.compress_size // 2] ^= 0xFF  # one flipped byte mid-stream
+    path.write_bytes(bytes(data))
+    monkeypatch.setattr(_sheet_scan, "can_start_threads", lambda: threads)
+    with zipfile.ZipFile(path) as book, pytest.raises((zipfile.BadZipFile, zlib.error)):
+        _sheet_scan.ods_extents(book)
+    assert read_ahead_threads() == []
