@@ -17,15 +17,12 @@ import re
 import struct
 import threading
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from typing import Any, NamedTuple
 from xml.parsers.expat import ParserCreate
 
 import numpy as np
-
-from ._backend import can_start_threads
-from ._scan_kernels import ods_rows as ods_rows_compiled
 
 __all__ = [
     "Errors", "ods_extents", "xlsb_extent", "xlsb_members", "xlsx_extent", "xlsx_members",
@@ -67,6 +64,8 @@ def _read_ahead(chunks: Iterator[bytes], depth: int = 8) -> Iterator[bytes]:
     reach the caller as they would have.  Close the generator (``contextlib.closing``) before
     the stream it reads: that stops and joins the thread.  Serial where threads cannot start.
     """
+    from ._backend import can_start_threads  # here: importing it loads numba
+
     if not can_start_threads():
         yield from chunks
         return
@@ -332,7 +331,9 @@ class _OdsScan:
     numba runs, and numpy otherwise or where the compiled one declines.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, compiled: Callable[[bytes], Any] | None = None) -> None:
+        #: :func:`stratpd_xl._scan_kernels.ods_rows`, tried first on each buffer when given.
+        self.compiled = compiled
         self.extents: dict[str, tuple[int, int, int, Errors]] = {}
         self.name = ""
         self.height = self.width = self.cells = self.row_pos = 0
@@ -343,7 +344,7 @@ class _OdsScan:
         self.unchecked = False
 
     def feed(self, chunk: bytes) -> None:
-        rows = ods_rows_compiled(chunk)  # one compiled pass; None leaves it to numpy
+        rows = None if self.compiled is None else self.compiled(chunk)  # None: numpy decides
         if rows is None:
             tags = _xml_tags(chunk)
             rows = None if tags is None else _ods_rows(*tags)
@@ -549,7 +550,9 @@ def ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int, Errors]
     vouch for it, or with markup (``<!``: comments, CDATA, a DOCTYPE; ``<?`` after the
     declaration) that could hide tags from this scan.
     """
-    scan = _OdsScan()
+    from ._scan_kernels import ods_rows  # here: importing it loads numba
+
+    scan = _OdsScan(compiled=ods_rows)
     last = b""
     with book.open("content.xml") as handle:
         # 256 kB buffers: the numpy scan's dozen passes over each stay in a 2-4 MB cache (1 MB

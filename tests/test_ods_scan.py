@@ -143,7 +143,7 @@ def test_plain_rows_take_the_fast_path_and_agree_with_the_tag_scan(backend):
     assert tags is not None
     spans, used, cells = _sheet_scan._ods_rows(*tags)
     assert spans.sum() == 3000 and used.max() == 7 and cells == 3000 * 4
-    scan = _sheet_scan._OdsScan()
+    scan = _sheet_scan._OdsScan(compiled=_scan_kernels.ods_rows)
     scan.name = "T"
     scan.feed(chunk)
     scan.finish()
@@ -498,7 +498,7 @@ def test_a_damaged_stream_fails_the_same_with_or_without_the_thread(tmp_path, mo
     start = info.header_offset + 30 + len(info.filename) + len(info.extra)
     data[start + info.compress_size // 2] ^= 0xFF  # one flipped byte mid-stream
     path.write_bytes(bytes(data))
-    monkeypatch.setattr(_sheet_scan, "can_start_threads", lambda: threads)
+    monkeypatch.setattr(_backend, "can_start_threads", lambda: threads)
     with zipfile.ZipFile(path) as book, pytest.raises((zipfile.BadZipFile, zlib.error)):
         _sheet_scan.ods_extents(book)
     assert read_ahead_threads() == []

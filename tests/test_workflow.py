@@ -147,7 +147,8 @@ def test_cli_help_shows_the_tables_defaults(capsys):
 def test_light_modules_load_no_drawing_or_compiler_library():
     code = (
         "import sys, json; import stratpd_xl, stratpd_xl.workflow, stratpd_xl.sheet, "
-        "stratpd_xl.tables, stratpd_xl.labels, stratpd_xl.params, stratpd_xl.schema; "
+        "stratpd_xl.tables, stratpd_xl.labels, stratpd_xl.params, stratpd_xl.schema, "
+        "stratpd_xl.files; "
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'matplotlib', 'xlsxwriter', 'numba', 'openpyxl', 'scipy'})))"
     )
