@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import stratpd_xl as sx
 from stratpd_xl import _backend
 from stratpd_xl._backend import HAVE_NUMBA
-from stratpd_xl.engine import _stratify, _table
+from stratpd_xl.engine import _stratify, _table, _tree
 from stratpd_xl.engine._stratify import canonical_labels
 from stratpd_xl.engine._tree import Tree, _apply_numba, _apply_numpy, _grow_numba, _grow_numpy
 
@@ -82,6 +82,15 @@ def test_numpy_grower_gives_the_numba_tree(inputs):
 
 
 @needs_numba
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree_inputs(), st.sampled_from([1, 16, 64]))
+def test_numpy_grower_in_small_batches_of_features_gives_the_numba_tree(inputs, batch):
+    with pytest.MonkeyPatch.context() as mp:  # a fixture would be shared by the examples
+        mp.setattr(_tree, "_BATCH", batch)
+        _assert_same_tree(*inputs)
+
+
+@needs_numba
 @pytest.mark.parametrize("msl", [1, 3, 10])
 def test_numpy_grower_gives_the_numba_tree_on_larger_data(msl):
     rng = np.random.default_rng(msl)
@@ -93,6 +102,25 @@ def test_numpy_grower_gives_the_numba_tree_on_larger_data(msl):
     y = np.sin(xb[:, 0] / 20.0) + xb[:, 1] + rng.normal(0, 0.3, n)
     _assert_same_tree(xb, y, np.arange(n, dtype=np.int64), msl)
     _assert_same_tree(xb, y, np.flatnonzero(rng.random(n) < 0.5).astype(np.int64), msl)
+
+
+@needs_numba
+@pytest.mark.parametrize("batch", [1, 200, 5_000])
+def test_numpy_grower_in_batches_of_features_gives_the_numba_tree(monkeypatch, batch):
+    # Small batches: one feature per call, and several per call whose rows leave the tree
+    # while the batches before them still have to be written.
+    monkeypatch.setattr(_tree, "_BATCH", batch)
+    rng = np.random.default_rng(batch)
+    n = 3_000
+    xb = rng.integers(0, 256, (n, 6)).astype(np.uint8)
+    xb[:, 1] = rng.integers(1, 4, n)  # heavy ties: this feature stops splitting early
+    xb[:, 2] = 9  # constant
+    xb[rng.random(n) < 0.05, 3] = 0  # missing values
+    xb[:, 5] = rng.integers(0, 2, n)
+    y = np.sin(xb[:, 0] / 20.0) + xb[:, 1] + xb[:, 5] + rng.normal(0, 0.3, n)
+    for msl in (1, 7):
+        _assert_same_tree(xb, y, np.arange(n, dtype=np.int64), msl)
+        _assert_same_tree(xb, y, np.flatnonzero(rng.random(n) < 0.5).astype(np.int64), msl)
 
 
 def test_min_samples_leaf_is_respected_and_a_small_node_is_a_leaf():

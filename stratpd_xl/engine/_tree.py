@@ -189,8 +189,14 @@ def _apply_numba(xb, rows, feature, threshold, left, right):  # pragma: no cover
     return out
 
 
+# Entries per numpy call when features are processed together (see _grow_numpy): enough to
+# spread numpy's per-call cost over the small nodes of deep levels, few enough that the work
+# arrays, sized by this and not by n x p, stay a few MB.
+_BATCH = 1 << 16
+
+
 class _Scratch:
-    """Work arrays reused across levels and features.
+    """Work arrays reused across levels and batches of features.
 
     Fresh large temporaries cost page faults on every level (in a VM these dominated the
     run time); writing into these with ``out=`` keeps the same memory warm.
@@ -215,10 +221,12 @@ def _level_gains(
     min_samples_leaf: int,
     work: _Scratch,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Gains of one feature's candidate splits for all nodes of a level.
+    """Gains of the candidate splits of all nodes of a level.
 
     ``bins`` and ``y`` hold the level's rows grouped by node (``m[k] > 0`` rows of node k
     from ``node_start[k]`` on), sorted by bin inside a node and by row among equal bins.
+    A "node" here may be a (feature, node) pair: several features' orders laid end to end
+    are one sequence of such nodes, so one call serves them all.
     Every occupied (node, bin) cell is a candidate "go left when bin <= this bin".
     Returns ``(gain, cell_node, cell_start, first_cell)``: the first three per cell in that
     order (``cell_start``: the cell's first position in ``bins``), ``gain`` -1 where a side
@@ -283,21 +291,33 @@ def _level_gains(
     return gain, c_node, cell_start, first_cell
 
 
-class _Order:
-    """One feature's rows (positions into the fitted rows) and bins, grouped by node.
+class _Orders:
+    """Rows (positions into the fitted rows) and bins of the features that may still split.
 
-    Inside a node the rows are sorted by bin, equal bins by row.  ``size`` leading entries
-    of the arrays are in use.  (y is gathered through ``perm`` when needed: cheaper than
-    moving it along at every level.)
+    Each feature's rows are grouped by node, sorted by bin inside a node and by row among
+    equal bins.  The features ``feats`` are laid end to end, ``size`` entries each: feature
+    ``feats[j]`` holds entries ``1 + j * size`` to ``(j + 1) * size``, so one numpy call
+    serves many features.  Entry 0 is a spare slot for rows leaving the tree (see
+    :func:`_regroup`).  (y is gathered through ``perm`` when needed: cheaper than moving it
+    along at every level.)
     """
 
-    def __init__(self, perm: np.ndarray, bins: np.ndarray) -> None:
-        self.perm, self.bins = perm, bins
-        self.size = perm.size
+    def __init__(self, n_slots: int) -> None:
+        self.perm = np.empty(n_slots, np.intp)
+        self.bins = np.empty(n_slots, np.uint8)
+        self.feats = np.empty(0, np.int64)
+        self.size = 0
 
-    def view(self) -> tuple[np.ndarray, np.ndarray]:
-        k = self.size
-        return self.perm[:k], self.bins[:k]
+    def keep(self, live: np.ndarray) -> None:
+        """Drop the features where ``live`` is False, moving the others' entries down."""
+        size = self.size
+        for j, f in enumerate(np.flatnonzero(live).tolist()):
+            if j != f:  # distinct segments: the copies never overlap
+                self.perm[1 + j * size : 1 + (j + 1) * size] = (
+                    self.perm[1 + f * size : 1 + (f + 1) * size])
+                self.bins[1 + j * size : 1 + (j + 1) * size] = (
+                    self.bins[1 + f * size : 1 + (f + 1) * size])
+        self.feats = self.feats[live]
 
 
 _LOW32 = 0xFFFFFFFF
@@ -305,61 +325,80 @@ _OFFSET_BITS = 40  # a row's move packs its offset (< 2**40) and a shift above i
 
 
 class _Moves:
-    """Where one level sends each row, for every feature's order (see :func:`_regroup`).
+    """Where one level sends each row, in every feature's order (see :func:`_regroup`).
 
     Per fitted row: ``code`` (1 << 32 for a row going to a left child, 1 for a right child,
     0 for a row that left the tree) and ``move`` = offset | shift << 40, with shift 32 (left),
-    0 (right) or 63 (left the tree: reads 0, so all such rows land on one spare slot
-    just past the kept rows).  Offset: the child's start minus the rows of the same side in
-    earlier children.  Filled once per level; each feature only gathers them.
+    0 (right) or 63 (left the tree: reads 0, and with offset 0 all such rows land on the
+    slot just before their batch's entries).  Offset: 1 (that slot) plus the child's start
+    minus the rows of the same side in earlier children.  ``phantom`` packs the kept rows
+    going right in the left count's place and those going left in the right count's place.
+    Filled once per level; each batch of features only gathers them.
     """
 
     def __init__(self, n: int) -> None:
         self.code = np.zeros(n, np.int64)  # int64 even where intp is 32 bits (Pyodide)
         self.move = np.zeros(n, np.int64)
         self.kept = 0
+        self.phantom = 0
 
     def fill(self, gone: list[np.ndarray], active: np.ndarray, child: np.ndarray,
              n_children: int) -> None:
         """Rows in ``gone`` leave the orders; ``active`` rows go on, to ``child``."""
         counts = np.bincount(child, minlength=n_children)
-        offset = np.cumsum(counts) - counts
-        offset[0::2] -= np.cumsum(counts[0::2]) - counts[0::2]
-        offset[1::2] -= np.cumsum(counts[1::2]) - counts[1::2]
+        offset = np.cumsum(counts) - counts + 1
+        n_left = np.cumsum(counts[0::2])
+        n_right = np.cumsum(counts[1::2])
+        offset[0::2] -= n_left - counts[0::2]
+        offset[1::2] -= n_right - counts[1::2]
         side = np.arange(n_children) & 1  # 0 left, 1 right
         code = np.where(side == 0, np.int64(1) << 32, np.int64(1))
         move = offset.astype(np.int64) | (np.where(side == 0, 32, 0).astype(np.int64)
                                           << _OFFSET_BITS)
         self.kept = int(active.size)
+        right_total = int(n_right[-1]) if n_right.size else 0
+        self.phantom = right_total << 32 | (self.kept - right_total)
         for rows in gone:  # the other rows' entries are all overwritten below
             self.code[rows] = 0
-            self.move[rows] = self.kept | (63 << _OFFSET_BITS)
+            self.move[rows] = 63 << _OFFSET_BITS
         self.code[active] = code[child]
         self.move[active] = move[child]
 
 
-def _regroup(src: _Order, dst: _Order, moves: _Moves, work: _Scratch) -> None:
-    """Stable partition of ``src`` into the children's groups, written into ``dst``.
+def _regroup(src: _Orders, dst: _Orders, moves: _Moves, work: _Scratch) -> None:
+    """Stable partition of every feature's order into the children's groups, into ``dst``.
 
     Children ``2k`` and ``2k+1`` come from the k-th split node, so a stable sort by child
     only moves each row within its parent's block: left rows first, then right rows, order
     kept.  A row's place in its child is its offset plus the rows of the same side before
-    it over all parents.  Both counts come from one cumsum of the packed codes (counts stay
-    below 2**31), so no row has to be compressed out or selected first.
+    it over all parents.  Both counts come from one cumsum of the packed codes, so no row
+    has to be compressed out or selected first.  The cumsum runs on through a batch's
+    features; ``moves.phantom`` added at the end of each feature's entries turns the counts
+    carried into the next feature into that feature's start (kept rows of one feature:
+    left rows go up by the right ones, right rows by the left ones).  Counts stay below
+    2**31: a batch has at most ``max(_BATCH, n_fit)`` entries.  Batches run last to first:
+    the rows leaving the tree land on the slot before a batch's entries, the last entry
+    of the batch before it, which is written afterwards (entry 0 for the first batch).
     """
-    perm, bins = src.view()
-    size = perm.size
-    code = np.take(moves.code, perm, out=work.p[:size])
-    dest = np.cumsum(code, out=work.q[:size])
-    dest -= code
-    move = np.take(moves.move, perm, out=work.p[:size])
-    np.right_shift(dest, np.right_shift(move, _OFFSET_BITS, out=work.r[:size]), out=dest)
-    dest &= _LOW32
-    move &= (1 << _OFFSET_BITS) - 1
-    dest += move
-    dst.perm[dest] = perm
-    dst.bins[dest] = bins
-    dst.size = moves.kept
+    size, kept = src.size, moves.kept
+    per = max(1, _BATCH // size)  # features per batch
+    for a in reversed(range(0, src.feats.size, per)):
+        n = (min(a + per, src.feats.size) - a) * size
+        lo = 1 + a * size
+        perm = src.perm[lo : lo + n]
+        code = np.take(moves.code, perm, out=work.p[:n])
+        code[size - 1 : n - 1 : size] += moves.phantom
+        dest = work.q[:n]
+        dest[0] = 0
+        np.cumsum(code[:-1], out=dest[1:])  # rows before each one, the phantoms included
+        move = np.take(moves.move, perm, out=work.p[:n])
+        np.right_shift(dest, np.right_shift(move, _OFFSET_BITS, out=work.r[:n]), out=dest)
+        dest &= _LOW32
+        move &= (1 << _OFFSET_BITS) - 1
+        dest += move
+        dst.perm[a * kept :][dest] = perm
+        dst.bins[a * kept :][dest] = src.bins[lo : lo + n]
+    dst.feats, dst.size = src.feats, kept
 
 
 def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_leaf: int) -> Tree:
@@ -369,6 +408,9 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
     them stably into the children, so they stay grouped by node and sorted by bin inside
     each node (ascending row order among equal bins), and a split search is a few cumsums
     over the occupied (node, bin) cells -- no per-level sorting and no 256 bins per node.
+    Deep levels have many small nodes, so the features are handled together, in batches
+    of about ``_BATCH`` entries, each (feature, node) pair one node of the batch: a few
+    dozen numpy calls per batch instead of per feature.
     """
     p = xb.shape[1]
     n_fit = rows.shape[0]
@@ -384,12 +426,13 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
     yf = np.ascontiguousarray(y[rows], dtype=np.float64)
     node_of = np.zeros(n_fit, np.intp)  # local node (index into the frontier) of each row
     active = np.arange(n_fit, dtype=np.intp)  # rows of open nodes, ascending
-    work = _Scratch(n_fit)
-    orders: dict[int, _Order] = {}  # features that may still split, in feature order
+    work = _Scratch(min(max(_BATCH, n_fit), p * n_fit))
+    orders, spare = _Orders(1 + p * n_fit), _Orders(1 + p * n_fit)
     for f in range(p):
         perm = np.argsort(cols[f], kind="stable")  # stable: equal bins keep row order
-        orders[f] = _Order(perm, cols[f][perm])
-    spare = _Order(np.empty(n_fit, np.intp), np.empty(n_fit, np.uint8))
+        orders.perm[1 + f * n_fit : 1 + (f + 1) * n_fit] = perm
+        orders.bins[1 + f * n_fit : 1 + (f + 1) * n_fit] = cols[f][perm]
+    orders.feats, orders.size = np.arange(p, dtype=np.int64), n_fit
     moves = _Moves(n_fit)
 
     def open_nodes(node: np.ndarray, n_nodes: int) -> tuple[np.ndarray, ...]:
@@ -406,43 +449,57 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
 
     m, s_y, s_y2, splittable = open_nodes(node_of, 1)
     frontier = np.flatnonzero(splittable)  # every node in the frontier can be split
-    while frontier.size:
+    while frontier.size and orders.feats.size:  # no feature left: no node can split
         nn = frontier.size
+        n_feat = orders.feats.size
+        size = orders.size
         ln = node_of[active]
         mean = s_y / m
         node_start = np.cumsum(m) - m
-        gains = []
-        best_gain = np.zeros(nn)
-        for f, o in list(orders.items()):
-            perm, b = o.view()
+        per = max(1, _BATCH // size)  # features per batch
+        node_best = np.empty((n_feat, nn))  # each feature's best gain in each node
+        live = np.ones(n_feat, bool)
+        batches = []
+        for a in range(0, n_feat, per):
+            k = min(a + per, n_feat) - a
+            lo = 1 + a * size
+            perm, b = orders.perm[lo : lo + k * size], orders.bins[lo : lo + k * size]
             yo = np.take(yf, perm, out=work.y[: perm.size])
+            # Feature j's nodes follow feature j-1's: each cell lies within one feature,
+            # so its sums are those of that feature alone.
             g, c_node, cell_start, first_cell = _level_gains(
-                b, yo, m, node_start, mean, msl, work
+                b, yo, np.tile(m, k), (node_start + size * np.arange(k)[:, None]).ravel(),
+                np.tile(mean, k), msl, work,
             )
-            if c_node.size == nn:  # one bin per node: this feature cannot split below
-                del orders[f]
+            # One bin per node: this feature cannot split below.
+            live[a : a + k] = np.diff(first_cell[::nn], append=g.size) > nn
             # Cells are grouped by node and every open node has rows: reduceat is per node.
-            node_best = np.maximum.reduceat(g, first_cell)
-            best_gain = np.maximum(best_gain, node_best)
-            gains.append((f, g, first_cell, b, cell_start, node_best))
+            node_best[a : a + k] = np.maximum.reduceat(g, first_cell).reshape(k, nn)
+            batches.append((a, k, g, first_cell, b, cell_start))
+        best_gain = np.maximum(node_best.max(axis=0), 0.0)
         ok = best_gain > 1e-12 * (s_y2 - s_y * mean)
         bar = best_gain * (1.0 - TIE)
+        # First tie, as the kernel: the first feature reaching the bar in each node ...
+        reach = node_best >= bar
+        reach &= ok
+        win_f = np.where(reach.any(axis=0), reach.argmax(axis=0), -1)
         best_f = np.full(nn, -1, np.int64)
         best_t = np.full(nn, -1, np.int64)
-        for f, g, first_cell, b, cell_start, node_best in gains:  # first tie, as the kernel
-            won = np.flatnonzero(ok & (best_f < 0) & (node_best >= bar))
-            if not won.size:  # no node takes this feature: skip its cells
+        for a, k, g, first_cell, b, cell_start in batches:
+            won = np.flatnonzero((win_f >= a) & (win_f < a + k))
+            if not won.size:  # no node takes these features: skip their cells
                 continue
-            # Only the cells of the nodes this feature wins are searched (grouped by node,
-            # ascending bin); every such node has a cell reaching the bar.
-            start = first_cell[won]
-            length = np.append(first_cell[1:], g.size)[won] - start
+            # ... then its lowest bin reaching the bar.  Only the cells of the (feature,
+            # node) pairs that won are searched; every one has a cell reaching the bar.
+            pair = (win_f[won] - a) * nn + won
+            start = first_cell[pair]
+            length = np.append(first_cell[1:], g.size)[pair] - start
             seg = np.repeat(np.arange(won.size), length)
             cells = np.arange(seg.size) + np.repeat(start - (np.cumsum(length) - length), length)
             hit = np.flatnonzero(g[cells] >= bar[won][seg])
             hs = seg[hit]
             first = cells[hit[np.r_[True, hs[1:] != hs[:-1]]]]  # lowest bin of each node
-            best_f[won] = f
+            best_f[won] = orders.feats[win_f[won]]
             best_t[won] = b[cell_start[first]]  # only the winners' bins are read
         split = np.flatnonzero(best_f >= 0)
         if split.size == 0:
@@ -477,10 +534,11 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         compact = np.cumsum(splittable) - 1  # children ids -> the next level's node ids
         node_of[active] = compact[c]
         m, s_y, s_y2 = m[splittable], s_y[splittable], s_y2[splittable]
+        if not live.all():  # rare: drop features that cannot split any more
+            orders.keep(live)
         moves.fill(gone, active, c, n_children)  # the same for every feature
-        for f in orders:  # the feature's old arrays become the next one's destination
-            _regroup(orders[f], spare, moves, work)
-            orders[f], spare = spare, orders[f]
+        _regroup(orders, spare, moves, work)  # the old arrays become the next destination
+        orders, spare = spare, orders
         frontier = first_child + np.flatnonzero(splittable)
     return Tree(
         np.asarray(feature, np.int64),
