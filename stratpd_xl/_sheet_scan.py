@@ -307,6 +307,10 @@ _ODS_REPEAT = re.compile(
 _ODS_TEXT = re.compile(rb"<text:p>([^<]*)</text:p>")
 _ODS_ROW_END = b"</table:table-row>"
 _ODS_DOC_END = b"</office:document-content>"
+#: content.xml size from which the compiled scan is used (~15,000 cells).  Below it the numpy
+#: scan takes milliseconds, less than loading numba; the size only picks between two scans
+#: that give the same answer, so a false size in the zip costs time, never safety.
+COMPILED_SCAN_FROM = 4 * 2**20
 _BOM = b"\xef\xbb\xbf"
 #: Longest self-closed cell tag looked into for a value or formula (LibreOffice's: ~60 bytes).
 _ODS_EMPTY_TAG = 256
@@ -550,9 +554,11 @@ def ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int, Errors]
     vouch for it, or with markup (``<!``: comments, CDATA, a DOCTYPE; ``<?`` after the
     declaration) that could hide tags from this scan.
     """
-    from ._scan_kernels import ods_rows  # here: importing it loads numba
-
-    scan = _OdsScan(compiled=ods_rows)
+    compiled = None
+    if book.getinfo("content.xml").file_size >= COMPILED_SCAN_FROM:
+        # Only here: importing it loads numba, and its first use ever compiles it (~6 s).
+        from ._scan_kernels import ods_rows as compiled
+    scan = _OdsScan(compiled=compiled)
     last = b""
     with book.open("content.xml") as handle:
         # 256 kB buffers: the numpy scan's dozen passes over each stay in a 2-4 MB cache (1 MB
@@ -561,7 +567,7 @@ def ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int, Errors]
         with closing(_read_ahead(chunks)) as ahead:
             for chunk in ahead:
                 scan.feed(chunk)
-            last = (last + chunk[-64:])[-64:]  # not last + chunk: a copy of every buffer
+                last = (last + chunk[-64:])[-64:]  # not last + chunk: a copy of every buffer
     scan.finish()
     if scan.table_open or not last.rstrip().endswith(_ODS_DOC_END):
         raise ValueError("content.xml is cut short")

@@ -106,10 +106,12 @@ def slow_extents(content: bytes) -> dict:
 
 
 @pytest.fixture(params=["numba", "numpy"])
-def backend(request):
-    """Each scan test on both array scans: the compiled one and the numpy one it stands in for."""
+def backend(request, monkeypatch):
+    """Each scan test on both array scans: the compiled one and the numpy one it stands in for
+    (the compiled one on every size of file, not only on large ones as in use)."""
     if request.param == "numba" and not _backend.HAVE_NUMBA:
         pytest.skip("numba not installed")
+    monkeypatch.setattr(_sheet_scan, "COMPILED_SCAN_FROM", 0)
     previous = _backend.set_backend(request.param)
     yield request.param
     _backend.set_backend(previous)
@@ -502,3 +504,21 @@ def test_a_damaged_stream_fails_the_same_with_or_without_the_thread(tmp_path, mo
     with zipfile.ZipFile(path) as book, pytest.raises((zipfile.BadZipFile, zlib.error)):
         _sheet_scan.ods_extents(book)
     assert read_ahead_threads() == []
+
+
+def test_a_small_file_is_scanned_without_the_compiled_scan(tmp_path, monkeypatch):
+    # Loading numba (and, the first time ever, compiling the scan) costs more than the numpy
+    # scan of a small content.xml.
+    def must_not_run(chunk):
+        raise AssertionError("the compiled scan ran on a small file")
+
+    monkeypatch.setattr(_scan_kernels, "ods_rows", must_not_run)
+    path = make_ods(tmp_path / "s.ods", HEAD + table("Data", data_rows(50)) + TAIL)
+    with zipfile.ZipFile(path) as book:
+        assert _sheet_scan.ods_extents(book)["Data"][:3] == (51, 2, 102)
+
+
+def test_an_empty_content_xml_is_refused_in_one_sentence(tmp_path):
+    path = make_ods(tmp_path / "empty.ods", b"")
+    with pytest.raises(StratPDInputError, match='cannot read "empty.ods"'):
+        read_table(path)
