@@ -287,7 +287,8 @@ def _typed_text(
     exponent, surrounded by ASCII white space, rounded correctly (fast_float), never "nan"
     (only empty fields are missing) and never thousands separators (not passed).  Its one
     extra, "inf"/"Infinity", sends the column back to the text rules (read again as text), as
-    does a column that chunks typed differently.
+    do a column that chunks typed differently and one of integers beyond int64 (parsed by
+    Python's ``int``, which takes "1_000").
     The tests compare this path with the raw-text one on generated files.
     """
     if "\x00" in text or not text or text.isspace():  # strip() would copy the text
@@ -339,7 +340,7 @@ def _typed_text(
         if values.dtype.kind == "f" and np.isinf(values).any():
             again.append(j)  # "inf" or 1e999: the text rules decide what that cell was
         elif table[c].dtype == object and not _one_kind(values):
-            again.append(j)  # numbers or TRUE in some chunks, text in others
+            again.append(j)  # numbers or TRUE in some chunks, text in others; or big ints
         if values.dtype.kind not in "fiub":
             values = table[c].to_numpy(dtype=object)
         columns.append(values)
@@ -359,8 +360,14 @@ def _typed_text(
 
 def _one_kind(values: np.ndarray) -> bool:
     """An object column from the C reader holds one kind of value besides blanks (NaN): all
-    text, all TRUE/FALSE (with blanks) or all integers beyond int64, as one chunk gives them."""
+    text or all TRUE/FALSE (with blanks), as one chunk gives them.
+
+    Integers beyond int64 do not count: pandas parses them with Python's ``int``, which also
+    takes "1_000" (and white space inside the field), text to the sheet layer's rules.
+    """
     kinds = set(map(type, values))
+    if int in kinds:
+        return False
     if float in kinds:
         floats = np.fromiter((type(v) is float for v in values), dtype=bool, count=len(values))
         if not np.isnan(values[floats].astype(float)).all():
