@@ -64,7 +64,7 @@ def _read_ahead(chunks: Iterator[bytes], depth: int = 8) -> Iterator[bytes]:
     reach the caller as they would have.  Close the generator (``contextlib.closing``) before
     the stream it reads: that stops and joins the thread.  Serial where threads cannot start.
     """
-    from ._backend import can_start_threads  # here: importing it loads numba
+    from ._backend import can_start_threads  # here: importing it loads numba, as the caller has
 
     if not can_start_threads():
         yield from chunks
@@ -564,7 +564,8 @@ def ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int, Errors]
         # 256 kB buffers: the numpy scan's dozen passes over each stay in a 2-4 MB cache (1 MB
         # buffers took 10 % longer); rows up to 4 MB (~40,000 filled cells) stay whole.
         chunks = _stream_chunks(handle, close=_ODS_ROW_END, size=2**18, longest=2**22)
-        with closing(_read_ahead(chunks)) as ahead:
+        # Reading ahead pays off beside the compiled scan only: numpy's scan holds the GIL.
+        with closing(_read_ahead(chunks) if compiled else chunks) as ahead:
             for chunk in ahead:
                 scan.feed(chunk)
                 last = (last + chunk[-64:])[-64:]  # not last + chunk: a copy of every buffer

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
+import sys
 import threading
 import zipfile
 import zlib
@@ -522,3 +524,15 @@ def test_an_empty_content_xml_is_refused_in_one_sentence(tmp_path):
     path = make_ods(tmp_path / "empty.ods", b"")
     with pytest.raises(StratPDInputError, match='cannot read "empty.ods"'):
         read_table(path)
+
+
+def test_a_small_file_is_scanned_without_loading_numba(tmp_path):
+    path = make_ods(tmp_path / "s.ods", HEAD + table("Data", data_rows(50)) + TAIL)
+    code = (
+        "import sys, zipfile; from stratpd_xl import _sheet_scan\n"
+        f"with zipfile.ZipFile({str(path)!r}) as book: _sheet_scan.ods_extents(book)\n"
+        "print('numba' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "False"
