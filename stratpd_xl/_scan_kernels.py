@@ -17,29 +17,30 @@ import numpy as np
 from . import _backend
 from ._backend import njit
 
+# Tag names are compared 8 bytes at a time with the numpy scan's own constants: the two scans
+# must read the same bytes as the same names.
+from ._sheet_scan import (
+    _BLE_CELL,
+    _BLE_ROW,
+    _LOW5,
+    _LOW7,
+    _NAME_END,
+    _TABLE_CO,
+    _TABLE_TA,
+    _TEXT_NS,
+    _VERED_TA,
+)
+from ._sheet_scan import _ODS_EMPTY_TAG as _EMPTY_TAG
+
 __all__ = ["ods_rows"]
 
 
-def _word(text: bytes) -> int:
-    return int.from_bytes(text.ljust(8, b"\0"), "little")
-
-
-# Tag names compared 8 bytes at a time, as the numpy scan does.
-_TEXT_NS, _LOW5 = _word(b"text:"), 2**40 - 1
-_TABLE_TA, _TABLE_CO = _word(b"table:ta"), _word(b"table:co")
-_BLE_CELL, _BLE_ROW, _VERED_TA, _LOW7 = (
-    _word(b"ble-cell"), _word(b"ble-row"), _word(b"vered-ta"), 2**56 - 1
-)
-_NAME_END = np.zeros(256, np.bool_)  # what may follow a tag's name
-_NAME_END[list(b" \t\r\n/>")] = True
 _REPEATED = np.frombuffer(b"repeated", np.uint8)
 _ROWS_PREFIX = np.frombuffer(b"number-rows-", np.uint8)
 _COLUMNS_PREFIX = np.frombuffer(b"number-columns-", np.uint8)
 _VALUE_TYPE = np.frombuffer(b"value-type", np.uint8)
 _FORMULA = np.frombuffer(b"formula", np.uint8)
 _LAST_CELL = np.frombuffer(b"/></table:table-row>", np.uint8)
-#: Longest self-closed cell looked into, as in the numpy scan (which declines longer ones).
-_EMPTY_TAG = 256
 _PAD = 32  # zero bytes after the text, so a name's 8-byte words never read past the end
 
 _NONE, _DECLINE = -1, -2  # from _repeat: no repeat here / an unusual one
