@@ -103,19 +103,23 @@ def test_text_only_and_number_only_columns_match_the_reference(cells: list) -> N
         assert fast_notes == slow_notes
 
 
-@settings(max_examples=100, deadline=None)
-@given(rows=st.lists(st.tuples(_CELLS, _CELLS, _TEXTS), min_size=1, max_size=20))
-def test_a_block_of_rows_matches_typing_each_column_by_the_reference(rows: list) -> None:
-    block = [("a", "b", "c"), *rows]
+def _assert_block_matches_reference(names: str, rows: list) -> None:
+    """The block typed at once gives every column the reference types cell by cell."""
     try:
-        frame = frame_from_cells(block)
+        frame = frame_from_cells([tuple(names), *rows])
     except Exception:  # an all-blank block: the error is the sheet's business, not typing's
         return
     body = [r for r in rows if any(not reference.is_blank(v) for v in r)]
-    for j, name in enumerate("abc"):
+    for j, name in enumerate(names):
         if name in frame:
             slow, _ = reference.typed_column(name, [r[j] for r in body])
             _same(frame[name], slow)
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.tuples(_CELLS, _CELLS, _TEXTS), min_size=1, max_size=20))
+def test_a_block_of_rows_matches_typing_each_column_by_the_reference(rows: list) -> None:
+    _assert_block_matches_reference("abc", rows)
 
 
 def test_infinite_numbers_are_missing_values_with_a_note() -> None:
@@ -168,12 +172,4 @@ def test_long_columns_match_the_reference(column: list, header: Any) -> None:
 def test_long_blocks_match_typing_each_column_by_the_reference(a: list, b: list) -> None:
     n = min(len(a), len(b))
     rows = list(zip(a[:n], b[:n], strict=True))
-    try:
-        frame = frame_from_cells([("a", "b"), *rows])
-    except Exception:  # an all-blank block: the error is the sheet's business, not typing's
-        return
-    body = [r for r in rows if any(not reference.is_blank(v) for v in r)]
-    for j, name in enumerate("ab"):
-        if name in frame:
-            slow, _ = reference.typed_column(name, [r[j] for r in body])
-            _same(frame[name], slow)
+    _assert_block_matches_reference("ab", rows)
