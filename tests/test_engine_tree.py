@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
@@ -74,25 +75,35 @@ def tree_inputs(draw):
     return xb, y, rows.astype(np.int64), msl
 
 
+# Cells per row below which a level is searched with histograms: 0 never, inf always.
+SEARCHES = [0.0, _tree._HIST_CELLS_PER_ROW, math.inf]
+
+
 @needs_numba
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tree_inputs())
-def test_numpy_grower_gives_the_numba_tree(inputs):
-    _assert_same_tree(*inputs)
-
-
-@needs_numba
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tree_inputs(), st.sampled_from([1, 16, 64]))
-def test_numpy_grower_in_small_batches_of_features_gives_the_numba_tree(inputs, batch):
+@given(tree_inputs(), st.sampled_from(SEARCHES))
+def test_numpy_grower_gives_the_numba_tree(inputs, hist_cells_per_row):
     with pytest.MonkeyPatch.context() as mp:  # a fixture would be shared by the examples
-        mp.setattr(_tree, "_BATCH", batch)
+        mp.setattr(_tree, "_HIST_CELLS_PER_ROW", hist_cells_per_row)
         _assert_same_tree(*inputs)
 
 
 @needs_numba
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tree_inputs(), st.sampled_from([1, 16, 64]), st.sampled_from(SEARCHES))
+def test_numpy_grower_in_small_batches_of_features_gives_the_numba_tree(inputs, batch,
+                                                                        hist_cells_per_row):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_tree, "_BATCH", batch)
+        mp.setattr(_tree, "_HIST_CELLS_PER_ROW", hist_cells_per_row)
+        _assert_same_tree(*inputs)
+
+
+@needs_numba
+@pytest.mark.parametrize("hist_cells_per_row", SEARCHES)
 @pytest.mark.parametrize("msl", [1, 3, 10])
-def test_numpy_grower_gives_the_numba_tree_on_larger_data(msl):
+def test_numpy_grower_gives_the_numba_tree_on_larger_data(monkeypatch, msl, hist_cells_per_row):
+    monkeypatch.setattr(_tree, "_HIST_CELLS_PER_ROW", hist_cells_per_row)
     rng = np.random.default_rng(msl)
     n = 5_000
     xb = rng.integers(0, 256, (n, 5)).astype(np.uint8)
@@ -105,11 +116,14 @@ def test_numpy_grower_gives_the_numba_tree_on_larger_data(msl):
 
 
 @needs_numba
+@pytest.mark.parametrize("hist_cells_per_row", SEARCHES)
 @pytest.mark.parametrize("batch", [1, 200, 5_000])
-def test_numpy_grower_in_batches_of_features_gives_the_numba_tree(monkeypatch, batch):
+def test_numpy_grower_in_batches_of_features_gives_the_numba_tree(monkeypatch, batch,
+                                                                  hist_cells_per_row):
     # Small batches: one feature per call, and several per call whose rows leave the tree
     # while the batches before them still have to be written.
     monkeypatch.setattr(_tree, "_BATCH", batch)
+    monkeypatch.setattr(_tree, "_HIST_CELLS_PER_ROW", hist_cells_per_row)
     rng = np.random.default_rng(batch)
     n = 3_000
     xb = rng.integers(0, 256, (n, 6)).astype(np.uint8)

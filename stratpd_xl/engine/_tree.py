@@ -282,12 +282,7 @@ def _level_gains(
     # Integer counts need no such care: rows up to the cell's end minus rows before the node.
     cl = np.append(cell_start[1:], size)
     cl -= node_start[c_node]
-    mc = m[c_node]
-    cr = mc - cl
-    dl = sl - cl * mean[c_node]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gain = mc * dl * dl / (cl * cr)  # same operations, in the same order, as the kernel
-    gain[np.minimum(cl, cr) < min_samples_leaf] = -1.0
+    gain = _cell_gains(cl, sl, m[c_node], mean[c_node], min_samples_leaf)
     return gain, c_node, cell_start, first_cell
 
 
@@ -401,16 +396,170 @@ def _regroup(src: _Orders, dst: _Orders, moves: _Moves, work: _Scratch) -> None:
     dst.feats, dst.size = src.feats, kept
 
 
+# Cells per active row below which a level is searched with histograms (see _grow_numpy).
+_HIST_CELLS_PER_ROW = 1.0
+
+
+class _CellCandidates:
+    """One level's split candidates: the gains of occupied (feature, node, bin) cells.
+
+    ``node_best`` (features, nodes) is each feature's best gain in each node; ``live`` marks
+    the features with two or more occupied bins in some node (the others cannot split here
+    or below); ``batches`` holds ``(a, k, gain, first_cell, cell_bin, nodes)`` for features
+    ``a .. a+k-1``, cells ordered by feature, node, bin, ``first_cell`` each (feature,
+    node)'s first cell.
+    """
+
+    node_best: np.ndarray
+    live: np.ndarray
+    batches: list[tuple[int, int, np.ndarray, np.ndarray, np.ndarray, int]]
+
+    def thresholds(self, win_f: np.ndarray, bar: np.ndarray) -> np.ndarray:
+        """Lowest bin at which feature ``win_f[k]`` (a row of ``node_best``) reaches
+        ``bar[k]`` in node k; -1 where ``win_f`` is -1."""
+        best_t = np.full(win_f.size, -1, np.int64)
+        for a, k, g, first_cell, cell_bin, nn in self.batches:
+            won = np.flatnonzero((win_f >= a) & (win_f < a + k))
+            if not won.size:  # no node takes these features: skip their cells
+                continue
+            # The lowest bin reaching the bar.  Only the cells of the (feature, node) pairs
+            # that won are searched; every one has a cell reaching the bar.
+            pair = (win_f[won] - a) * nn + won
+            start = first_cell[pair]
+            length = np.append(first_cell[1:], g.size)[pair] - start
+            seg = np.repeat(np.arange(won.size), length)
+            cells = np.arange(seg.size) + np.repeat(start - (np.cumsum(length) - length), length)
+            hit = np.flatnonzero(g[cells] >= bar[won][seg])
+            hs = seg[hit]
+            first = cells[hit[np.r_[True, hs[1:] != hs[:-1]]]]  # lowest bin of each node
+            best_t[won] = cell_bin[first]
+        return best_t
+
+
+class _HistCandidates(_CellCandidates):
+    """Candidates from per-(feature, node) histograms over all 256 bins.
+
+    Cheap while a level has few nodes for its rows: a few passes over the rows (gather, key,
+    two bincounts) and a few over the dense histograms, instead of keeping every feature's
+    rows sorted; the gains are computed on occupied cells only.  ``bincount`` adds y in
+    ascending row order, the kernel's order; a cumulative sum along a node's bins adds exact
+    zeros up to its first occupied bin, then the kernel's additions in the kernel's order,
+    so the gains are the kernel's to the bit.
+    """
+
+    def __init__(self, cols: np.ndarray, feats: np.ndarray, yf: np.ndarray, active: np.ndarray,
+                 ln: np.ndarray, m: np.ndarray, mean: np.ndarray, msl: int) -> None:
+        nn = m.size
+        width = nn * N_BINS
+        ya = yf[active]
+        base = ln * N_BINS
+        per = max(1, _BATCH // max(active.size, width))  # features per batch
+        n_feat = feats.size
+        self.node_best = np.empty((n_feat, nn))
+        self.live = np.empty(n_feat, bool)
+        self.batches = []
+        for a in range(0, n_feat, per):
+            fs = feats[a : a + per]
+            k = fs.size
+            key = np.empty((k, active.size), np.intp)
+            for j, f in enumerate(fs.tolist()):  # key: (feature in batch, node, bin)
+                np.add(cols[f].take(active), base + j * width if j else base, out=key[j])
+            key = key.ravel()
+            cnt = np.bincount(key, minlength=k * width)
+            total = np.bincount(key, weights=np.tile(ya, k) if k > 1 else ya,
+                                minlength=k * width)
+            occ = np.flatnonzero(cnt)  # occupied cells, by feature, node, bin
+            pair = occ >> 8  # feature * nn + node (N_BINS is 256)
+            first_cell = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
+            # Occupied cells beyond one per node: the feature can still split somewhere.
+            self.live[a : a + k] = np.diff(first_cell[::nn], append=occ.size) > nn
+            cl = np.cumsum(cnt.reshape(-1, N_BINS), axis=1, out=cnt.reshape(-1, N_BINS))
+            sl = np.cumsum(total.reshape(-1, N_BINS), axis=1, out=total.reshape(-1, N_BINS))
+            node = pair % nn if k > 1 else pair
+            g = _cell_gains(cl.ravel()[occ], sl.ravel()[occ], m[node], mean[node], msl)
+            # Every (feature, node) has rows, so a first cell: reduceat is per pair.
+            self.node_best[a : a + k] = np.maximum.reduceat(g, first_cell).reshape(k, nn)
+            self.batches.append((a, k, g, first_cell, (occ & (N_BINS - 1)), nn))
+
+
+def _cell_gains(cl: np.ndarray, sl: np.ndarray, mc: np.ndarray, mean: np.ndarray,
+                msl: int) -> np.ndarray:
+    """The kernel's gain of "go left up to this cell": ``cl`` rows and ``sl`` sum of y on the
+    left of nodes with ``mc`` rows and mean ``mean``; -1 where a side has fewer than ``msl``
+    rows (so also at a node's last cell)."""
+    cr = mc - cl
+    dl = sl - cl * mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = mc * dl * dl / (cl * cr)  # the kernel's operations, in its order
+    gain[np.minimum(cl, cr) < msl] = -1.0
+    return gain
+
+
+class _SortedCandidates(_CellCandidates):
+    """Candidates from each feature's rows kept sorted by bin inside every node.
+
+    Work per occupied (feature, node, bin) cell, never per empty bin: the way to search
+    levels with many small nodes.  See :func:`_level_gains`.
+    """
+
+    def __init__(self, orders: _Orders, yf: np.ndarray, m: np.ndarray, mean: np.ndarray,
+                 msl: int, work: _Scratch) -> None:
+        nn = m.size
+        n_feat = orders.feats.size
+        size = orders.size
+        node_start = np.cumsum(m) - m
+        per = max(1, _BATCH // size)  # features per batch
+        self.node_best = np.empty((n_feat, nn))  # each feature's best gain in each node
+        self.live = np.ones(n_feat, bool)
+        self.batches = []
+        for a in range(0, n_feat, per):
+            k = min(a + per, n_feat) - a
+            lo = 1 + a * size
+            perm, b = orders.perm[lo : lo + k * size], orders.bins[lo : lo + k * size]
+            yo = np.take(yf, perm, out=work.y[: perm.size])
+            # Feature j's nodes follow feature j-1's: each cell lies within one feature,
+            # so its sums are those of that feature alone.
+            g, c_node, cell_start, first_cell = _level_gains(
+                b, yo, np.tile(m, k), (node_start + size * np.arange(k)[:, None]).ravel(),
+                np.tile(mean, k), msl, work,
+            )
+            # One bin per node: this feature cannot split below.
+            self.live[a : a + k] = np.diff(first_cell[::nn], append=g.size) > nn
+            # Cells are grouped by node and every open node has rows: reduceat is per node.
+            self.node_best[a : a + k] = np.maximum.reduceat(g, first_cell).reshape(k, nn)
+            # The bins are copied: the orders are regrouped before the thresholds are read.
+            self.batches.append((a, k, g, first_cell, b[cell_start], nn))
+
+
+def _sorted_orders(cols: np.ndarray, feats: np.ndarray, active: np.ndarray, ln: np.ndarray,
+                   nn: int) -> _Orders:
+    """Each feature's ``active`` rows grouped by node, sorted by bin, then by row."""
+    size = active.size
+    orders = _Orders(1 + feats.size * size)
+    base = ln * N_BINS
+    # A stable sort keeps ascending rows among equal keys; 16-bit keys sort by radix.
+    dtype = np.uint16 if nn * N_BINS <= 1 << 16 else np.int64
+    for j, f in enumerate(feats.tolist()):
+        b = cols[f].take(active)
+        key = (base + b).astype(dtype, copy=False)
+        order = np.argsort(key, kind="stable")
+        orders.perm[1 + j * size : 1 + (j + 1) * size] = active.take(order)
+        orders.bins[1 + j * size : 1 + (j + 1) * size] = b.take(order)
+    orders.feats, orders.size = feats, size
+    return orders
+
+
 def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_leaf: int) -> Tree:
     """Level-wise version of ``_grow_numba``: all open nodes of one depth at once.
 
-    Each feature's rows are sorted by bin once, at the root; every level then partitions
-    them stably into the children, so they stay grouped by node and sorted by bin inside
-    each node (ascending row order among equal bins), and a split search is a few cumsums
-    over the occupied (node, bin) cells -- no per-level sorting and no 256 bins per node.
-    Deep levels have many small nodes, so the features are handled together, in batches
-    of about ``_BATCH`` entries, each (feature, node) pair one node of the batch: a few
-    dozen numpy calls per batch instead of per feature.
+    While a level has few nodes for its rows (``_HIST_CELLS_PER_ROW``), splits are found
+    from dense histograms (:class:`_HistCandidates`).  Once nodes get many and small, each
+    feature's rows are sorted by (node, bin) once, and every later level partitions them
+    stably into the children, so they stay grouped by node and sorted by bin inside each
+    node (ascending row order among equal bins), and a split search is a few cumsums over
+    the occupied (node, bin) cells (:class:`_SortedCandidates`).  Features are handled
+    together, in batches of about ``_BATCH`` entries, so deep levels with many small nodes
+    cost a few dozen numpy calls per batch instead of per feature.
     """
     p = xb.shape[1]
     n_fit = rows.shape[0]
@@ -426,14 +575,9 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
     yf = np.ascontiguousarray(y[rows], dtype=np.float64)
     node_of = np.zeros(n_fit, np.intp)  # local node (index into the frontier) of each row
     active = np.arange(n_fit, dtype=np.intp)  # rows of open nodes, ascending
-    work = _Scratch(min(max(_BATCH, n_fit), p * n_fit))
-    orders, spare = _Orders(1 + p * n_fit), _Orders(1 + p * n_fit)
-    for f in range(p):
-        perm = np.argsort(cols[f], kind="stable")  # stable: equal bins keep row order
-        orders.perm[1 + f * n_fit : 1 + (f + 1) * n_fit] = perm
-        orders.bins[1 + f * n_fit : 1 + (f + 1) * n_fit] = cols[f][perm]
-    orders.feats, orders.size = np.arange(p, dtype=np.int64), n_fit
-    moves = _Moves(n_fit)
+    feats = np.arange(p, dtype=np.int64)  # features that may still split
+    orders: _Orders | None = None  # built when the levels switch to sorted orders
+    spare = work = moves = None
 
     def open_nodes(node: np.ndarray, n_nodes: int) -> tuple[np.ndarray, ...]:
         """Rows, sums of y and y^2 per node, and which nodes the kernel would split.
@@ -449,58 +593,30 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
 
     m, s_y, s_y2, splittable = open_nodes(node_of, 1)
     frontier = np.flatnonzero(splittable)  # every node in the frontier can be split
-    while frontier.size and orders.feats.size:  # no feature left: no node can split
+    while frontier.size and feats.size:  # no feature left: no node can split
         nn = frontier.size
-        n_feat = orders.feats.size
-        size = orders.size
         ln = node_of[active]
         mean = s_y / m
-        node_start = np.cumsum(m) - m
-        per = max(1, _BATCH // size)  # features per batch
-        node_best = np.empty((n_feat, nn))  # each feature's best gain in each node
-        live = np.ones(n_feat, bool)
-        batches = []
-        for a in range(0, n_feat, per):
-            k = min(a + per, n_feat) - a
-            lo = 1 + a * size
-            perm, b = orders.perm[lo : lo + k * size], orders.bins[lo : lo + k * size]
-            yo = np.take(yf, perm, out=work.y[: perm.size])
-            # Feature j's nodes follow feature j-1's: each cell lies within one feature,
-            # so its sums are those of that feature alone.
-            g, c_node, cell_start, first_cell = _level_gains(
-                b, yo, np.tile(m, k), (node_start + size * np.arange(k)[:, None]).ravel(),
-                np.tile(mean, k), msl, work,
-            )
-            # One bin per node: this feature cannot split below.
-            live[a : a + k] = np.diff(first_cell[::nn], append=g.size) > nn
-            # Cells are grouped by node and every open node has rows: reduceat is per node.
-            node_best[a : a + k] = np.maximum.reduceat(g, first_cell).reshape(k, nn)
-            batches.append((a, k, g, first_cell, b, cell_start))
-        best_gain = np.maximum(node_best.max(axis=0), 0.0)
+        cand: _CellCandidates
+        if orders is None and nn * N_BINS <= _HIST_CELLS_PER_ROW * active.size:
+            cand = _HistCandidates(cols, feats, yf, active, ln, m, mean, msl)
+        else:
+            if orders is None:
+                orders = _sorted_orders(cols, feats, active, ln, nn)
+                spare = _Orders(orders.perm.size)
+                work = _Scratch(min(max(_BATCH, active.size), feats.size * active.size))
+                moves = _Moves(n_fit)
+            cand = _SortedCandidates(orders, yf, m, mean, msl, work)
+        best_gain = np.maximum(cand.node_best.max(axis=0), 0.0)
         ok = best_gain > 1e-12 * (s_y2 - s_y * mean)
         bar = best_gain * (1.0 - TIE)
-        # First tie, as the kernel: the first feature reaching the bar in each node ...
-        reach = node_best >= bar
+        # First tie, as the kernel: the first feature reaching the bar in each node, then
+        # its lowest bin reaching the bar.
+        reach = cand.node_best >= bar
         reach &= ok
         win_f = np.where(reach.any(axis=0), reach.argmax(axis=0), -1)
-        best_f = np.full(nn, -1, np.int64)
-        best_t = np.full(nn, -1, np.int64)
-        for a, k, g, first_cell, b, cell_start in batches:
-            won = np.flatnonzero((win_f >= a) & (win_f < a + k))
-            if not won.size:  # no node takes these features: skip their cells
-                continue
-            # ... then its lowest bin reaching the bar.  Only the cells of the (feature,
-            # node) pairs that won are searched; every one has a cell reaching the bar.
-            pair = (win_f[won] - a) * nn + won
-            start = first_cell[pair]
-            length = np.append(first_cell[1:], g.size)[pair] - start
-            seg = np.repeat(np.arange(won.size), length)
-            cells = np.arange(seg.size) + np.repeat(start - (np.cumsum(length) - length), length)
-            hit = np.flatnonzero(g[cells] >= bar[won][seg])
-            hs = seg[hit]
-            first = cells[hit[np.r_[True, hs[1:] != hs[:-1]]]]  # lowest bin of each node
-            best_f[won] = orders.feats[win_f[won]]
-            best_t[won] = b[cell_start[first]]  # only the winners' bins are read
+        best_t = cand.thresholds(win_f, bar)
+        best_f = np.where(win_f >= 0, feats[np.maximum(win_f, 0)], -1)
         split = np.flatnonzero(best_f >= 0)
         if split.size == 0:
             break
@@ -534,11 +650,14 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         compact = np.cumsum(splittable) - 1  # children ids -> the next level's node ids
         node_of[active] = compact[c]
         m, s_y, s_y2 = m[splittable], s_y[splittable], s_y2[splittable]
-        if not live.all():  # rare: drop features that cannot split any more
-            orders.keep(live)
-        moves.fill(gone, active, c, n_children)  # the same for every feature
-        _regroup(orders, spare, moves, work)  # the old arrays become the next destination
-        orders, spare = spare, orders
+        if not cand.live.all():  # drop features that cannot split any more
+            feats = feats[cand.live]
+            if orders is not None:
+                orders.keep(cand.live)
+        if orders is not None:
+            moves.fill(gone, active, c, n_children)  # the same for every feature
+            _regroup(orders, spare, moves, work)  # the old arrays become the next destination
+            orders, spare = spare, orders
         frontier = first_child + np.flatnonzero(splittable)
     return Tree(
         np.asarray(feature, np.int64),
