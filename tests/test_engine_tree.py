@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import stratpd_xl as sx
@@ -38,8 +39,10 @@ def _splits(tree: Tree) -> list[tuple[int, int]]:
 
 def _assert_same_tree(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, msl: int) -> None:
     """Same splits (node numbering differs: depth-first vs level-wise) and same leaves."""
-    expected = Tree(*_grow_numba(xb, y, rows, msl))
-    got = _grow_numpy(xb, y, rows, msl)
+    on_grid = np.zeros(y.shape)  # as fit_tree hands y to both growers
+    on_grid[rows], step = _tree.exact_sum_grid(y[rows])
+    expected = Tree(*_grow_numba(xb, on_grid, rows, msl))
+    got = _grow_numpy(xb, on_grid, rows, msl, step)
     assert got.feature.size == expected.feature.size
     assert _splits(got) == _splits(expected)
     np.testing.assert_array_equal(_partition(xb, rows, got), _partition(xb, rows, expected))
@@ -137,17 +140,57 @@ def test_numpy_grower_in_batches_of_features_gives_the_numba_tree(monkeypatch, b
         _assert_same_tree(xb, y, np.flatnonzero(rng.random(n) < 0.5).astype(np.int64), msl)
 
 
-def test_min_samples_leaf_is_respected_and_a_small_node_is_a_leaf():
+BACKENDS = ["numba", "numpy"] if HAVE_NUMBA else ["numpy"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_min_samples_leaf_is_respected_and_a_small_node_is_a_leaf(monkeypatch, backend):
+    monkeypatch.setattr(_backend, "get_backend", lambda: backend)
+    monkeypatch.setattr(_tree, "get_backend", lambda: backend)
     rng = np.random.default_rng(0)
     xb = rng.integers(0, 256, (200, 2)).astype(np.uint8)
     y = xb[:, 0].astype(float)
     rows = np.arange(200, dtype=np.int64)
-    tree = _grow_numpy(xb, y, rows, 30)
+    tree = _tree.fit_tree(xb, y, rows, 30)
     sizes = np.bincount(_apply_numpy(xb, rows, tree))
     assert sizes[sizes > 0].min() >= 30
     assert (tree.feature >= 0).sum() >= 2  # y depends on column 0: it is split
-    single = _grow_numpy(xb, y, rows, 101)  # 200 < 2 * 101: the root is a leaf
+    single = _tree.fit_tree(xb, y, rows, 101)  # 200 < 2 * 101: the root is a leaf
     assert single.feature.tolist() == [-1]
+    # A target that is not finite everywhere cannot be split on: one leaf, no error.
+    for bad in (np.inf, np.nan):
+        y_bad = y.copy()
+        y_bad[7] = bad
+        assert _tree.fit_tree(xb, y_bad, rows, 10).feature.tolist() == [-1]
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(finite, min_size=1, max_size=300), st.randoms(use_true_random=False))
+@example([5e-324, -5e-324, 1e-310], random.Random(0))  # subnormal: a huge scale factor
+@example([1.7976931348623157e308, -1e308, 3.0], random.Random(0))  # the largest float
+def test_sums_on_the_tree_grid_do_not_depend_on_the_order(values, rnd):
+    # The numpy grower adds y in another order than the kernel; this is why it may.
+    on_grid, step = _tree.exact_sum_grid(np.array(values))
+    scale = max(abs(v) for v in values)
+    if scale == 0:
+        assert not on_grid.any()
+        return
+    # Rounded to the nearest step, after a power-of-two scaling below 1.
+    scaled = np.ldexp(np.array(values), -math.frexp(scale)[1])
+    assert np.abs(scaled).max() < 1
+    assert np.all(np.abs(on_grid - scaled) <= step / 2)
+    assert np.array_equal(np.round(on_grid / step), on_grid / step)
+    # Any subset, added one by one in any order, gives the exact sum (math.fsum).
+    subset = [v for v in on_grid.tolist() if rnd.random() < 0.7]
+    rnd.shuffle(subset)
+    running = 0.0
+    for i, v in enumerate(subset):
+        running += v
+        assert running == math.fsum(subset[: i + 1])
+    assert float(np.sum(subset)) == running  # numpy's pairwise sum agrees too
 
 
 # --------------------------------------------------------------------------- threads

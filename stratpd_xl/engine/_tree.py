@@ -21,12 +21,15 @@ Split rule (identical in both backends, so they give the same partition):
   splits of discrete columns and change the strata;
 * a best reduction that is negligible against the node's squared error means a leaf.
 
-Sums are accumulated in ascending row order in both backends so the gains, and hence the
-chosen splits, agree to the last bit.
+Both backends must choose the same splits, to the last bit of every gain.  ``fit_tree``
+rounds y to a grid on which every sum of y is exact (:func:`exact_sum_grid`), so the
+histogram sums do not depend on the order of the additions; the one order-dependent
+sum, of y squared for the purity test, runs in ascending row order in both.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -203,13 +206,13 @@ class _Scratch:
     """
 
     def __init__(self, n: int) -> None:
-        self.a = np.empty(n, np.intp)
+        self.sums = np.empty(n + 1, np.int64)  # prefix sums of y, in grid steps
         self.flag = np.empty(n, bool)
         # int64 even where intp is 32 bits (Pyodide): _regroup packs two counts in one.
         self.p = np.empty(n, np.int64)
         self.q = np.empty(n, np.int64)
         self.r = np.empty(n, np.int64)
-        self.y = np.empty(n)
+        self.y = np.empty(n, np.int64)
 
 
 def _level_gains(
@@ -220,6 +223,7 @@ def _level_gains(
     mean: np.ndarray,
     min_samples_leaf: int,
     work: _Scratch,
+    step: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Gains of the candidate splits of all nodes of a level.
 
@@ -235,7 +239,6 @@ def _level_gains(
     between occupied ones are skipped: they repeat the previous bin's gain, and
     the kernel's first-tie rule picks the lower, occupied, bin anyway.
     """
-    nn = m.size
     size = bins.size
     new_cell = work.flag[:size]
     new_cell[0] = True
@@ -243,45 +246,19 @@ def _level_gains(
     new_cell[node_start] = True
     cell_start = np.flatnonzero(new_cell)
     n_cells = cell_start.size
-    cell_id = np.cumsum(new_cell, out=work.a[:size])  # 1-based
-    # bincount adds in the order given, i.e. ascending row order inside each (node, bin)
-    # cell: the same sums, to the bit, as the numba kernel's histogram.
-    c_sum = np.bincount(cell_id, weights=y, minlength=n_cells + 1)[1:]
-    first_cell = cell_id[node_start] - 1  # a node's first row starts a cell
+    first_cell = np.searchsorted(cell_start, node_start)  # a node's first row starts a cell
     per_node = np.diff(first_cell, append=n_cells)
-    c_node = np.repeat(np.arange(nn), per_node)
-    rank = np.arange(n_cells)
-    rank -= np.repeat(first_cell, per_node)
-    # The kernel adds bin sums one by one from the node's first bin.  A float cumsum cannot
-    # restart per node exactly by subtraction, so lay the cells out one column per node,
-    # padded with zeros, and sum down the columns (adding 0.0 is exact).
-    width = int(per_node.max())
-    if nn >= 256:
-        # numpy's float cumsum runs at ~3.5 ns an element; adding whole rows is several
-        # times faster once a row is long enough to hide the per-call cost.  Same sums.
-        # Nodes ordered by cell count, most first, make each rank's row a prefix of the
-        # row above: a ragged layout of exactly n_cells slots, no padding to add through.
-        slot = np.empty(nn, np.intp)
-        slot[np.argsort(-per_node, kind="stable")] = np.arange(nn)
-        longer = nn - np.cumsum(np.bincount(per_node, minlength=width))  # nodes > r cells
-        row_start = np.cumsum(longer) - longer
-        at = row_start[rank] + slot[c_node]
-        flat = np.empty(n_cells)
-        flat[at] = c_sum
-        # Python ints: indexing with numpy scalars costs more than the short adds.
-        for a, s0, s1 in zip(longer[1:].tolist(), row_start[:-1].tolist(),
-                             row_start[1:].tolist(), strict=True):
-            np.add(flat[s0 : s0 + a], flat[s1 : s1 + a], out=flat[s1 : s1 + a])
-        sl = flat.take(at)
-    else:
-        at = rank * nn + c_node  # flat index into the (rank, node) layout
-        pad = np.zeros(width * nn)
-        pad[at] = c_sum
-        np.cumsum(pad.reshape(width, nn), axis=0, out=pad.reshape(width, nn))
-        sl = pad.take(at)
-    # Integer counts need no such care: rows up to the cell's end minus rows before the node.
-    cl = np.append(cell_start[1:], size)
-    cl -= node_start[c_node]
+    cell_end = np.append(cell_start[1:], size)
+    # y in whole grid steps (exact_sum_grid): prefix sums over the whole level minus those
+    # before each node are the kernel's running sums, exactly (and int64 sums are fast).
+    before = work.sums[: size + 1]
+    before[0] = 0
+    np.cumsum(y, out=before[1:])
+    sl = before.take(cell_end)
+    sl -= np.repeat(before.take(node_start), per_node)
+    sl = sl * step  # whole steps below 2**53: exact
+    cl = cell_end - np.repeat(node_start, per_node)
+    c_node = np.repeat(np.arange(m.size), per_node)
     gain = _cell_gains(cl, sl, m[c_node], mean[c_node], min_samples_leaf)
     return gain, c_node, cell_start, first_cell
 
@@ -502,8 +479,8 @@ class _SortedCandidates(_CellCandidates):
     levels with many small nodes.  See :func:`_level_gains`.
     """
 
-    def __init__(self, orders: _Orders, yf: np.ndarray, m: np.ndarray, mean: np.ndarray,
-                 msl: int, work: _Scratch) -> None:
+    def __init__(self, orders: _Orders, steps: np.ndarray, step: float, m: np.ndarray,
+                 mean: np.ndarray, msl: int, work: _Scratch) -> None:
         nn = m.size
         n_feat = orders.feats.size
         size = orders.size
@@ -516,12 +493,12 @@ class _SortedCandidates(_CellCandidates):
             k = min(a + per, n_feat) - a
             lo = 1 + a * size
             perm, b = orders.perm[lo : lo + k * size], orders.bins[lo : lo + k * size]
-            yo = np.take(yf, perm, out=work.y[: perm.size])
+            yo = np.take(steps, perm, out=work.y[: perm.size])
             # Feature j's nodes follow feature j-1's: each cell lies within one feature,
             # so its sums are those of that feature alone.
             g, c_node, cell_start, first_cell = _level_gains(
                 b, yo, np.tile(m, k), (node_start + size * np.arange(k)[:, None]).ravel(),
-                np.tile(mean, k), msl, work,
+                np.tile(mean, k), msl, work, step,
             )
             # One bin per node: this feature cannot split below.
             self.live[a : a + k] = np.diff(first_cell[::nn], append=g.size) > nn
@@ -549,8 +526,13 @@ def _sorted_orders(cols: np.ndarray, feats: np.ndarray, active: np.ndarray, ln: 
     return orders
 
 
-def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_leaf: int) -> Tree:
+def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_leaf: int,
+                step: float) -> Tree:
     """Level-wise version of ``_grow_numba``: all open nodes of one depth at once.
+
+    ``y`` (at ``rows``) lies on the grid of ``step`` made by :func:`exact_sum_grid`, so
+    its sums are exact in any order, and as whole numbers of steps they are int64 sums,
+    which numpy adds several times faster than floats.
 
     While a level has few nodes for its rows (``_HIST_CELLS_PER_ROW``), splits are found
     from dense histograms (:class:`_HistCandidates`).  Once nodes get many and small, each
@@ -566,13 +548,17 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
     # The kernel's rules with min_samples_leaf 0 are those with 1 (a split leaves >= 1 row
     # per side; a 1-row node is pure); clamping lets cr == 0 mark invalid splits.
     msl = max(int(min_samples_leaf), 1)
-    feature: list[int] = [-1]
-    threshold: list[int] = [0]
-    left: list[int] = [-1]
-    right: list[int] = [-1]
+    # A split leaves >= msl rows a side, so at most 2 * n_fit / msl + 1 nodes (as the kernel).
+    max_nodes = 2 * (n_fit // msl) + 3
+    feature = np.full(max_nodes, -1, np.int64)
+    threshold = np.zeros(max_nodes, np.int64)
+    left = np.full(max_nodes, -1, np.int64)
+    right = np.full(max_nodes, -1, np.int64)
+    n_nodes = 1
     # Work on positions 0..n_fit-1 into ``rows`` (ascending, so position order = row order).
     cols = np.ascontiguousarray(xb[rows].T)  # feature-major: one contiguous array per column
     yf = np.ascontiguousarray(y[rows], dtype=np.float64)
+    steps = (yf / step).astype(np.int64)  # whole numbers: exact
     node_of = np.zeros(n_fit, np.intp)  # local node (index into the frontier) of each row
     active = np.arange(n_fit, dtype=np.intp)  # rows of open nodes, ascending
     feats = np.arange(p, dtype=np.int64)  # features that may still split
@@ -606,7 +592,7 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
                 spare = _Orders(orders.perm.size)
                 work = _Scratch(min(max(_BATCH, active.size), feats.size * active.size))
                 moves = _Moves(n_fit)
-            cand = _SortedCandidates(orders, yf, m, mean, msl, work)
+            cand = _SortedCandidates(orders, steps, step, m, mean, msl, work)
         best_gain = np.maximum(cand.node_best.max(axis=0), 0.0)
         ok = best_gain > 1e-12 * (s_y2 - s_y * mean)
         bar = best_gain * (1.0 - TIE)
@@ -620,17 +606,13 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         split = np.flatnonzero(best_f >= 0)
         if split.size == 0:
             break
-        first_child = len(feature)
-        for k, s in enumerate(split.tolist()):
-            nid = int(frontier[s])
-            feature[nid] = int(best_f[s])
-            threshold[nid] = int(best_t[s])
-            left[nid] = first_child + 2 * k
-            right[nid] = first_child + 2 * k + 1
-        feature.extend([-1] * (2 * split.size))
-        threshold.extend([0] * (2 * split.size))
-        left.extend([-1] * (2 * split.size))
-        right.extend([-1] * (2 * split.size))
+        first_child = n_nodes
+        nid = frontier[split]
+        feature[nid] = best_f[split]
+        threshold[nid] = best_t[split]
+        left[nid] = first_child + 2 * np.arange(split.size)
+        right[nid] = left[nid] + 1
+        n_nodes += 2 * split.size
         # Child of every row: 2k (left) or 2k+1 (right) for the k-th split node.
         n_children = 2 * split.size
         child_of_node = np.full(nn, -1, np.intp)
@@ -659,12 +641,7 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
             _regroup(orders, spare, moves, work)  # the old arrays become the next destination
             orders, spare = spare, orders
         frontier = first_child + np.flatnonzero(splittable)
-    return Tree(
-        np.asarray(feature, np.int64),
-        np.asarray(threshold, np.int64),
-        np.asarray(left, np.int64),
-        np.asarray(right, np.int64),
-    )
+    return Tree(*(a[:n_nodes].copy() for a in (feature, threshold, left, right)))
 
 
 def _apply_numpy(xb: np.ndarray, rows: np.ndarray, tree: Tree) -> np.ndarray:
@@ -693,14 +670,40 @@ def _apply_numpy(xb: np.ndarray, rows: np.ndarray, tree: Tree) -> np.ndarray:
     return node
 
 
+def exact_sum_grid(values: np.ndarray) -> tuple[np.ndarray, float]:
+    """``values`` scaled by a power of two and rounded to a grid on which sums are exact.
+
+    Returns ``(on_grid, step)``.  The values are first scaled below 1 in size (a power of
+    two: exact), so a partial sum of ``n`` of them stays below ``n < 2**e``; on a grid of
+    ``step = 2**(e - 52)`` every such sum is a whole number of steps below ``2**53`` of
+    them, which float64 holds exactly.  Sums, and the gains made of them, then do not
+    depend on the order of the additions: the numpy grower adds in whatever order is
+    fastest and still matches the kernel to the bit.  The step is ``n / 2**52`` of the
+    largest value or finer (1.5e-11 for 50,000 rows): far below any difference a split
+    could be chosen by.  ``values`` must be finite.
+    """
+    top = float(np.max(np.abs(values))) if values.size else 0.0
+    if top == 0.0:
+        return np.zeros(values.shape), 1.0
+    scaled = np.ldexp(values, -math.frexp(top)[1])  # |scaled| < 1; exact, never overflows
+    step = math.ldexp(1.0, math.frexp(values.size)[1] - 52)  # n < 2**e
+    return np.round(scaled / step) * step, step  # dividing by a power of two is exact
+
+
 def fit_tree(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_leaf: int) -> Tree:
     """Grow a stratification tree on ``rows`` (ascending indices into ``xb``/``y``)."""
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    if xb.shape[1] == 0:  # nothing to stratify on: a single leaf
+    y_fit = np.asarray(y, np.float64)[rows]
+    # Nothing to stratify on, or a target that is not finite everywhere (no split could
+    # be measured; the kernel's sums would be NaN): a single leaf.
+    if xb.shape[1] == 0 or not np.isfinite(y_fit).all():
         return Tree(*(np.array([v], np.int64) for v in (-1, 0, -1, -1)))
+    on_grid, step = exact_sum_grid(y_fit)
+    y = np.zeros(xb.shape[0])  # only the fitted rows are read
+    y[rows] = on_grid
     if get_backend() == "numba":
         return Tree(*_grow_numba(xb, y, rows, int(min_samples_leaf)))
-    return _grow_numpy(xb, y, rows, int(min_samples_leaf))
+    return _grow_numpy(xb, y, rows, int(min_samples_leaf), step)
 
 
 def apply_tree(xb: np.ndarray, rows: np.ndarray, tree: Tree) -> np.ndarray:
