@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -259,3 +261,53 @@ def test_warns_when_other_columns_nearly_determine_the_feature():
     data["region"] = np.where(data["age"] > 25, "north", "south")  # a function of age
     effects = sx.catstratpd(data, "price", "region", random_state=0)
     assert effects.attrs["warnings"] and "one category" in effects.attrs["warnings"][0]
+
+
+def _large_table() -> pd.DataFrame:
+    """Above the size where analyse works on two features at a time."""
+    from stratpd_xl.engine._stratify import PARALLEL_ROWS
+
+    data = body_weight(n=PARALLEL_ROWS + 2000, seed=4)
+    data.loc[data.index[::7], "height"] = np.nan  # another row set than the others' design
+    return data.assign(constant=1.0)
+
+
+def test_analyse_on_two_features_at_a_time_gives_the_serial_numbers(monkeypatch):
+    from stratpd_xl import _backend
+
+    data = _large_table()
+    calls = []
+    both = sx.analyse(data, "weight", random_state=3,
+                      progress=lambda done, total, name: calls.append((done, name)))
+    names = [c for c in data.columns if c != "weight"]
+    assert calls == [*enumerate(names), (len(names), "")]  # in order, from this thread
+    monkeypatch.setattr(_backend, "can_start_threads", lambda: False)
+    serial = sx.analyse(data, "weight", random_state=3)
+    pd.testing.assert_frame_equal(both.impact, serial.impact, check_exact=True)
+    assert both.skipped == serial.skipped and "constant" in both.skipped
+    assert both.curves.keys() == serial.curves.keys()
+    for name, curve in serial.curves.items():
+        pd.testing.assert_frame_equal(both.curves[name], curve, check_exact=True)
+
+
+def test_analyse_stops_starting_features_when_progress_raises(monkeypatch):
+    from stratpd_xl.engine import api
+
+    data = _large_table()
+    started = []
+    run = api._run
+
+    def counting_run(*args, **kwargs):
+        started.append(args[1])
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(api, "_run", counting_run)
+
+    def cancel(done, total, name):
+        raise KeyboardInterrupt  # what a user's cancel looks like to the engine
+
+    with pytest.raises(KeyboardInterrupt):
+        sx.analyse(data, "weight", random_state=3, progress=cancel)
+    # Nothing runs on after the call: the features under way finished, the rest never start.
+    assert not [t for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]
+    assert len(started) < len(data.columns) - 1

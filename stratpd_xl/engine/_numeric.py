@@ -18,6 +18,8 @@ class SlopeField:
     """Average leaf slope at every unique x value."""
 
     ux: np.ndarray  # unique x, ascending
+    ux_rows: np.ndarray  # rows at each unique x
+    row_ux: np.ndarray  # each row's position in ux
     slope: np.ndarray  # mean slope over [ux[k], next ux) (NaN where no slope covers ux[k])
     count: np.ndarray  # number of leaf slopes averaged at ux[k]
     n_ignored: int  # rows in leaves where x did not vary: no slope possible
@@ -61,7 +63,8 @@ def slope_field(x: np.ndarray, y: np.ndarray, leaf: np.ndarray) -> SlopeField:
     count = np.cumsum(np.bincount(a, minlength=nux + 1) - np.bincount(b, minlength=nux + 1))[:nux]
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
-    return SlopeField(ux, mean, count, n_ignored, int(groups_per_leaf.size))
+    return SlopeField(ux, np.bincount(xi, minlength=nux), xi, mean, count, n_ignored,
+                      int(groups_per_leaf.size))
 
 
 @dataclass(frozen=True)

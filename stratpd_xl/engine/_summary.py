@@ -30,15 +30,18 @@ class Summary:
     n_x: np.ndarray  # full-resolution points each kept point summarises (last: 1)
 
 
-def summary_points(curve_x: np.ndarray, row_x: np.ndarray, max_points: int) -> np.ndarray:
+def summary_points(curve_x: np.ndarray, row_x: np.ndarray, row_count: np.ndarray,
+                   max_points: int) -> np.ndarray:
     """Positions of at most ``max_points`` points of a curve, chosen by where rows and range lie.
 
     Parameters
     ----------
     curve_x : float array (m,)
         The full curve's x values, ascending.
-    row_x : float array (n,)
-        The feature's value in every row used (their density places half the points).
+    row_x, row_count : float array (k,), int array (k,)
+        The feature's distinct values, ascending, and how many rows used hold each (their
+        density places half the points).  Distinct values, not rows: searching sorted
+        values is several times faster than 200,000 scattered ones.
     max_points : int
         Upper bound on the number of positions (at least 2).
     """
@@ -50,7 +53,7 @@ def summary_points(curve_x: np.ndarray, row_x: np.ndarray, max_points: int) -> n
     by_range = budget - by_rows
     # Rows between two curve points belong to the left one (as its slope covers them).
     pos = np.searchsorted(curve_x, row_x, side="right") - 1
-    mass = np.cumsum(np.bincount(pos[pos >= 0], minlength=m))
+    mass = np.cumsum(np.bincount(pos[pos >= 0], weights=row_count[pos >= 0], minlength=m))
     quantiles = np.linspace(0, mass[-1], by_rows + 2)[1:-1]
     at_rows = np.searchsorted(mass, quantiles, side="left")
     grid = np.linspace(curve_x[0], curve_x[-1], by_range + 2)[1:-1]
@@ -61,7 +64,7 @@ def summary_points(curve_x: np.ndarray, row_x: np.ndarray, max_points: int) -> n
 
 def summarise(
     curve_x: np.ndarray, curve_pd: np.ndarray, count: np.ndarray, row_x: np.ndarray,
-    max_points: int,
+    row_count: np.ndarray, max_points: int,
 ) -> Summary:
     """Kept points of a curve and what each summarises (see the module docstring).
 
@@ -72,12 +75,12 @@ def summarise(
         reported are the data's own.
     count : int array (m,)
         Leaf slopes behind each full-resolution point.
-    row_x : float array (n,)
-        The feature's value in every row used.
+    row_x, row_count : float array (k,), int array (k,)
+        The feature's distinct values in the rows used, and how many rows hold each.
     max_points : int
         Most points to keep (at least 2).
     """
-    index = summary_points(curve_x, row_x, max_points)
+    index = summary_points(curve_x, row_x, row_count, max_points)
     k = index.size
     n_x = np.ones(k, dtype=np.int64)
     n_x[:-1] = np.diff(index)

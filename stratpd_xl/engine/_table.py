@@ -123,7 +123,8 @@ class Table:
             b = bin_codes_by_target(codes, len(cats), self.y)
         return b, hashlib.blake2b(b.tobytes(), digest_size=16).digest()
 
-    def _ensure_bins(self, names: list[str]) -> None:
+    def bin_columns(self, names: list[str]) -> None:
+        """Bin the columns ``names`` not binned yet (each column is binned once)."""
         todo = [c for c in names if c not in self._bins]
         if len(todo) > 1 and len(self.y) >= 20_000 and _backend.can_start_threads():
             # numpy's sorting and searching release the GIL: bin two columns at a time.
@@ -138,7 +139,7 @@ class Table:
     def strata_matrix(self, feature: str, rows: np.ndarray) -> np.ndarray:
         """Binned columns other than ``feature`` for ``rows``, in a canonical column order."""
         others = [c for c in self.columns if c != feature]
-        self._ensure_bins(others)
+        self.bin_columns(others)
         # Order by content so that renaming/reordering columns gives the same tree.
         others.sort(key=lambda c: self._fingerprints[c])
         if not others:

@@ -10,18 +10,20 @@ import hashlib
 import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .. import _backend
 from ..errors import StratPDInputError
 from ..params import PARAMETERS, Settings
 from ..yesno import POINTS, yes_no_target
 from ._categorical import category_effects
 from ._numeric import curve_on_grid, integrate, slope_field
-from ._stratify import stratify
+from ._stratify import PARALLEL_ROWS, stratify
 from ._summary import summarise
 from ._table import (
     CATEGORICAL,
@@ -517,23 +519,26 @@ def _linear_fit(others: _Others, own: np.ndarray, y: np.ndarray) -> _LinearFit:
     return _LinearFit(r2, coef[m:], filled)
 
 
-def _row_weights(grid: np.ndarray, x: np.ndarray) -> np.ndarray:
+def _row_weights(grid: np.ndarray, ux: np.ndarray, ux_rows: np.ndarray) -> np.ndarray:
     """Weight of each curve point in the rows' average: linear interpolation shares.
 
     ``weights @ pd`` equals ``mean_i pd(x_i)`` over the rows inside the curve's range, with
     ``pd(x_i)`` interpolated between curve points, as the impact ranking reads the curve.
+    The rows come as their distinct values ``ux`` (ascending) and the rows at each,
+    ``ux_rows``: the same sums, without searching every row's x.
     """
-    inside = x[(x >= grid[0]) & (x <= grid[-1])]
+    inside = (ux >= grid[0]) & (ux <= grid[-1])
+    x, rows = ux[inside], ux_rows[inside]
     w = np.zeros(grid.size)
-    if grid.size == 1 or inside.size == 0:
+    if grid.size == 1 or x.size == 0:
         w[:] = 1.0 / grid.size
         return w
-    right = np.clip(np.searchsorted(grid, inside, side="right"), 1, grid.size - 1)
+    right = np.clip(np.searchsorted(grid, x, side="right"), 1, grid.size - 1)
     left = right - 1
-    frac = (inside - grid[left]) / (grid[right] - grid[left])
-    np.add.at(w, left, 1.0 - frac)
-    np.add.at(w, right, frac)
-    return w / inside.size
+    frac = (x - grid[left]) / (grid[right] - grid[left])
+    w += np.bincount(left, weights=rows * (1.0 - frac), minlength=grid.size)
+    w += np.bincount(right, weights=rows * frac, minlength=grid.size)
+    return w / rows.sum()
 
 
 def _centred(pd_values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -584,7 +589,7 @@ def _stratpd_table(
             "too little inside the strata); lower min_slopes_per_x or min_samples_leaf, or "
             "add rows"
         )
-    weights = _row_weights(curve.x, x)
+    weights = _row_weights(curve.x, field_.ux, field_.ux_rows)
     full_pd = _centred(curve.pd, weights)
     out = {
         "x": curve.x,
@@ -606,7 +611,8 @@ def _stratpd_table(
         out.update(pd_low=low, pd_high=high)
     n_full = int(curve.x.size)
     if p.max_points is not None and n_full > p.max_points:
-        summary = summarise(curve.x, curve.pd, curve.count, x, p.max_points)
+        summary = summarise(curve.x, curve.pd, curve.count, field_.ux, field_.ux_rows,
+                            p.max_points)
         k = summary.index
         out = {name: values[k] for name, values in out.items()}
         out.update(slope=summary.slope, n_slopes=summary.n_slopes, n_x=summary.n_x)
@@ -650,9 +656,10 @@ def _stratpd_table(
     )
     if not row_pd:
         return result, None
-    # Rows inside the curve's range, at the curve's height, for the impact ranking.
+    # Rows inside the curve's range, at the curve's height, for the impact ranking
+    # (interpolated once per distinct x, which is sorted: far faster than per row).
     inside = (x >= curve.x[0]) & (x <= curve.x[-1])
-    return result, np.interp(x[inside], curve.x, full_pd)
+    return result, np.interp(field_.ux, curve.x, full_pd)[field_.row_ux[inside]]
 
 
 def _catstratpd_table(
@@ -945,18 +952,22 @@ def analyse(
     rows: list[dict[str, Any]] = []
     curves: dict[str, pd.DataFrame] = {}
     skipped: dict[str, str] = {}
-    for i, f in enumerate(names):
-        if progress is not None:
-            progress(i, len(names), f)
-        try:
-            curve, row_pd = _run(table, f, None, p, row_pd=True)
-        except StratPDInputError as exc:
-            skipped[f] = str(exc)
-            continue
-        curves[f] = curve
-        # row_pd is in the engine's scaled units (see Table.y_scale): sums stay finite.
-        value = float(np.mean(np.abs(row_pd - row_pd.mean()))) if row_pd.size else 0.0
-        rows.append({"feature": f, "kind": table.kinds[f], "impact": value})
+    outcomes = _each_feature(table, names, p)
+    try:
+        for i, (f, outcome) in enumerate(zip(names, outcomes, strict=True)):
+            if progress is not None:
+                progress(i, len(names), f)
+            try:
+                curve, row_pd = outcome()
+            except StratPDInputError as exc:
+                skipped[f] = str(exc)
+                continue
+            curves[f] = curve
+            # row_pd is in the engine's scaled units (see Table.y_scale): sums stay finite.
+            value = float(np.mean(np.abs(row_pd - row_pd.mean()))) if row_pd.size else 0.0
+            rows.append({"feature": f, "kind": table.kinds[f], "impact": value})
+    finally:
+        outcomes.close()  # a progress callback that raised: features not started are dropped
     if progress is not None:
         progress(len(names), len(names), "")
     ranking = pd.DataFrame(rows, columns=["feature", "kind", "impact"])
@@ -972,6 +983,35 @@ def analyse(
         **table.yes_no,
     }
     return Analysis(ranking, curves, skipped)
+
+
+def _each_feature(
+    table: Table, names: list[str], p: Settings
+) -> Iterator[Callable[[], tuple[pd.DataFrame, np.ndarray | None]]]:
+    """For each feature in turn, a call that returns its curve and per-row pd (or raises).
+
+    On large tables two features are worked on at a time: one feature's serial steps
+    (sorting x, slopes, the linear fit) then overlap the other's trees, which fill both
+    cores only part of the time.  Each feature draws from its own ``random_state``
+    generator and the shared caches are filled first, so the numbers do not depend on
+    which runs first.  Features not yet started are cancelled when the caller stops
+    early (a progress callback that raises).
+    """
+    if len(names) < 2 or table.y.size < PARALLEL_ROWS or not _backend.can_start_threads():
+        for f in names:
+            yield lambda f=f: _run(table, f, None, p, row_pd=True)
+        return
+    # Every column's bins, and the linear design of all rows, before the threads share them.
+    table.bin_columns(table.columns)
+    if p.adjust:
+        _design(table, np.arange(table.y.size))
+    pool = ThreadPoolExecutor(max_workers=2)
+    try:
+        futures = [pool.submit(_run, table, f, None, p, True) for f in names]
+        for future in futures:
+            yield future.result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def impact(
