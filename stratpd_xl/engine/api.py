@@ -990,14 +990,17 @@ def _each_feature(
 ) -> Iterator[Callable[[], tuple[pd.DataFrame, np.ndarray | None]]]:
     """For each feature in turn, a call that returns its curve and per-row pd (or raises).
 
-    On large tables two features are worked on at a time: one feature's serial steps
-    (sorting x, slopes, the linear fit) then overlap the other's trees, which fill both
-    cores only part of the time.  Each feature draws from its own ``random_state``
+    On large tables, with numba, two features are worked on at a time: one feature's
+    serial steps (sorting x, slopes, the linear fit) then overlap the other's trees, which
+    fill both cores only part of the time.  Each feature draws from its own ``random_state``
     generator and the shared caches are filled first, so the numbers do not depend on
     which runs first.  Features not yet started are cancelled when the caller stops
     early (a progress callback that raises).
     """
-    if len(names) < 2 or table.y.size < PARALLEL_ROWS or not _backend.can_start_threads():
+    # numba's kernels run without the GIL; numpy's level-wise grower takes it between its
+    # many short calls, so two features at once would mostly wait for each other.
+    if (len(names) < 2 or table.y.size < PARALLEL_ROWS or not _backend.can_start_threads()
+            or _backend.get_backend() != "numba"):
         for f in names:
             yield lambda f=f: _run(table, f, None, p, row_pd=True)
         return
