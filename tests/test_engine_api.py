@@ -311,3 +311,19 @@ def test_analyse_stops_starting_features_when_progress_raises(monkeypatch):
     # Nothing runs on after the call: the features under way finished, the rest never start.
     assert not [t for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]
     assert len(started) < len(data.columns) - 1
+
+
+@pytest.mark.parametrize("column", ["y", "x", "z"])
+def test_an_infinite_number_is_a_missing_value(column):
+    # Not a LinAlgError from the linear fit, nor a curve of NaN: the row's value is missing.
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"x": rng.uniform(size=600), "z": rng.uniform(size=600)})
+    data["y"] = 3 * data["x"] + data["z"] + rng.normal(0, 0.05, 600)
+    with_inf, with_nan = data.copy(), data.copy()
+    with_inf.loc[[3, 40], column] = [np.inf, -np.inf]
+    with_nan.loc[[3, 40], column] = np.nan
+    got = sx.stratpd(with_inf, "y", "x", random_state=0)
+    pd.testing.assert_frame_equal(got, sx.stratpd(with_nan, "y", "x", random_state=0))
+    assert got["pd"].notna().all()
+    pd.testing.assert_frame_equal(sx.impact(with_inf, "y", random_state=0),
+                                  sx.impact(with_nan, "y", random_state=0))

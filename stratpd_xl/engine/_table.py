@@ -36,7 +36,11 @@ def column_kind(series: pd.Series) -> str:
 
 
 def as_float(series: pd.Series) -> np.ndarray:
-    """Numeric/datetime/bool column as float64 with NaN for missing (datetimes in days)."""
+    """Numeric/datetime/bool column as float64 with NaN for missing (datetimes in days).
+
+    Infinite numbers are missing too, as the sheet layer reads them: no slope, sum or least
+    squares fit can use them.
+    """
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         s = series
         if getattr(s.dt, "tz", None) is not None:
@@ -46,7 +50,11 @@ def as_float(series: pd.Series) -> np.ndarray:
         return ns / 86_400e9
     if pd.api.types.is_bool_dtype(series.dtype):
         return series.astype("float64").to_numpy(dtype=np.float64, na_value=np.nan)
-    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    infinite = np.isinf(values)
+    if infinite.any():
+        values = np.where(infinite, np.nan, values)  # to_numpy may return the frame's memory
+    return values
 
 
 def power_of_two_scale(values: np.ndarray) -> float:

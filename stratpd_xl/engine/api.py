@@ -779,6 +779,7 @@ def stratpd(
     ----------
     data : DataFrame
         The target and the other columns; text, bool and category columns are fine.
+        Missing values (NaN, None, NaT) and infinite numbers count as missing.
     target, feature : str
         Column names.  ``feature`` must be numeric (int, float or datetime).
     min_samples_leaf : int, default 10
