@@ -418,10 +418,9 @@ class _HistCandidates(_CellCandidates):
 
     Cheap while a level has few nodes for its rows: a few passes over the rows (gather, key,
     two bincounts) and a few over the dense histograms, instead of keeping every feature's
-    rows sorted; the gains are computed on occupied cells only.  ``bincount`` adds y in
-    ascending row order, the kernel's order; a cumulative sum along a node's bins adds exact
-    zeros up to its first occupied bin, then the kernel's additions in the kernel's order,
-    so the gains are the kernel's to the bit.
+    rows sorted; the gains are computed on occupied cells only.  y is on the grid of
+    :func:`exact_sum_grid`, so the bin sums and their running sums along a node's bins (exact
+    zeros up to its first occupied bin) are the kernel's to the bit, whatever the order.
     """
 
     def __init__(self, cols: np.ndarray, feats: np.ndarray, yf: np.ndarray, active: np.ndarray,
