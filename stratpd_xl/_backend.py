@@ -42,6 +42,11 @@ def set_backend(name: str) -> str:
     return previous
 
 
+# Rows below which the engine's work is done serially: starting threads costs more than it
+# saves (the honest trees of one feature, binning columns, features of an analysis).
+PARALLEL_ROWS = 20_000
+
+
 @functools.cache
 def can_start_threads() -> bool:
     """Whether this interpreter can start threads.

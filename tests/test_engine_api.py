@@ -265,7 +265,7 @@ def test_warns_when_other_columns_nearly_determine_the_feature():
 
 def _large_table() -> pd.DataFrame:
     """Above the size where analyse works on two features at a time."""
-    from stratpd_xl.engine._stratify import PARALLEL_ROWS
+    from stratpd_xl._backend import PARALLEL_ROWS
 
     data = body_weight(n=PARALLEL_ROWS + 2000, seed=4)
     data.loc[data.index[::7], "height"] = np.nan  # another row set than the others' design

@@ -213,7 +213,7 @@ def _big_table(n: int = 25_000) -> pd.DataFrame:
 
 def test_large_data_uses_threads_where_it_can(monkeypatch):
     # Guards the test below: at this size the engine does reach for a thread pool.
-    assert len(_big_table()) >= _stratify.PARALLEL_ROWS
+    assert len(_big_table()) >= _backend.PARALLEL_ROWS
     monkeypatch.setattr(_backend, "can_start_threads", lambda: True)
     monkeypatch.setattr(_stratify, "ThreadPoolExecutor", _NoThreads)
     monkeypatch.setattr(_table, "ThreadPoolExecutor", _NoThreads)

@@ -68,7 +68,7 @@ def stratify(
     rows_b = np.flatnonzero(~in_a)
     keys = np.empty(n, np.int64)
     jobs = [(rows_a, rows_b), (rows_b, rows_a)]
-    if n >= PARALLEL_ROWS and _backend.can_start_threads():
+    if n >= _backend.PARALLEL_ROWS and _backend.can_start_threads():
         # The two trees are independent and the kernels release the GIL: one per core.
         with ThreadPoolExecutor(max_workers=2) as pool:
             placed = list(pool.map(lambda job: _fit_and_place(xb, y, *job, min_samples_leaf),
@@ -79,9 +79,6 @@ def stratify(
     keys[rows_b] = 2 * placed[0]
     keys[rows_a] = 2 * placed[1] + 1
     return canonical_labels(keys)
-
-
-PARALLEL_ROWS = 20_000  # below this, starting threads costs more than it saves
 
 
 def _fit_and_place(

@@ -134,7 +134,8 @@ class Table:
     def bin_columns(self, names: list[str]) -> None:
         """Bin the columns ``names`` not binned yet (each column is binned once)."""
         todo = [c for c in names if c not in self._bins]
-        if len(todo) > 1 and len(self.y) >= 20_000 and _backend.can_start_threads():
+        if (len(todo) > 1 and len(self.y) >= _backend.PARALLEL_ROWS
+                and _backend.can_start_threads()):
             # numpy's sorting and searching release the GIL: bin two columns at a time.
             with ThreadPoolExecutor(max_workers=2) as pool:
                 done = list(pool.map(self._compute_bins, todo))

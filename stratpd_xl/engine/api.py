@@ -23,7 +23,7 @@ from ..params import PARAMETERS, Settings
 from ..yesno import POINTS, yes_no_target
 from ._categorical import category_effects
 from ._numeric import curve_on_grid, integrate, slope_field
-from ._stratify import PARALLEL_ROWS, stratify
+from ._stratify import stratify
 from ._summary import summarise
 from ._table import (
     CATEGORICAL,
@@ -1000,7 +1000,8 @@ def _each_feature(
     """
     # numba's kernels run without the GIL; numpy's level-wise grower takes it between its
     # many short calls, so two features at once would mostly wait for each other.
-    if (len(names) < 2 or table.y.size < PARALLEL_ROWS or not _backend.can_start_threads()
+    if (len(names) < 2 or table.y.size < _backend.PARALLEL_ROWS
+            or not _backend.can_start_threads()
             or _backend.get_backend() != "numba"):
         for f in names:
             yield lambda f=f: _run(table, f, None, p, row_pd=True)
