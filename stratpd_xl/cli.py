@@ -26,6 +26,7 @@ import pandas as pd
 
 from . import __version__, workflow
 from .demo import DEMO_LEFT_OUT, DEMO_SETTINGS, DEMO_TARGET, demo_data
+from .drawing import PictureDrawer
 from .errors import StratPDInputError, StratPDNote, error_text, is_interrupt
 from .files import read_table
 from .params import PARAMETERS, Settings
@@ -491,8 +492,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .report import write_report
 
     (out,) = _check_outputs([args.out], _REPORT_FORMATS, args.force, Path(args.input))
-    result = _analyse(_read(args), args.target, args)
-    _write_atomic(out, lambda p: write_report(result, p), args.force)
+    # Started before the read, so the helper's imports overlap it; see stratpd_xl.drawing.
+    with PictureDrawer(helper=True) as drawer:
+        result = _analyse(_read(args), args.target, args)
+        _write_atomic(out, lambda p: write_report(result, p, drawer=drawer), args.force)
     print(f"wrote {out}")
     return 0
 
@@ -515,11 +518,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         + ": the dimensions nearly determine carat, so they cannot vary with carat held fixed"
     )
     frame = frame.drop(columns=list(DEMO_LEFT_OUT))
-    result = _analyse(frame, DEMO_TARGET, args)
-    report = out_dir / "diamonds-report.xlsx"
-    picture = out_dir / "diamonds-impact.png"
-    # The demo folder is our own output, so replacing earlier demo files is expected.
-    _write_atomic(report, lambda p: write_report(result, p), force=True)
+    with PictureDrawer(helper=True) as drawer:
+        result = _analyse(frame, DEMO_TARGET, args)
+        report = out_dir / "diamonds-report.xlsx"
+        picture = out_dir / "diamonds-impact.png"
+        # The demo folder is our own output, so replacing earlier demo files is expected.
+        _write_atomic(report, lambda p: write_report(result, p, drawer=drawer), force=True)
     _write_atomic(picture, _png_writer(lambda: impact_figure(result.impact)), force=True)
     top = result.impact.iloc[0]
     print(f"top driver of {DEMO_TARGET}: {top['feature']} ({top['share']:.0%} of total impact)")

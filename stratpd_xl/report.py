@@ -28,7 +28,7 @@ from xlsxwriter.utility import quote_sheetname, xl_range_abs
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
-from .charts import curve_figure, figure_png, impact_figure
+from .drawing import Chart, Picture, PictureDrawer, draw_picture
 from .errors import StratPDInputError
 from .labels import (
     BAND_COLOR,
@@ -392,8 +392,9 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
 
 
 def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFrame,
-                       top: int = 0) -> None:
-    """Header block, table, native chart and picture of one curve, from row ``top``."""
+                       top: int = 0) -> _Slot:
+    """Header block, table and native chart of one curve, from row ``top``; the picture's
+    place is returned (:func:`_place`)."""
     fmts = wb.formats
     _page_setup(ws)
     table = curve_table(result)
@@ -415,14 +416,8 @@ def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFram
         chart_col = last_col + 4
     chart = _curve_chart(wb.book, result, table, sheet, table_top, 0, error_cols)
     wb.insert_chart(ws, top + 2, chart_col, chart, (_CHART_W, _CHART_H), curve_title(result))
-    figure = curve_figure(result)
-    png = figure_png(figure)
-    picture_row = top + 2 + _rows_for(_CHART_H)
-    # Excel shows the picture at 96 dpi: its height in inches times 96 pixels.
-    _print_layout(ws, widths, chart_col, picture_row, figure.get_figheight() * 96)
-    ws.insert_image(picture_row, chart_col, f"{sheet}.png",
-                    {"image_data": io.BytesIO(png), "object_position": 3,
-                     "description": curve_title(result)})
+    return _Slot(ws, sheet, top + 2 + _rows_for(_CHART_H), chart_col, widths,
+                 curve_title(result))
 
 
 def _write_error_lengths(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int,
@@ -519,7 +514,7 @@ def _impact_chart(book: Workbook, ranking: pd.DataFrame, table: pd.DataFrame, sh
 
 
 def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFrame, *,
-                        title: str, links: Sequence[str | None] | None = None) -> None:
+                        title: str, links: Sequence[str | None] | None = None) -> _Slot:
     fmts = wb.formats
     _page_setup(ws)
     table = impact_table(ranking)
@@ -549,12 +544,27 @@ def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFr
     chart_col = last_col + 2
     chart_h = _impact_chart_height(len(table))
     wb.insert_chart(ws, 2, chart_col, chart, (_CHART_W, chart_h), impact_title(ranking))
-    fig = impact_figure(ranking)
-    picture_row = 2 + _rows_for(chart_h)
-    _print_layout(ws, widths, chart_col, picture_row, fig.get_figheight() * 96)
-    ws.insert_image(picture_row, chart_col, f"{sheet}.png",
-                    {"image_data": io.BytesIO(figure_png(fig)), "object_position": 3,
-                     "description": impact_title(ranking)})
+    return _Slot(ws, sheet, 2 + _rows_for(chart_h), chart_col, widths, impact_title(ranking))
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """Where a sheet's picture goes, under its native chart, and what it shows."""
+
+    ws: Worksheet
+    sheet: str
+    row: int
+    col: int
+    widths: Mapping[int, float]  # the sheet's column widths, for the print scale
+    description: str
+
+
+def _place(slot: _Slot, picture: Picture) -> None:
+    # Excel shows the picture at 96 dpi: its height in inches times 96 pixels.
+    _print_layout(slot.ws, slot.widths, slot.col, slot.row, picture.height_in * 96)
+    slot.ws.insert_image(slot.row, slot.col, f"{slot.sheet}.png",
+                         {"image_data": io.BytesIO(picture.png), "object_position": 3,
+                          "description": slot.description})
 
 
 # ----------------------------------------------------------------------------- workbooks
@@ -675,7 +685,8 @@ def write_curve_workbook(result: pd.DataFrame, path: PathLike | io.BytesIO) -> N
     wb = _Book(path)
     sheet = unique_sheet_names([str(result.attrs.get("feature") or "curve")])[0]
     ws = wb.add_sheet(sheet)
-    _write_curve_sheet(wb, ws, sheet, result)
+    slot = _write_curve_sheet(wb, ws, sheet, result)
+    _place(slot, draw_picture(Chart("curve", result)))
     wb.close()
 
 
@@ -696,12 +707,14 @@ def write_impact_workbook(ranking: pd.DataFrame, path: PathLike | io.BytesIO) ->
     """
     wb = _Book(path)
     ws = wb.add_sheet("Impact")
-    _write_impact_sheet(wb, ws, "Impact", ranking, title=impact_title(ranking))
+    slot = _write_impact_sheet(wb, ws, "Impact", ranking, title=impact_title(ranking))
+    _place(slot, draw_picture(Chart("impact", ranking)))
     wb.close()
 
 
 def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None,
+                 drawer: PictureDrawer | None = None) -> None:
     """Write a full report: a "Summary" sheet with the ranking and one sheet per feature.
 
     The summary has the impact ranking (table, native bar chart, picture); each feature name
@@ -719,7 +732,11 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
     progress : callable, optional
         ``progress(done, total, name)`` is called before each sheet is written (``done``
         sheets are finished, ``name`` is the sheet's subject: "Summary" or a feature) and
-        once more with ``done == total`` and ``name == ""`` when the file is saved.
+        once more with ``done == total`` and ``name == ""`` when the file is saved.  The
+        sheets are written first; their pictures are drawn after the last one.
+    drawer : PictureDrawer, optional
+        Draws the pictures; one with a helper process draws two at a time, while the
+        sheets are written.  Default: every picture drawn here, one after another.
 
     Raises
     ------
@@ -736,20 +753,29 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
     wb = _Book(path)
     summary = wb.add_sheet(SUMMARY)
     sheets = {feature: wb.add_sheet(names[feature]) for feature in order}
+    slots: list[_Slot] = []
 
-    if progress is not None:
-        progress(0, total, SUMMARY)
-    links = [f"internal:{_quoted(names[f])}!A1" if f in names else None for f in ranked]
-    target = ranking.attrs.get("target", "target")
-    _write_impact_sheet(wb, summary, SUMMARY, ranking,
-                        title=f"What drives {target}: StratPD report", links=links)
-    for done, feature in enumerate(order, start=1):
+    def write_sheets() -> None:
         if progress is not None:
-            progress(done, total, feature)
-        ws = sheets[feature]
-        ws.write_url(0, 0, f"internal:{_quoted(SUMMARY)}!A1", wb.formats.link,
-                     string="<< back to Summary")
-        _write_curve_sheet(wb, ws, names[feature], curves[feature], top=1)
+            progress(0, total, SUMMARY)
+        links = [f"internal:{_quoted(names[f])}!A1" if f in names else None for f in ranked]
+        target = ranking.attrs.get("target", "target")
+        slots.append(_write_impact_sheet(
+            wb, summary, SUMMARY, ranking,
+            title=f"What drives {target}: StratPD report", links=links,
+        ))
+        for done, feature in enumerate(order, start=1):
+            if progress is not None:
+                progress(done, total, feature)
+            ws = sheets[feature]
+            ws.write_url(0, 0, f"internal:{_quoted(SUMMARY)}!A1", wb.formats.link,
+                         string="<< back to Summary")
+            slots.append(_write_curve_sheet(wb, ws, names[feature], curves[feature], top=1))
+
+    charts = [Chart("impact", ranking)] + [Chart("curve", curves[f]) for f in order]
+    pictures = (drawer or PictureDrawer()).draw(charts, meanwhile=write_sheets)
+    for slot, picture in zip(slots, pictures, strict=True):
+        _place(slot, picture)
     wb.close()
     if progress is not None:
         progress(total, total, "")

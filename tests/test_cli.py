@@ -268,7 +268,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(
     out = tmp_path / "r.xlsx"
     out.write_bytes(b"old")
 
-    def broken(analysis, path):
+    def broken(analysis, path, **options):
         Path(path).write_bytes(b"half")
         raise OSError(28, "No space left on device", str(path))
 
