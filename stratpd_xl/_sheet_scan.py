@@ -254,35 +254,44 @@ def xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Erro
     calamine places a cell without ``r`` after the previous cell of its row, and a row without
     ``r`` after the previous row: then the sheet is taken to be as wide as its widest row's
     cells beyond the largest column named, and as tall as its rows beyond the largest row
-    named.  Array operations per megabyte, not a Python loop per cell: this runs on every read.
+    named.  One compiled pass (or array operations) per megabyte, not a Python loop per cell:
+    this runs on every read.
     """
     height = width = cells = rows = cell_refs = row_refs = widest = carry = 0
     errors: Errors = {}
+    compiled = None
+    if book.getinfo(member).file_size >= COMPILED_SCAN_FROM:
+        # Only here: importing it loads numba, and its first use ever compiles it.
+        from ._scan_kernels import xlsx_refs as compiled
     with book.open(member) as handle:
-        for buffer in _stream_chunks(handle, close=b"</row>"):
-            found = _xlsx_refs(buffer) or _xlsx_refs_slow(buffer)
-            width, height = max(width, found.width), max(height, found.height)
-            cell_refs, row_refs = cell_refs + found.cell_refs, row_refs + found.row_refs
-            cells += len(found.cells)
-            rows += len(found.rows)
-            if cells > cell_refs:  # cells without r: how many can one row hold?
-                per_row = np.bincount(
-                    np.searchsorted(found.rows, found.cells), minlength=len(found.rows) + 1
-                )
-                per_row[0] += carry  # the row the previous buffer left open
-                widest = max(widest, int(per_row.max()))
-                carry = 0 if buffer.endswith(b"</row>") else int(per_row[-1])
-            if buffer.rfind(b't="e"') < 0:
-                continue
-            for match in _XLSX_ERROR_CELL.finditer(buffer):
-                attrs = match.group(1)
-                ref = _XLSX_REF.search(attrs)
-                if ref is None or not ref.group(1) or attrs.endswith(b"/"):
+        chunks = _stream_chunks(handle, close=b"</row>")
+        # Reading ahead pays off beside the compiled scan only: numpy's scan holds the GIL.
+        with closing(_read_ahead(chunks) if compiled else chunks) as ahead:
+            for buffer in ahead:
+                quick = compiled(buffer) if compiled else None
+                found = _Refs(*quick) if quick else _xlsx_refs(buffer) or _xlsx_refs_slow(buffer)
+                width, height = max(width, found.width), max(height, found.height)
+                cell_refs, row_refs = cell_refs + found.cell_refs, row_refs + found.row_refs
+                cells += len(found.cells)
+                rows += len(found.rows)
+                if cells > cell_refs:  # cells without r: how many can one row hold?
+                    per_row = np.bincount(
+                        np.searchsorted(found.rows, found.cells), minlength=len(found.rows) + 1
+                    )
+                    per_row[0] += carry  # the row the previous buffer left open
+                    widest = max(widest, int(per_row.max()))
+                    carry = 0 if buffer.endswith(b"</row>") else int(per_row[-1])
+                if buffer.rfind(b't="e"') < 0:
                     continue
-                value = _XLSX_VALUE.search(buffer, match.end(), match.end() + 4000)
-                if value:
-                    key = (int(ref.group(2)) - 1, _column_number(ref.group(1)) - 1)
-                    errors[key] = value.group(1).decode("ascii", "replace")
+                for match in _XLSX_ERROR_CELL.finditer(buffer):
+                    attrs = match.group(1)
+                    ref = _XLSX_REF.search(attrs)
+                    if ref is None or not ref.group(1) or attrs.endswith(b"/"):
+                        continue
+                    value = _XLSX_VALUE.search(buffer, match.end(), match.end() + 4000)
+                    if value:
+                        key = (int(ref.group(2)) - 1, _column_number(ref.group(1)) - 1)
+                        errors[key] = value.group(1).decode("ascii", "replace")
     if cells > cell_refs:
         width += widest
     if rows > row_refs:

@@ -16,8 +16,10 @@ import numpy as np
 import openpyxl
 import pytest
 import python_calamine
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from stratpd_xl import _sheet_scan, files
+from stratpd_xl import _backend, _scan_kernels, _sheet_scan, files
 from stratpd_xl.cli import main
 from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.files import read_table
@@ -138,6 +140,92 @@ def test_array_and_regex_scans_agree(seed):
     assert fast is not None
     assert fast[:4] == slow[:4]
     assert (len(fast.cells), len(fast.rows)) == (len(slow.cells), len(slow.rows))
+
+
+def random_plain_sheet(rng: random.Random) -> bytes:
+    """random_sheet without inline texts holding " = ": the shape Excel writes."""
+    return random_sheet(rng).replace(b"a = b", b"a-b")
+
+
+needs_numba = pytest.mark.skipif(not _backend.HAVE_NUMBA, reason="numba not installed")
+
+
+def compiled_refs(xml: bytes) -> tuple | None:
+    previous = _backend.set_backend("numba")
+    try:
+        return _scan_kernels.xlsx_refs(xml)
+    finally:
+        _backend.set_backend(previous)
+
+
+def assert_compiled_declines_or_agrees(xml: bytes) -> tuple | None:
+    compiled, expected = compiled_refs(xml), _sheet_scan._xlsx_refs(xml)
+    if expected is None:  # what the numpy scan leaves to the regular expressions
+        assert compiled is None
+    if compiled is not None:
+        assert compiled[:4] == tuple(expected[:4])
+        assert compiled[4].dtype == expected.cells.dtype == np.int64
+        assert compiled[4].tolist() == expected.cells.tolist()
+        assert compiled[5].tolist() == expected.rows.tolist()
+    return compiled
+
+
+@needs_numba
+@pytest.mark.parametrize("seed", range(30))
+def test_the_compiled_scan_reads_plain_sheets_as_the_array_scan_does(seed):
+    assert assert_compiled_declines_or_agrees(random_plain_sheet(random.Random(seed))) is not None
+
+
+def test_the_compiled_scan_stands_aside_for_the_numpy_backend():
+    previous = _backend.set_backend("numpy")
+    try:
+        assert _scan_kernels.xlsx_refs(random_plain_sheet(random.Random(0))) is None
+    finally:
+        _backend.set_backend(previous)
+
+
+XLSX_STRAYS = [
+    "<", ">", "=", " r=", ' r="', ' r="A', ' r="AAAA1"', ' r="zz123456789012"', " r = ",
+    ' r ="B2"', " r= ", "<c", "<c ", "<c/>", "<x:c ", "<x:row>", "<row", "<row ", "<rows ",
+    "<cell", ":c ", "\0", "\t", "\n", '"', "'", " r='C3'", "<row r=\"99999999\">",
+]
+
+
+@needs_numba
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10**6),
+    strays=st.lists(st.tuples(st.integers(0, 10**9), st.sampled_from(XLSX_STRAYS)), max_size=3),
+)
+def test_the_compiled_scan_declines_or_agrees_with_the_array_scan(seed, strays):
+    xml = random_plain_sheet(random.Random(seed)).decode()
+    for where, stray in strays:
+        at = where % (len(xml) + 1)
+        xml = xml[:at] + stray + xml[at:]
+    assert_compiled_declines_or_agrees(xml.encode())
+
+
+@needs_numba
+@pytest.mark.parametrize("name", ["rows.xlsx", "far.xlsx", "errors.xlsx"])
+def test_extents_are_the_same_through_either_scan(tmp_path, monkeypatch, name):
+    extra = {
+        "rows.xlsx": b'<row r="10000"><c r="A10000"><v>1</v></c></row>'
+        + b"<row><c><v>1</v></c><c><v>2</v></c></row>" * 300,
+        "far.xlsx": b'<row r="70000"><c r="ZZ70000"><v>1</v></c></row>',
+        "errors.xlsx": b'<row r="40"><c r="B40" t="e"><v>#DIV/0!</v></c></row>',
+    }[name]
+    path = with_rows(tmp_path, name, extra)
+    book = zipfile.ZipFile(path)
+    member = "xl/worksheets/sheet1.xml"
+    measured = {}
+    for scan, threshold in (("array", 10**12), ("compiled", 0)):
+        monkeypatch.setattr(_sheet_scan, "COMPILED_SCAN_FROM", threshold)
+        previous = _backend.set_backend("numba")
+        try:
+            measured[scan] = _sheet_scan.xlsx_extent(book, member)
+        finally:
+            _backend.set_backend(previous)
+    assert measured["compiled"] == measured["array"]
 
 
 def test_leading_numbers_are_read_eight_bytes_at_a_time():
