@@ -147,7 +147,13 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     elif n_distinct <= _MAX_STICKS:
         ax_density.vlines(x, 0, weights, color=DENSITY_COLOR, linewidth=3)
     else:
-        ax_density.hist(x, bins=_MAX_STICKS, weights=weights, color=DENSITY_COLOR)
+        # One step outline, not hist's 40 bars: a patch per bar was a third of a curve's
+        # drawing time.  Dates go through the axis' own units, as the curve's line does.
+        counts, edges = np.histogram(
+            np.asarray(ax_density.convert_xunits(x), dtype=float), bins=_MAX_STICKS,
+            weights=weights,
+        )
+        ax_density.stairs(counts, edges, fill=True, color=DENSITY_COLOR, linewidth=0)
     ax_density.set_ylim(bottom=0)
     ax_density.set_yticks([])
     ax_density.set_ylabel("data", fontsize=8, rotation=0, ha="right", va="center")

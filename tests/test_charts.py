@@ -139,9 +139,12 @@ def test_many_points_drop_markers_and_density_becomes_histogram():
     fig = curve_figure(numeric_result(n=200))
     ax, density = fig.axes
     assert ax.get_lines()[1].get_marker() in (None, "None", "")
-    assert len(density.patches) == 40  # histogram bins
-    heights = sum(p.get_height() for p in density.patches)
-    assert heights == pytest.approx(numeric_result(n=200)["n_slopes"].sum())
+    (steps,) = density.patches  # one filled step outline of the histogram
+    heights, edges, _ = steps.get_data()
+    assert len(heights) == 40 and len(edges) == 41
+    assert edges[0] == numeric_result(n=200)["x"].min()
+    assert edges[-1] == numeric_result(n=200)["x"].max()
+    assert heights.sum() == pytest.approx(numeric_result(n=200)["n_slopes"].sum())
 
 
 def test_density_strip_weights_by_slopes():
@@ -161,6 +164,18 @@ def test_datetime_x_draws_dates():
     assert density.get_xlabel() == "sold on"
     labels = [t.get_text() for t in density.get_xticklabels()]
     assert any("2024" in label for label in labels)
+
+
+def test_many_dates_get_a_histogram_on_the_date_axis():
+    from matplotlib.dates import date2num
+
+    result = numeric_result(n=200, dates=True, feature="sold on")
+    fig = curve_figure(result)
+    assert figure_png(fig).startswith(PNG_SIGNATURE)
+    (steps,) = fig.axes[1].patches
+    heights, edges, _ = steps.get_data()
+    assert (edges[0], edges[-1]) == (date2num(result["x"].min()), date2num(result["x"].max()))
+    assert heights.sum() == pytest.approx(result["n_slopes"].sum())
 
 
 def test_large_values_get_thousands_separators():
