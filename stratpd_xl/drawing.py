@@ -78,6 +78,15 @@ def _usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _can_start_helper() -> bool:
+    # Inside a host program (Excel's xlwings server, a frozen app) sys.executable may not be
+    # a Python at all: starting it with "-m" must never happen there.
+    executable = os.path.basename(sys.executable or "").lower()
+    return (
+        _usable_cores() >= 2 and sys.platform != "emscripten" and executable.startswith("python")
+    )
+
+
 class _Helper:
     """The helper process and the thread that reads its messages.
 
@@ -192,10 +201,10 @@ class PictureDrawer:
         self._helper: _Helper | None = None
         #: How many pictures of the last :meth:`draw` the helper drew.
         self.helper_pictures = 0
-        if helper and _usable_cores() >= 2 and sys.platform != "emscripten":
+        if helper and _can_start_helper():
             try:
                 self._helper = _Helper()
-            except (OSError, ValueError, RuntimeError):  # cannot start processes here
+            except Exception:  # noqa: BLE001 - no helper is only slower: draw alone
                 self._helper = None
 
     @property

@@ -109,3 +109,11 @@ def test_closing_ends_the_helper_at_once():
     assert process.poll() is not None  # reaped, not left running or a zombie
     assert time.monotonic() - started < 5
     assert not drawer.has_helper
+
+
+def test_no_helper_where_the_executable_is_not_a_python(monkeypatch):
+    # Inside Excel (xlwings' COM server) sys.executable can be EXCEL.EXE: never start that.
+    monkeypatch.setattr("sys.executable", r"C:\Program Files\Microsoft Office\EXCEL.EXE")
+    with PictureDrawer(helper=True) as drawer:
+        assert not drawer.has_helper
+        assert drawer.draw(charts()[:2]) == [draw_picture(c) for c in charts()[:2]]
