@@ -11,10 +11,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from stratpd_xl.sheet import blank_mask, frame_from_cells, typed_column
+from stratpd_xl.sheet._columns import scan_column, typed_rows
 from tests import reference_typing as reference
 
 _TEXTS = st.sampled_from(
@@ -164,6 +166,39 @@ def test_long_columns_match_the_reference(column: list, header: Any) -> None:
     fast, fast_notes = typed_column("c", cells[1:])
     slow, slow_notes = reference.typed_column("c", column)
     _same(fast, slow)
+    assert fast_notes == slow_notes
+
+
+def test_an_int_beyond_a_float_is_an_infinite_number_not_a_crash() -> None:
+    # From the Python API (Excel hands floats): float(10**400) raises OverflowError.
+    series, notes = typed_column("n", [1.0, 10**400, 2, -(10**400), None])
+    assert series.tolist()[::2] == [1.0, 2.0, pytest.approx(np.nan, nan_ok=True)]
+    assert series.isna().tolist() == [False, True, False, True, True]
+    assert notes == ['column "n": 2 infinite numbers treated as missing']
+    frame = frame_from_cells([["a", "b"], [1.0, 10**400]] + [[2.0, 3.0]] * 80)
+    assert frame["b"].isna().sum() == 1
+    assert 'column "b": 1 infinite number treated as missing' in frame.attrs["notes"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(column=_LONG_COLUMNS, header=st.one_of(st.just("h"), st.none()),
+       cut=st.tuples(st.integers(0, 150), st.integers(0, 150)),
+       decimal=st.sampled_from([None, ".", ","]), odd=st.sampled_from([None, pd.NA, 10**400]))
+def test_typing_rows_from_the_scan_is_typing_them_afresh(
+    column: list, header: Any, cut: tuple[int, int], decimal: str | None, odd: Any
+) -> None:
+    # The block path reuses the blank scan's floats of an all-number body; the typed rows
+    # (any stretch, the cells above the body included) must be what typed_column makes.
+    column = [*column]
+    if odd is not None:  # a cell no float conversion takes, above or in the body
+        column[cut[0] % len(column)] = odd
+    cells = np.array([header, *column], dtype=object)
+    scan = scan_column(cells)
+    assert scan.blank.tolist() == blank_mask(cells).tolist()
+    rows = slice(1 + min(cut[1], len(column) - 1), len(cells))
+    fast, fast_notes = typed_rows("c", cells, scan, rows, decimal)
+    slow, slow_notes = typed_column("c", cells[rows], decimal)
+    pd.testing.assert_series_equal(fast, slow, check_exact=True)
     assert fast_notes == slow_notes
 
 

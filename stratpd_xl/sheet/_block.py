@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StratPDInputError
-from ._columns import blank_mask, typed_column
+from ._columns import blank_mask, scan_column, typed_column, typed_rows
 from ._values import column_names, is_blank
 
 __all__ = ["find_header", "frame_from_cells", "frame_from_columns"]
@@ -111,7 +111,8 @@ def frame_from_columns(
         raise ValueError("columns must all have the same length")
     n = lengths.pop() if lengths else 0
     filled = np.zeros(n, dtype=bool)
-    blanks = [blank_mask(c) for c in columns]
+    scans = [scan_column(c) for c in columns]
+    blanks = [scan.blank for scan in scans]
     for mask in blanks:
         filled |= ~mask
     notes: list[str] = []
@@ -142,8 +143,10 @@ def frame_from_columns(
         blank = blanks[j][take]
         if is_blank(header[j]) and blank.all():
             continue  # an all-blank column, e.g. a spacer column inside the selection
-        cells = columns[j][take]
-        series, col_notes = typed_column(name, cells, decimal)
+        if isinstance(take, slice):  # the scan's numbers serve again
+            series, col_notes = typed_rows(name, columns[j], scans[j], take, decimal)
+        else:
+            series, col_notes = typed_column(name, columns[j][take], decimal)
         typed[name] = series.reset_index(drop=True)
         notes.extend(col_notes)
     if not typed:
