@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StratPDInputError
-from ._columns import blank_mask, scan_column, typed_column, typed_rows
+from ._columns import blank_mask, scan_column, typed_rows
 from ._values import column_names, is_blank
 
 __all__ = ["find_header", "frame_from_cells", "frame_from_columns"]
@@ -143,10 +143,8 @@ def frame_from_columns(
         blank = blanks[j][take]
         if is_blank(header[j]) and blank.all():
             continue  # an all-blank column, e.g. a spacer column inside the selection
-        if isinstance(take, slice):  # the scan's numbers serve again
-            series, col_notes = typed_rows(name, columns[j], scans[j], take, decimal)
-        else:
-            series, col_notes = typed_column(name, columns[j][take], decimal)
+        # The blank scan's floats of an all-number body serve again.
+        series, col_notes = typed_rows(name, columns[j], scans[j], take, decimal)
         typed[name] = series.reset_index(drop=True)
         notes.extend(col_notes)
     if not typed:

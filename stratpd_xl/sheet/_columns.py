@@ -162,16 +162,19 @@ def _body_blank_mask(values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]
 
 
 def typed_rows(
-    name: str, values: np.ndarray, scan: ColumnScan, rows: slice, decimal: str | None = None
+    name: str, values: np.ndarray, scan: ColumnScan, rows: slice | np.ndarray,
+    decimal: str | None = None,
 ) -> tuple[pd.Series, list[str]]:
     """``typed_column(name, values[rows], decimal)``, from ``scan``'s floats when it can.
 
-    A stretch of an all-number body types as numbers whatever ``decimal`` says, as in
-    :func:`typed_column`, so the floats the scan made are the column: only the cells above
-    the body (below the header) are still converted here.
+    A stretch (a slice: no blank rows inside) of an all-number body types as numbers whatever
+    ``decimal`` says, as in :func:`typed_column`, so the floats the scan made are the column:
+    only the cells above the body (below the header) are still converted here.
     """
+    if not isinstance(rows, slice) or scan.body_numbers is None:
+        return typed_column(name, values[rows], decimal)
     start, stop, step = rows.indices(values.shape[0])
-    if scan.body_numbers is not None and step == 1 and stop > scan.head:
+    if step == 1 and stop > scan.head:
         lead = values[start : max(start, scan.head)]
         lead_inferred = infer_dtype(lead, skipna=True) if lead.size else "empty"
         lead_numbers = _as_floats(lead) if lead_inferred in _NUMERIC_INFERRED else None
