@@ -143,6 +143,59 @@ def test_numpy_grower_in_batches_of_features_gives_the_numba_tree(monkeypatch, b
 BACKENDS = ["numba", "numpy"] if HAVE_NUMBA else ["numpy"]
 
 
+@st.composite
+def forest_inputs(draw):
+    """Tree inputs whose rows are dealt into 1-3 disjoint sets, one tree each."""
+    xb, y, rows, msl = draw(tree_inputs())
+    n_sets = draw(st.integers(1, 3))
+    deal = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).integers(0, n_sets, rows.size)
+    sets = [rows[deal == i] for i in range(n_sets)]
+    if draw(st.booleans()):  # trees of different scales: different grid steps per tree
+        y = y.copy()
+        y[sets[0]] *= draw(st.sampled_from([1e-6, 3.0, 1e9]))
+    return xb, y, sets, msl
+
+
+@needs_numba
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(forest_inputs(), st.sampled_from(SEARCHES))
+def test_numpy_forest_grows_each_set_the_numba_tree(inputs, hist_cells_per_row):
+    xb, y, sets, msl = inputs
+    every = np.arange(xb.shape[0], dtype=np.int64)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_tree, "_HIST_CELLS_PER_ROW", hist_cells_per_row)
+        mp.setattr(_tree, "get_backend", lambda: "numpy")
+        forest = _tree.fit_forest(xb, y, sets, msl)
+        placed = [_tree.apply_tree(xb, every, forest, i) for i in range(len(sets))]
+    assert len(forest.roots) == len(sets)
+    for i, rows in enumerate(sets):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_tree, "get_backend", lambda: "numba")
+            alone = _tree.fit_tree(xb, y, rows, msl)
+            expected = _tree.apply_tree(xb, every, alone)
+        np.testing.assert_array_equal(canonical_labels(placed[i]), canonical_labels(expected))
+        # The leaves a tree places rows in are its own: node indices never collide.
+        others = np.concatenate([placed[j] for j in range(len(sets)) if j != i] or [[]])
+        assert not np.isin(placed[i], others).any()
+
+
+def test_a_forest_with_a_set_that_cannot_be_split_keeps_it_one_leaf():
+    rng = np.random.default_rng(1)
+    xb = rng.integers(0, 256, (400, 3)).astype(np.uint8)
+    y = xb[:, 0] / 10.0
+    y[300:] = np.inf  # not finite: that set's tree is a single leaf
+    sets = [np.arange(0, 300), np.arange(300, 400), np.arange(0)]
+    for backend in BACKENDS:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_tree, "get_backend", lambda backend=backend: backend)
+            forest = _tree.fit_forest(xb, y, sets, 10)
+            assert forest.feature[forest.roots[0]] >= 0
+            assert forest.feature[forest.roots[1]] == -1
+            assert forest.feature[forest.roots[2]] == -1
+            assert np.unique(_tree.apply_tree(xb, sets[1], forest, 1)).tolist() == [
+                forest.roots[1]]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_min_samples_leaf_is_respected_and_a_small_node_is_a_leaf(monkeypatch, backend):
     monkeypatch.setattr(_backend, "get_backend", lambda: backend)

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .. import _backend
-from ._tree import apply_tree, fit_tree
+from ._tree import apply_tree, fit_forest, fit_tree
 
 
 def canonical_labels(keys: np.ndarray) -> np.ndarray:
@@ -67,17 +67,21 @@ def stratify(
     rows_a = np.flatnonzero(in_a)
     rows_b = np.flatnonzero(~in_a)
     keys = np.empty(n, np.int64)
-    jobs = [(rows_a, rows_b), (rows_b, rows_a)]
     if n >= _backend.PARALLEL_ROWS and _backend.can_start_threads():
         # The two trees are independent and the kernels release the GIL: one per core.
+        jobs = [(rows_a, rows_b), (rows_b, rows_a)]
         with ThreadPoolExecutor(max_workers=2) as pool:
             placed = list(pool.map(lambda job: _fit_and_place(xb, y, *job, min_samples_leaf),
                                    jobs))
+        # Leaf keys: node index times 2 plus which tree placed the row.
+        keys[rows_b] = 2 * placed[0]
+        keys[rows_a] = 2 * placed[1] + 1
     else:
-        placed = [_fit_and_place(xb, y, *job, min_samples_leaf) for job in jobs]
-    # Leaf keys: node index times 2 plus which tree placed the row.
-    keys[rows_b] = 2 * placed[0]
-    keys[rows_a] = 2 * placed[1] + 1
+        # One pass grows both (the numpy grower then makes half as many calls); node
+        # indices are unique across a forest's trees, so they are the keys.
+        forest = fit_forest(xb, y, [rows_a, rows_b], min_samples_leaf)
+        keys[rows_b] = apply_tree(xb, rows_b, forest, 0)
+        keys[rows_a] = apply_tree(xb, rows_a, forest, 1)
     return canonical_labels(keys)
 
 

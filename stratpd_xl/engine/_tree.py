@@ -42,12 +42,13 @@ TIE = 1e-9
 
 @dataclass(frozen=True)
 class Tree:
-    """Split nodes of a fitted tree; ``feature == -1`` marks a leaf."""
+    """Split nodes of a fitted tree, or of several trees; ``feature == -1`` marks a leaf."""
 
     feature: np.ndarray  # int64
     threshold: np.ndarray  # int64, go left when bin <= threshold
     left: np.ndarray  # int64
     right: np.ndarray  # int64
+    roots: tuple[int, ...] = (0,)  # the root of each tree of a forest (see fit_forest)
 
 
 def _is_pure(sum_y: float, sum_y2: float, m: int) -> bool:
@@ -178,11 +179,11 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
 
 
 @njit
-def _apply_numba(xb, rows, feature, threshold, left, right):  # pragma: no cover - compiled
+def _apply_numba(xb, rows, feature, threshold, left, right, root=0):  # pragma: no cover
     out = np.empty(rows.shape[0], np.int64)
     for i in range(rows.shape[0]):
         r = rows[i]
-        node = 0
+        node = root
         while feature[node] >= 0:
             if xb[r, feature[node]] <= threshold[node]:
                 node = left[node]
@@ -195,7 +196,7 @@ def _apply_numba(xb, rows, feature, threshold, left, right):  # pragma: no cover
 # Entries per numpy call when features are processed together (see _grow_numpy): enough to
 # spread numpy's per-call cost over the small nodes of deep levels, few enough that the work
 # arrays, sized by this and not by n x p, stay a few MB.
-_BATCH = 1 << 16
+_BATCH = 1 << 17
 
 
 class _Scratch:
@@ -223,7 +224,7 @@ def _level_gains(
     mean: np.ndarray,
     min_samples_leaf: int,
     work: _Scratch,
-    step: float,
+    step: float | np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Gains of the candidate splits of all nodes of a level.
 
@@ -237,7 +238,8 @@ def _level_gains(
     would have fewer than ``min_samples_leaf`` (>= 1) rows, so also at a node's last cell;
     ``first_cell`` is each node's first cell.  Empty bins
     between occupied ones are skipped: they repeat the previous bin's gain, and
-    the kernel's first-tie rule picks the lower, occupied, bin anyway.
+    the kernel's first-tie rule picks the lower, occupied, bin anyway.  ``y`` is in whole
+    grid steps of ``step`` (:func:`exact_sum_grid`): one for all nodes, or one per node.
     """
     size = bins.size
     new_cell = work.flag[:size]
@@ -256,9 +258,11 @@ def _level_gains(
     np.cumsum(y, out=before[1:])
     sl = before.take(cell_end)
     sl -= np.repeat(before.take(node_start), per_node)
-    sl = sl * step  # whole steps below 2**53: exact
-    cl = cell_end - np.repeat(node_start, per_node)
     c_node = np.repeat(np.arange(m.size), per_node)
+    # Whole steps below 2**53: exact.  ``step`` is per node when trees of several grids
+    # share the level.
+    sl = sl * (step if np.ndim(step) == 0 else step[c_node])
+    cl = cell_end - np.repeat(node_start, per_node)
     gain = _cell_gains(cl, sl, m[c_node], mean[c_node], min_samples_leaf)
     return gain, c_node, cell_start, first_cell
 
@@ -380,16 +384,20 @@ _HIST_CELLS_PER_ROW = 1.0
 class _CellCandidates:
     """One level's split candidates: the gains of occupied (feature, node, bin) cells.
 
-    ``node_best`` (features, nodes) is each feature's best gain in each node; ``live`` marks
-    the features with two or more occupied bins in some node (the others cannot split here
-    or below); ``batches`` holds ``(a, k, gain, first_cell, cell_bin, nodes)`` for features
-    ``a .. a+k-1``, cells ordered by feature, node, bin, ``first_cell`` each (feature,
-    node)'s first cell.
+    ``node_best`` (features, nodes) is each feature's best gain in each node, -1 where no
+    threshold leaves ``min_samples_leaf`` rows on both sides; ``batches`` holds
+    ``(a, k, gain, first_cell, cell_bin, nodes)`` for features ``a .. a+k-1``, cells
+    ordered by feature, node, bin, ``first_cell`` each (feature, node)'s first cell.
     """
 
     node_best: np.ndarray
-    live: np.ndarray
     batches: list[tuple[int, int, np.ndarray, np.ndarray, np.ndarray, int]]
+
+    @property
+    def live(self) -> np.ndarray:
+        """Features with a valid split in some node.  The others cannot split below either:
+        a child's rows on each side of any threshold are a subset of its parent's."""
+        return (self.node_best >= 0.0).any(axis=1)
 
     def thresholds(self, win_f: np.ndarray, bar: np.ndarray) -> np.ndarray:
         """Lowest bin at which feature ``win_f[k]`` (a row of ``node_best``) reaches
@@ -432,7 +440,6 @@ class _HistCandidates(_CellCandidates):
         per = max(1, _BATCH // max(active.size, width))  # features per batch
         n_feat = feats.size
         self.node_best = np.empty((n_feat, nn))
-        self.live = np.empty(n_feat, bool)
         self.batches = []
         for a in range(0, n_feat, per):
             fs = feats[a : a + per]
@@ -447,8 +454,6 @@ class _HistCandidates(_CellCandidates):
             occ = np.flatnonzero(cnt)  # occupied cells, by feature, node, bin
             pair = occ >> 8  # feature * nn + node (N_BINS is 256)
             first_cell = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
-            # Occupied cells beyond one per node: the feature can still split somewhere.
-            self.live[a : a + k] = np.diff(first_cell[::nn], append=occ.size) > nn
             cl = np.cumsum(cnt.reshape(-1, N_BINS), axis=1, out=cnt.reshape(-1, N_BINS))
             sl = np.cumsum(total.reshape(-1, N_BINS), axis=1, out=total.reshape(-1, N_BINS))
             node = pair % nn if k > 1 else pair
@@ -478,15 +483,14 @@ class _SortedCandidates(_CellCandidates):
     levels with many small nodes.  See :func:`_level_gains`.
     """
 
-    def __init__(self, orders: _Orders, steps: np.ndarray, step: float, m: np.ndarray,
-                 mean: np.ndarray, msl: int, work: _Scratch) -> None:
+    def __init__(self, orders: _Orders, steps: np.ndarray, step: float | np.ndarray,
+                 m: np.ndarray, mean: np.ndarray, msl: int, work: _Scratch) -> None:
         nn = m.size
         n_feat = orders.feats.size
         size = orders.size
         node_start = np.cumsum(m) - m
         per = max(1, _BATCH // size)  # features per batch
         self.node_best = np.empty((n_feat, nn))  # each feature's best gain in each node
-        self.live = np.ones(n_feat, bool)
         self.batches = []
         for a in range(0, n_feat, per):
             k = min(a + per, n_feat) - a
@@ -497,10 +501,9 @@ class _SortedCandidates(_CellCandidates):
             # so its sums are those of that feature alone.
             g, c_node, cell_start, first_cell = _level_gains(
                 b, yo, np.tile(m, k), (node_start + size * np.arange(k)[:, None]).ravel(),
-                np.tile(mean, k), msl, work, step,
+                np.tile(mean, k), msl, work,
+                step if np.ndim(step) == 0 else np.tile(step, k),
             )
-            # One bin per node: this feature cannot split below.
-            self.live[a : a + k] = np.diff(first_cell[::nn], append=g.size) > nn
             # Cells are grouped by node and every open node has rows: reduceat is per node.
             self.node_best[a : a + k] = np.maximum.reduceat(g, first_cell).reshape(k, nn)
             # The bins are copied: the orders are regrouped before the thresholds are read.
@@ -526,12 +529,15 @@ def _sorted_orders(cols: np.ndarray, feats: np.ndarray, active: np.ndarray, ln: 
 
 
 def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_leaf: int,
-                step: float) -> Tree:
+                step: np.ndarray, tree_of: np.ndarray | None = None) -> Tree:
     """Level-wise version of ``_grow_numba``: all open nodes of one depth at once.
 
-    ``y`` (at ``rows``) lies on the grid of ``step`` made by :func:`exact_sum_grid`, so
-    its sums are exact in any order, and as whole numbers of steps they are int64 sums,
-    which numpy adds several times faster than floats.
+    Grows one tree per value of ``tree_of`` (the tree of each of ``rows``; all rows in
+    tree 0 when None), together: tree ``i``'s root is node ``i`` and a level holds the open
+    nodes of every tree, so small trees share each numpy call (see :func:`fit_forest`).
+    ``y`` (at the rows of tree ``i``) lies on the grid of ``step[i]`` made by
+    :func:`exact_sum_grid`, so its sums are exact in any order, and as whole numbers of
+    steps they are int64 sums, which numpy adds several times faster than floats.
 
     While a level has few nodes for its rows (``_HIST_CELLS_PER_ROW``), splits are found
     from dense histograms (:class:`_HistCandidates`).  Once nodes get many and small, each
@@ -544,21 +550,25 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
     """
     p = xb.shape[1]
     n_fit = rows.shape[0]
+    step = np.asarray(step, np.float64).reshape(-1)
+    n_trees = step.size
+    tree_of = np.zeros(n_fit, np.intp) if tree_of is None else np.asarray(tree_of, np.intp)
     # The kernel's rules with min_samples_leaf 0 are those with 1 (a split leaves >= 1 row
     # per side; a 1-row node is pure); clamping lets cr == 0 mark invalid splits.
     msl = max(int(min_samples_leaf), 1)
-    # A split leaves >= msl rows a side, so at most 2 * n_fit / msl + 1 nodes (as the kernel).
-    max_nodes = 2 * (n_fit // msl) + 3
+    # A split leaves >= msl rows a side, so at most 2 * n / msl + 1 nodes per tree of n rows
+    # (as the kernel).
+    max_nodes = int((2 * (np.bincount(tree_of, minlength=n_trees) // msl) + 3).sum())
     feature = np.full(max_nodes, -1, np.int64)
     threshold = np.zeros(max_nodes, np.int64)
     left = np.full(max_nodes, -1, np.int64)
     right = np.full(max_nodes, -1, np.int64)
-    n_nodes = 1
+    n_nodes = n_trees
     # Work on positions 0..n_fit-1 into ``rows`` (ascending, so position order = row order).
     cols = np.ascontiguousarray(xb[rows].T)  # feature-major: one contiguous array per column
     yf = np.ascontiguousarray(y[rows], dtype=np.float64)
-    steps = (yf / step).astype(np.int64)  # whole numbers: exact
-    node_of = np.zeros(n_fit, np.intp)  # local node (index into the frontier) of each row
+    steps = (yf / step[tree_of]).astype(np.int64)  # whole numbers: exact
+    node_of = tree_of.copy()  # local node (index into the frontier) of each row
     active = np.arange(n_fit, dtype=np.intp)  # rows of open nodes, ascending
     feats = np.arange(p, dtype=np.int64)  # features that may still split
     orders: _Orders | None = None  # built when the levels switch to sorted orders
@@ -576,8 +586,15 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         sse = s_y2 - s_y * s_y / np.maximum(m, 1)
         return m, s_y, s_y2, (m >= 2 * msl) & ~(sse <= 1e-12 * s_y2 + 1e-300)
 
-    m, s_y, s_y2, splittable = open_nodes(node_of, 1)
+    m, s_y, s_y2, splittable = open_nodes(node_of, n_trees)
     frontier = np.flatnonzero(splittable)  # every node in the frontier can be split
+    if not splittable.all():  # roots that are leaves: their rows leave at once
+        active = active[splittable[node_of]]
+        node_of[active] = (np.cumsum(splittable) - 1)[node_of[active]]
+        m, s_y, s_y2 = m[splittable], s_y[splittable], s_y2[splittable]
+    # The grid step of each open node (its tree's): a scalar when all trees share one.
+    same_step = bool((step == step[0]).all())
+    node_step = step[frontier]
     while frontier.size and feats.size:  # no feature left: no node can split
         nn = frontier.size
         ln = node_of[active]
@@ -591,7 +608,8 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
                 spare = _Orders(orders.perm.size)
                 work = _Scratch(min(max(_BATCH, active.size), feats.size * active.size))
                 moves = _Moves(n_fit)
-            cand = _SortedCandidates(orders, steps, step, m, mean, msl, work)
+            cand = _SortedCandidates(orders, steps, step[0] if same_step else node_step, m,
+                                     mean, msl, work)
         best_gain = np.maximum(cand.node_best.max(axis=0), 0.0)
         ok = best_gain > 1e-12 * (s_y2 - s_y * mean)
         bar = best_gain * (1.0 - TIE)
@@ -631,20 +649,23 @@ def _grow_numpy(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_lea
         compact = np.cumsum(splittable) - 1  # children ids -> the next level's node ids
         node_of[active] = compact[c]
         m, s_y, s_y2 = m[splittable], s_y[splittable], s_y2[splittable]
-        if not cand.live.all():  # drop features that cannot split any more
-            feats = feats[cand.live]
+        node_step = np.repeat(node_step[split], 2)[splittable]  # a child's tree: its parent's
+        live = cand.live
+        if not live.all():  # drop features that cannot split any more
+            feats = feats[live]
             if orders is not None:
-                orders.keep(cand.live)
+                orders.keep(live)
         if orders is not None:
             moves.fill(gone, active, c, n_children)  # the same for every feature
             _regroup(orders, spare, moves, work)  # the old arrays become the next destination
             orders, spare = spare, orders
         frontier = first_child + np.flatnonzero(splittable)
-    return Tree(*(a[:n_nodes].copy() for a in (feature, threshold, left, right)))
+    return Tree(*(a[:n_nodes].copy() for a in (feature, threshold, left, right)),
+                roots=tuple(range(n_trees)))
 
 
-def _apply_numpy(xb: np.ndarray, rows: np.ndarray, tree: Tree) -> np.ndarray:
-    node = np.zeros(rows.shape[0], np.int64)
+def _apply_numpy(xb: np.ndarray, rows: np.ndarray, tree: Tree, root: int = 0) -> np.ndarray:
+    node = np.full(rows.shape[0], root, np.int64)
     split = tree.feature >= 0
     # Both growers number a node's children consecutively: the right child is left + 1,
     # so a step is one add instead of a select between two gathers.
@@ -691,23 +712,70 @@ def exact_sum_grid(values: np.ndarray) -> tuple[np.ndarray, float]:
 
 def fit_tree(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, min_samples_leaf: int) -> Tree:
     """Grow a stratification tree on ``rows`` (ascending indices into ``xb``/``y``)."""
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    y_fit = np.asarray(y, np.float64)[rows]
-    # Nothing to stratify on, or a target that is not finite everywhere (no split could
-    # be measured; the kernel's sums would be NaN): a single leaf.
-    if xb.shape[1] == 0 or not np.isfinite(y_fit).all():
-        return Tree(*(np.array([v], np.int64) for v in (-1, 0, -1, -1)))
-    on_grid, step = exact_sum_grid(y_fit)
-    y = np.zeros(xb.shape[0])  # only the fitted rows are read
-    y[rows] = on_grid
-    if get_backend() == "numba":
-        return Tree(*_grow_numba(xb, y, rows, int(min_samples_leaf)))
-    return _grow_numpy(xb, y, rows, int(min_samples_leaf), step)
+    return fit_forest(xb, y, [rows], min_samples_leaf)
 
 
-def apply_tree(xb: np.ndarray, rows: np.ndarray, tree: Tree) -> np.ndarray:
-    """Leaf node index of each row in ``rows``."""
+def fit_forest(xb: np.ndarray, y: np.ndarray, row_sets: list[np.ndarray],
+               min_samples_leaf: int) -> Tree:
+    """One stratification tree per set of rows, each grown on its rows alone.
+
+    ``row_sets`` are disjoint arrays of ascending indices into ``xb``/``y``.  The trees
+    share the node arrays of the returned :class:`Tree`; ``roots[i]`` is tree ``i``'s root
+    (see :func:`apply_tree`).  Each tree is exactly the one :func:`fit_tree` grows on its
+    rows; the numpy grower grows them together, a level of every tree per pass, which
+    halves its per-call cost for the two small honest trees of a feature.
+    """
+    y = np.asarray(y, np.float64)
+    sets = [np.ascontiguousarray(r, dtype=np.int64) for r in row_sets]
+    on_grid = np.zeros(xb.shape[0])  # only the fitted rows are read
+    steps = np.ones(len(sets))
+    grown = []  # the sets that get a tree of their own; the others are single leaves
+    for i, rows in enumerate(sets):
+        y_fit = y[rows]
+        # Nothing to stratify on, or a target that is not finite everywhere (no split
+        # could be measured; the kernel's sums would be NaN): a single leaf.
+        if xb.shape[1] and np.isfinite(y_fit).all():
+            on_grid[rows], steps[i] = exact_sum_grid(y_fit)
+            grown.append(i)
+    msl = int(min_samples_leaf)
+    if get_backend() == "numpy" and len(grown) == len(sets):
+        owner = np.full(xb.shape[0], -1, np.intp)
+        for i, rows in enumerate(sets):
+            owner[rows] = i
+        rows = np.flatnonzero(owner >= 0)  # ascending, as the grower needs
+        return _grow_numpy(xb, on_grid, rows, msl, steps, owner[rows])
+    trees = []
+    for i, rows in enumerate(sets):
+        if i not in grown:
+            trees.append(Tree(*(np.array([v], np.int64) for v in (-1, 0, -1, -1))))
+        elif get_backend() == "numba":
+            trees.append(Tree(*_grow_numba(xb, on_grid, rows, msl)))
+        else:
+            trees.append(_grow_numpy(xb, on_grid, rows, msl, steps[i : i + 1]))
+    return _join(trees)
+
+
+def _join(trees: list[Tree]) -> Tree:
+    """The trees' nodes in one set of arrays, one tree after the other."""
+    if len(trees) == 1:
+        return trees[0]
+    offset = np.cumsum([0] + [t.feature.size for t in trees[:-1]])
+
+    def moved(side: str) -> np.ndarray:
+        return np.concatenate([np.where(getattr(t, side) >= 0, getattr(t, side) + o, -1)
+                               for t, o in zip(trees, offset, strict=True)])
+
+    return Tree(np.concatenate([t.feature for t in trees]),
+                np.concatenate([t.threshold for t in trees]), moved("left"), moved("right"),
+                roots=tuple(int(o) for o in offset))
+
+
+def apply_tree(xb: np.ndarray, rows: np.ndarray, tree: Tree, index: int = 0) -> np.ndarray:
+    """Leaf node index of each row in ``rows`` in tree ``index`` of a :func:`fit_forest`
+    (node indices are unique across its trees)."""
     rows = np.ascontiguousarray(rows, dtype=np.int64)
+    root = tree.roots[index]
     if get_backend() == "numba":
-        return _apply_numba(xb, rows, tree.feature, tree.threshold, tree.left, tree.right)
-    return _apply_numpy(xb, rows, tree)
+        return _apply_numba(xb, rows, tree.feature, tree.threshold, tree.left, tree.right,
+                            root)
+    return _apply_numpy(xb, rows, tree, root)
