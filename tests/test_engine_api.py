@@ -10,6 +10,7 @@ import pytest
 
 import stratpd_xl as sx
 from stratpd_xl import StratPDInputError
+from stratpd_xl._backend import HAVE_NUMBA
 from tests.synthetic import body_weight
 
 
@@ -272,9 +273,12 @@ def _large_table() -> pd.DataFrame:
     return data.assign(constant=1.0)
 
 
-def test_analyse_on_two_features_at_a_time_gives_the_serial_numbers(monkeypatch):
+@pytest.mark.parametrize("backend", ["numba", "numpy"] if HAVE_NUMBA else ["numpy"])
+def test_analyse_on_two_features_at_a_time_gives_the_serial_numbers(monkeypatch, backend):
+    # numba also grows each feature's two trees in threads; numpy grows them in one pass.
     from stratpd_xl import _backend
 
+    monkeypatch.setattr(_backend, "_backend", backend)
     data = _large_table()
     calls = []
     both = sx.analyse(data, "weight", random_state=3,

@@ -38,6 +38,7 @@ def stratify(
     rng: np.random.Generator,
     *,
     honest: bool = True,
+    threads: bool = True,
 ) -> np.ndarray:
     """Leaf label (0..n_leaves-1) of every row.
 
@@ -53,6 +54,9 @@ def stratify(
         Source of the honest split.
     honest : bool
         Cross-fit two trees on random halves (default) or grow one tree on all rows.
+    threads : bool
+        Whether the two trees may grow in two threads (on large data, where threads can
+        start).  False when the caller already keeps both cores busy.
     """
     n = y.shape[0]
     all_rows = np.arange(n, dtype=np.int64)
@@ -67,7 +71,7 @@ def stratify(
     rows_a = np.flatnonzero(in_a)
     rows_b = np.flatnonzero(~in_a)
     keys = np.empty(n, np.int64)
-    if n >= _backend.PARALLEL_ROWS and _backend.can_start_threads():
+    if threads and n >= _backend.PARALLEL_ROWS and _backend.can_start_threads():
         # The two trees are independent and the kernels release the GIL: one per core.
         jobs = [(rows_a, rows_b), (rows_b, rows_a)]
         with ThreadPoolExecutor(max_workers=2) as pool:
