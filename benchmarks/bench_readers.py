@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 import stratpd_xl
-from stratpd_xl import files as new_files
+from stratpd_xl.input import files as new_files
 
 
 def make_table(rows: int) -> pd.DataFrame:

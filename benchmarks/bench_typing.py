@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from stratpd_xl.sheet import frame_from_cells, typed_column
+from stratpd_xl.input.sheet import frame_from_cells, typed_column
 
 _REF_PATH = Path(__file__).resolve().parents[1] / "tests" / "reference_typing.py"
 _spec = importlib.util.spec_from_file_location("reference_typing", _REF_PATH)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import stratpd_xl as sx
-from stratpd_xl.charts import curve_figure, figure_png
 from stratpd_xl.demo import DEMO_LEFT_OUT, demo_data
+from stratpd_xl.presentation.charts import curve_figure, figure_png
 
 
 def main() -> None:

@@ -4,17 +4,17 @@
 >>> curve = sx.stratpd(df, "price", "carat")          # doctest: +SKIP
 >>> ranking = sx.impact(df, "price")                  # doctest: +SKIP
 
-Layers, each importing only those below it::
+Layers, one folder each, each importing only those below it (``tests/test_layout.py``)::
 
-    front ends      cli, excel.udfs, excel.ribbon (thin adapters)
+    front ends      cli, demo, excel/ (thin adapters)
     workflow        names -> checks -> usable columns -> engine -> results with notes
-    sheet, files    cells and files <-> typed DataFrames, column at a time
-    engine          the numbers (numpy/numba)
-    tables, labels, charts, report   presentation
-    params, schema, errors           parameter table, result columns, the error type
+    input/          cells and files -> typed DataFrames (sheet: the typing step; files)
+    engine/         the numbers (numpy/numba)
+    presentation/   labels, tables, charts, drawing, report
+    bottom          params (the parameter table), schema, errors, yesno, _backend
 
-The engine is imported on first use of its names, so ``import stratpd_xl.sheet`` or
-``stratpd_xl.labels`` loads neither numba nor matplotlib.
+The engine is imported on first use of its names, so ``import stratpd_xl.input.sheet`` or
+``stratpd_xl.presentation.labels`` loads neither numba nor matplotlib.
 """
 
 from __future__ import annotations

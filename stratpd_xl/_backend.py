@@ -1,6 +1,6 @@
 """Choose between the numba kernels and the pure-numpy fallback.
 
-The engine's kernels and the .ods pre-scan (:mod:`stratpd_xl._scan_kernels`) use it.  Both
+The engine's kernels and the .ods pre-scan (:mod:`stratpd_xl.input._scan_kernels`) use it.  Both
 backends implement the same algorithms and give the same numbers (the tests check it); numba
 is only faster.  Set ``STRATPD_XL_BACKEND=numpy`` to force the fallback.
 """

@@ -26,11 +26,11 @@ import pandas as pd
 
 from . import __version__, workflow
 from .demo import DEMO_LEFT_OUT, DEMO_SETTINGS, DEMO_TARGET, demo_data
-from .drawing import PictureDrawer
 from .errors import StratPDInputError, StratPDNote, error_text, is_interrupt
-from .files import read_table
+from .input.files import read_table
 from .params import PARAMETERS, Settings
-from .tables import inert_table
+from .presentation.drawing import PictureDrawer
+from .presentation.tables import inert_table
 
 __all__ = ["ProgressBar", "build_parser", "main"]
 
@@ -380,7 +380,7 @@ def _csv_writer(table: pd.DataFrame, source: dict[str, Any] | None) -> Callable[
 
 def _png_writer(make_figure: Callable[[], Any]) -> Callable[[Path], None]:
     def write(path: Path) -> None:
-        from .charts import figure_png
+        from .presentation.charts import figure_png
 
         path.write_bytes(figure_png(make_figure()))
 
@@ -420,7 +420,8 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     )
     _deliver(
         result.curve, outs, frame.attrs.get("source"), args.force,
-        _lazy(".charts", "curve_figure"), _lazy(".report", "write_curve_workbook"),
+        _lazy(".presentation.charts", "curve_figure"),
+        _lazy(".presentation.report", "write_curve_workbook"),
     )
     return 0
 
@@ -483,16 +484,17 @@ def _cmd_impact(args: argparse.Namespace) -> int:
     result = _analyse(frame, args.target, args)
     _deliver(
         result.impact, outs, frame.attrs.get("source"), args.force,
-        _lazy(".charts", "impact_figure"), _lazy(".report", "write_impact_workbook"),
+        _lazy(".presentation.charts", "impact_figure"),
+        _lazy(".presentation.report", "write_impact_workbook"),
     )
     return 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import write_report
+    from .presentation.report import write_report
 
     (out,) = _check_outputs([args.out], _REPORT_FORMATS, args.force, Path(args.input))
-    # Started before the read, so the helper's imports overlap it; see stratpd_xl.drawing.
+    # Started before the read, so the helper's imports overlap it; see presentation.drawing.
     with PictureDrawer(helper=True) as drawer:
         result = _analyse(_read(args), args.target, args)
         _write_atomic(out, lambda p: write_report(result, p, drawer=drawer), args.force)
@@ -501,8 +503,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .charts import impact_figure
-    from .report import write_report
+    from .presentation.charts import impact_figure
+    from .presentation.report import write_report
 
     out_dir: Path = args.out
     if out_dir.exists() and not out_dir.is_dir():

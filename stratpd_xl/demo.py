@@ -39,7 +39,7 @@ def demo_data() -> pd.DataFrame:
         Columns carat, cut, color, clarity, depth, table, price, x, y, z; ``cut``, ``color``
         and ``clarity`` are ordered categories from worst to best grade.
     """
-    from .files import read_table
+    from .input.files import read_table
 
     with resources.as_file(resources.files("stratpd_xl") / "data" / "diamonds.csv") as path:
         frame = read_table(path)

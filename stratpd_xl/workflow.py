@@ -3,8 +3,8 @@
     names -> checks -> usable columns -> engine -> results with notes
 
 The CLI, the Excel formulas, the ribbon button and any later front end (xlwings Lite, a web
-page) read their input into a DataFrame (through :mod:`stratpd_xl.sheet` or
-:mod:`stratpd_xl.files`), call :func:`curve` or :func:`analysis` with validated
+page) read their input into a DataFrame (through :mod:`stratpd_xl.input.sheet` or
+:mod:`stratpd_xl.input.files`), call :func:`curve` or :func:`analysis` with validated
 :class:`~stratpd_xl.params.Settings`, and present the typed result they get back.  Checks and
 their sentences live here once, so a table gives the same answer and the same error in a
 cell, on a command line and in a message box.
@@ -21,8 +21,8 @@ from typing import Any
 import pandas as pd
 
 from .errors import StratPDInputError
+from .input.sheet import check_rows, resolve_column, usable_table
 from .params import Settings
-from .sheet import check_rows, resolve_column, usable_table
 from .yesno import yes_no_target
 
 __all__ = ["AnalysisResult", "CurveResult", "Problem", "analysis", "curve", "prepare"]
@@ -133,7 +133,7 @@ def prepare(
     Parameters
     ----------
     frame : DataFrame
-        A typed table (from :mod:`stratpd_xl.sheet` or :mod:`stratpd_xl.files`, or any
+        A typed table (from :mod:`stratpd_xl.input.sheet` or :mod:`stratpd_xl.input.files`, or any
         DataFrame); ``frame.attrs["notes"]`` are carried into the result's notes.
     target : str
         The column to explain, as the user typed it (case, spaces, underscores ignored).

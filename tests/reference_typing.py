@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stratpd_xl.sheet._values import (  # the scalar rules themselves are shared
+from stratpd_xl.input.sheet._values import (  # the scalar rules themselves are shared
     ERROR_LIKE,
     EXCEL_ERRORS,
     KIND_WORD,

@@ -19,7 +19,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 import stratpd_xl as sx
-from stratpd_xl.charts import curve_figure, curve_title, figure_png, impact_figure
+from stratpd_xl.presentation.charts import curve_figure, curve_title, figure_png, impact_figure
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -272,7 +272,7 @@ def test_figure_png_is_png_with_requested_size():
 
 
 def test_charts_do_not_import_pyplot():
-    code = ("import sys, stratpd_xl.charts as c, stratpd_xl.report\n"
+    code = ("import sys, stratpd_xl.presentation.charts as c, stratpd_xl.presentation.report\n"
             "import pandas as pd\n"
             "assert 'matplotlib.pyplot' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)

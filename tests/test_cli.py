@@ -17,7 +17,7 @@ import pytest
 import stratpd_xl
 from stratpd_xl import demo
 from stratpd_xl.cli import ProgressBar, main
-from stratpd_xl.files import read_table
+from stratpd_xl.input.files import read_table
 from tests.office import soffice
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -272,7 +272,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(
         Path(path).write_bytes(b"half")
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr("stratpd_xl.report.write_report", broken)
+    monkeypatch.setattr("stratpd_xl.presentation.report.write_report", broken)
     code, _, err = run(["report", csv_path, "-t", "price", "-o", out, "--force"], capsys)
     assert code == 2
     assert "No space left on device" in err and "Traceback" not in err

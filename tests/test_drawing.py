@@ -7,8 +7,8 @@ import warnings
 
 import pytest
 
-from stratpd_xl.drawing import Chart, PictureDrawer, draw_picture
 from stratpd_xl.errors import StratPDNote
+from stratpd_xl.presentation.drawing import Chart, PictureDrawer, draw_picture
 from tests.test_charts import categorical_result, numeric_result, ranking_result
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

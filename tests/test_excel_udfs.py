@@ -404,7 +404,7 @@ def test_recalculation_is_served_from_the_cache(xl, cells, monkeypatch):
 
 def test_cache_key_is_a_digest_of_the_typed_table():
     from stratpd_xl.excel.udfs import _frame_key
-    from stratpd_xl.sheet import frame_from_cells
+    from stratpd_xl.input.sheet import frame_from_cells
 
     def key(cells):
         return _frame_key(frame_from_cells(cells))
@@ -443,8 +443,8 @@ def test_cache_is_bounded():
 
 def test_warm_up_runs_both_kernels_and_the_chart(xl, monkeypatch):
     assert xl.udfs.wait_for_warm_up(0), "the import-time warm-up must have finished"
-    import stratpd_xl.charts as charts
     import stratpd_xl.engine as engine
+    import stratpd_xl.presentation.charts as charts
 
     seen = []
     real_pd, real_png = engine.partial_dependence, charts.figure_png

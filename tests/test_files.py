@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from stratpd_xl import files
 from stratpd_xl.cli import main
 from stratpd_xl.errors import StratPDInputError
-from stratpd_xl.files import read_table, sniff_text
-from stratpd_xl.sheet import frame_from_cells
+from stratpd_xl.input import files
+from stratpd_xl.input.files import read_table, sniff_text
+from stratpd_xl.input.sheet import frame_from_cells
 
 
 def write(path: Path, text: str, encoding: str = "utf-8") -> Path:
@@ -626,7 +626,7 @@ def test_ragged_files_read_as_the_csv_module_reads_them(tmp_path, monkeypatch, t
 )
 def test_the_sniffed_head_is_the_files_first_lines(text, count):
     # The sniffer reads only the first lines; they must be exactly those of the whole file.
-    from stratpd_xl.files import _head_lines
+    from stratpd_xl.input.files import _head_lines
 
     assert _head_lines(text, count) == text.splitlines()[:count]
 
@@ -636,7 +636,7 @@ def test_the_sniffed_head_is_the_files_first_lines(text, count):
        chunk=st.integers(1, 70))
 def test_the_longest_line_is_measured_across_chunks(data, chunk):
     # Without quotes the longest line decides whether the csv module's field limit applies.
-    from stratpd_xl.files import _longest_line
+    from stratpd_xl.input.files import _longest_line
 
     assert _longest_line(data, chunk) == max(map(len, data.split(b"\n")))
 

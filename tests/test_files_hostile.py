@@ -13,10 +13,10 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from stratpd_xl import _sheet_scan, files
 from stratpd_xl.cli import main
 from stratpd_xl.errors import StratPDInputError
-from stratpd_xl.files import read_table
+from stratpd_xl.input import _workbook_scan, files
+from stratpd_xl.input.files import read_table
 
 
 def make_xlsx(path: Path, rows: int = 5) -> Path:
@@ -164,7 +164,7 @@ def test_ods_trailing_repeats_written_by_libreoffice_are_not_padding(tmp_path):
 
     ods = _lo_convert(make_xlsx(tmp_path / "t.xlsx", rows=3), "ods", tmp_path, tmp_path / "p")
     # 4 rows x 2 columns used; LibreOffice packs the two zeros of row 2 into one repeated cell.
-    assert _sheet_scan.ods_extents(zipfile.ZipFile(ods))["Data"][:3] == (4, 2, 7)
+    assert _workbook_scan.ods_extents(zipfile.ZipFile(ods))["Data"][:3] == (4, 2, 7)
     assert len(read_table(ods)) == 3
 
 

@@ -16,8 +16,13 @@ from pathlib import Path
 import pytest
 
 import stratpd_xl as sx
-from stratpd_xl.charts import curve_title, impact_title
-from stratpd_xl.report import curve_table, write_curve_workbook, write_impact_workbook, write_report
+from stratpd_xl.presentation.charts import curve_title, impact_title
+from stratpd_xl.presentation.report import (
+    curve_table,
+    write_curve_workbook,
+    write_impact_workbook,
+    write_report,
+)
 from tests.test_charts import categorical_result, numeric_result, ranking_result, synthetic_data
 
 SOFFICE_TIMEOUT = 120  # seconds for one conversion call (start-up is most of it)

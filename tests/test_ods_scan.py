@@ -23,9 +23,10 @@ import python_calamine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stratpd_xl import _backend, _scan_kernels, _sheet_scan, files
+from stratpd_xl import _backend
 from stratpd_xl.errors import StratPDInputError
-from stratpd_xl.files import read_table
+from stratpd_xl.input import _scan_kernels, _workbook_scan, files
+from stratpd_xl.input.files import read_table
 
 HEAD = (
     '<?xml version="1.0" encoding="UTF-8"?>'
@@ -101,7 +102,7 @@ def data_rows(n: int) -> list[str]:
 
 def slow_extents(content: bytes) -> dict:
     """The tag-by-tag scan alone: the reference the fast path must agree with."""
-    scan = _sheet_scan._OdsScan()
+    scan = _workbook_scan._OdsScan()
     scan._tags(content)
     scan.finish()
     return scan.extents
@@ -113,7 +114,7 @@ def backend(request, monkeypatch):
     (the compiled one on every size of file, not only on large ones as in use)."""
     if request.param == "numba" and not _backend.HAVE_NUMBA:
         pytest.skip("numba not installed")
-    monkeypatch.setattr(_sheet_scan, "COMPILED_SCAN_FROM", 0)
+    monkeypatch.setattr(_workbook_scan, "COMPILED_SCAN_FROM", 0)
     previous = _backend.set_backend(request.param)
     yield request.param
     _backend.set_backend(previous)
@@ -143,15 +144,15 @@ def test_hand_written_ods_reads(tmp_path):
 def test_plain_rows_take_the_fast_path_and_agree_with_the_tag_scan(backend):
     rows = "".join(row(num(i), num(i), txt("a"), gap(3), num(1)) for i in range(3000))
     chunk = rows.encode()
-    tags = _sheet_scan._xml_tags(chunk)
+    tags = _workbook_scan._xml_tags(chunk)
     assert tags is not None
-    spans, used, cells = _sheet_scan._ods_rows(*tags)
+    spans, used, cells = _workbook_scan._ods_rows(*tags)
     assert spans.sum() == 3000 and used.max() == 7 and cells == 3000 * 4
-    scan = _sheet_scan._OdsScan(compiled=_scan_kernels.ods_rows)
+    scan = _workbook_scan._OdsScan(compiled=_scan_kernels.ods_rows)
     scan.name = "T"
     scan.feed(chunk)
     scan.finish()
-    reference = _sheet_scan._OdsScan()
+    reference = _workbook_scan._OdsScan()
     reference.name = "T"
     reference._tags(chunk)
     reference.finish()
@@ -206,7 +207,7 @@ def test_fast_and_tag_scans_agree_on_random_tables(tmp_path, seed, backend):
     )
     content = (HEAD + tables + TAIL).encode()
     book = zipfile.ZipFile(make_ods(tmp_path / "r.ods", content))
-    assert _sheet_scan.ods_extents(book) == slow_extents(content)
+    assert _workbook_scan.ods_extents(book) == slow_extents(content)
 
 
 # Rows as spreadsheet programs write them, and stray bytes that must make the compiled scan
@@ -304,9 +305,9 @@ def assert_compiled_declines_or_agrees(chunk: bytes) -> None:
         _backend.set_backend(previous)
     if compiled is None:
         return  # the numpy scan (or the tag-by-tag one) answers, as before
-    tags = _sheet_scan._xml_tags(chunk)
+    tags = _workbook_scan._xml_tags(chunk)
     assert tags is not None
-    expected = _sheet_scan._ods_rows(*tags)
+    expected = _workbook_scan._ods_rows(*tags)
     assert expected is not None
     assert compiled[0].dtype == expected[0].dtype == np.int64
     assert (compiled[0].tolist(), compiled[1].tolist(), compiled[2]) == (
@@ -468,12 +469,12 @@ def test_rows_longer_than_a_buffer_stay_whole_and_take_the_fast_path(
     rows = [row(*[num(i + j) for j in range(3000)]) for i in range(4)]
     content = (HEAD + table("Wide", rows) + TAIL).encode()
     slow: list[int] = []
-    tags = _sheet_scan._OdsScan._tags
-    monkeypatch.setattr(_sheet_scan._OdsScan, "_tags", lambda self, chunk: (
+    tags = _workbook_scan._OdsScan._tags
+    monkeypatch.setattr(_workbook_scan._OdsScan, "_tags", lambda self, chunk: (
         slow.append(len(chunk)), tags(self, chunk))[1])
     path = make_ods(tmp_path / "wide.ods", content)
     with zipfile.ZipFile(path) as book:
-        assert _sheet_scan.ods_extents(book)["Wide"][:3] == (4, 3000, 12000)
+        assert _workbook_scan.ods_extents(book)["Wide"][:3] == (4, 3000, 12000)
     assert sum(slow) < len(content) / 3  # the chunk with the table's head, and the end
 
 
@@ -489,7 +490,7 @@ def test_a_refusal_mid_file_stops_the_reading_thread(tmp_path):
     rows.insert(2_000, "<!-- hidden -->")
     path = make_ods(tmp_path / "m.ods", HEAD + table("Data", rows) + TAIL)
     with zipfile.ZipFile(path) as book, pytest.raises(ValueError, match="markup"):
-        _sheet_scan.ods_extents(book)
+        _workbook_scan.ods_extents(book)
     assert read_ahead_threads() == []
 
 
@@ -504,7 +505,7 @@ def test_a_damaged_stream_fails_the_same_with_or_without_the_thread(tmp_path, mo
     path.write_bytes(bytes(data))
     monkeypatch.setattr(_backend, "can_start_threads", lambda: threads)
     with zipfile.ZipFile(path) as book, pytest.raises((zipfile.BadZipFile, zlib.error)):
-        _sheet_scan.ods_extents(book)
+        _workbook_scan.ods_extents(book)
     assert read_ahead_threads() == []
 
 
@@ -517,7 +518,7 @@ def test_a_small_file_is_scanned_without_the_compiled_scan(tmp_path, monkeypatch
     monkeypatch.setattr(_scan_kernels, "ods_rows", must_not_run)
     path = make_ods(tmp_path / "s.ods", HEAD + table("Data", data_rows(50)) + TAIL)
     with zipfile.ZipFile(path) as book:
-        assert _sheet_scan.ods_extents(book)["Data"][:3] == (51, 2, 102)
+        assert _workbook_scan.ods_extents(book)["Data"][:3] == (51, 2, 102)
 
 
 def test_an_empty_content_xml_is_refused_in_one_sentence(tmp_path):
@@ -529,8 +530,8 @@ def test_an_empty_content_xml_is_refused_in_one_sentence(tmp_path):
 def test_a_small_file_is_scanned_without_loading_numba(tmp_path):
     path = make_ods(tmp_path / "s.ods", HEAD + table("Data", data_rows(50)) + TAIL)
     code = (
-        "import sys, zipfile; from stratpd_xl import _sheet_scan\n"
-        f"with zipfile.ZipFile({str(path)!r}) as book: _sheet_scan.ods_extents(book)\n"
+        "import sys, zipfile; from stratpd_xl.input import _workbook_scan\n"
+        f"with zipfile.ZipFile({str(path)!r}) as book: _workbook_scan.ods_extents(book)\n"
         "print('numba' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

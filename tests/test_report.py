@@ -18,14 +18,14 @@ from hypothesis import strategies as st
 
 import stratpd_xl as sx
 from stratpd_xl.errors import StratPDInputError
-from stratpd_xl.report import (
+from stratpd_xl.presentation.report import (
     curve_table,
     unique_sheet_names,
     write_curve_workbook,
     write_impact_workbook,
     write_report,
 )
-from stratpd_xl.tables import impact_table
+from stratpd_xl.presentation.tables import impact_table
 from tests.test_charts import categorical_result, numeric_result, ranking_result, synthetic_data
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import stratpd_xl as sx
 from stratpd_xl.errors import StratPDInputError, error_text
-from stratpd_xl.sheet import (
+from stratpd_xl.input.sheet import (
     EXCEL_ERRORS,
     cells_from_frame,
     check_rows,

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from stratpd_xl.sheet import blank_mask, frame_from_cells, typed_column
-from stratpd_xl.sheet._columns import scan_column, typed_rows
+from stratpd_xl.input.sheet import blank_mask, frame_from_cells, typed_column
+from stratpd_xl.input.sheet._columns import scan_column, typed_rows
 from tests import reference_typing as reference
 
 _TEXTS = st.sampled_from(

@@ -19,10 +19,11 @@ import python_calamine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stratpd_xl import _backend, _scan_kernels, _sheet_scan, files
+from stratpd_xl import _backend
 from stratpd_xl.cli import main
 from stratpd_xl.errors import StratPDInputError
-from stratpd_xl.files import read_table
+from stratpd_xl.input import _scan_kernels, _workbook_scan, files
+from stratpd_xl.input.files import read_table
 
 from . import xlsb
 from .test_files_hostile import make_xlsx
@@ -136,7 +137,7 @@ def random_sheet(rng: random.Random) -> bytes:
 @pytest.mark.parametrize("seed", range(30))
 def test_array_and_regex_scans_agree(seed):
     xml = random_sheet(random.Random(seed))
-    fast, slow = _sheet_scan._xlsx_refs(xml), _sheet_scan._xlsx_refs_slow(xml)
+    fast, slow = _workbook_scan._xlsx_refs(xml), _workbook_scan._xlsx_refs_slow(xml)
     assert fast is not None
     assert fast[:4] == slow[:4]
     assert (len(fast.cells), len(fast.rows)) == (len(slow.cells), len(slow.rows))
@@ -159,7 +160,7 @@ def compiled_refs(xml: bytes) -> tuple | None:
 
 
 def assert_compiled_declines_or_agrees(xml: bytes) -> tuple | None:
-    compiled, expected = compiled_refs(xml), _sheet_scan._xlsx_refs(xml)
+    compiled, expected = compiled_refs(xml), _workbook_scan._xlsx_refs(xml)
     if expected is None:  # what the numpy scan leaves to the regular expressions
         assert compiled is None
     if compiled is not None:
@@ -219,10 +220,10 @@ def test_extents_are_the_same_through_either_scan(tmp_path, monkeypatch, name):
     member = "xl/worksheets/sheet1.xml"
     measured = {}
     for scan, threshold in (("array", 10**12), ("compiled", 0)):
-        monkeypatch.setattr(_sheet_scan, "COMPILED_SCAN_FROM", threshold)
+        monkeypatch.setattr(_workbook_scan, "COMPILED_SCAN_FROM", threshold)
         previous = _backend.set_backend("numba")
         try:
-            measured[scan] = _sheet_scan.xlsx_extent(book, member)
+            measured[scan] = _workbook_scan.xlsx_extent(book, member)
         finally:
             _backend.set_backend(previous)
     assert measured["compiled"] == measured["array"]
@@ -234,7 +235,7 @@ def test_leading_numbers_are_read_eight_bytes_at_a_time():
         buffer = b"".join(b"<" + t + end for t in texts) + bytes(16)
         starts = np.cumsum([0] + [len(t) + 2 for t in texts[:-1]]) + 1
         expected = [int(t) if t else 0 for t in texts]
-        assert _sheet_scan._leading_number(buffer, starts).tolist() == expected
+        assert _workbook_scan._leading_number(buffer, starts).tolist() == expected
 
 
 # --------------------------------------------------------------------------- .xlsb
@@ -276,7 +277,7 @@ def test_xlsb_declared_dimension_is_not_trusted_either_way(tmp_path):
     path = xlsb.make_xlsb(
         tmp_path / "small.xlsb", xlsb.sheet_records(rows, extra=far, dimension=small)
     )
-    grid = _sheet_scan.xlsb_extent(zipfile.ZipFile(path), "xl/worksheets/sheet1.bin")[:2]
+    grid = _workbook_scan.xlsb_extent(zipfile.ZipFile(path), "xl/worksheets/sheet1.bin")[:2]
     assert grid == (101, 16_384)
 
 
@@ -294,7 +295,7 @@ def test_xlsb_records_larger_than_a_read_are_skipped(tmp_path):
     rows = data_rows(3) + [[1.0, text]] + data_rows(3)[1:]
     path = tmp_path / "long.xlsb"
     xlsb.make_xlsb(path, xlsb.sheet_records(rows))
-    extent = _sheet_scan.xlsb_extent(zipfile.ZipFile(path), "xl/worksheets/sheet1.bin")
+    extent = _workbook_scan.xlsb_extent(zipfile.ZipFile(path), "xl/worksheets/sheet1.bin")
     assert extent[:3] == (8, 2, 16)
 
 
@@ -306,7 +307,8 @@ def test_xlsb_scan_matches_the_grid_calamine_builds(tmp_path, seed):
         for _ in range(rng.randint(1, 200))
     ]
     path = xlsb.make_xlsb(tmp_path / "r.xlsb", xlsb.sheet_records(rows))
-    height, width, _, _ = _sheet_scan.xlsb_extent(zipfile.ZipFile(path), "xl/worksheets/sheet1.bin")
+    member = "xl/worksheets/sheet1.bin"
+    height, width, _, _ = _workbook_scan.xlsb_extent(zipfile.ZipFile(path), member)
     book = python_calamine.CalamineWorkbook.from_path(str(path))
     grid = book.get_sheet_by_name("Data").to_python(skip_empty_area=False)
     assert (height, width) == (len(grid), len(grid[0]) if grid else 0)

@@ -15,7 +15,7 @@ import pytest
 from stratpd_xl import PARAMETERS, Settings, workflow
 from stratpd_xl.cli import main
 from stratpd_xl.errors import StratPDInputError
-from stratpd_xl.sheet import cells_from_frame, frame_from_cells
+from stratpd_xl.input.sheet import cells_from_frame, frame_from_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -146,9 +146,10 @@ def test_cli_help_shows_the_tables_defaults(capsys):
 
 def test_light_modules_load_no_drawing_or_compiler_library():
     code = (
-        "import sys, json; import stratpd_xl, stratpd_xl.workflow, stratpd_xl.sheet, "
-        "stratpd_xl.tables, stratpd_xl.labels, stratpd_xl.params, stratpd_xl.schema, "
-        "stratpd_xl.files; "
+        "import sys, json; import stratpd_xl, stratpd_xl.workflow, stratpd_xl.input.sheet, "
+        "stratpd_xl.presentation.tables, stratpd_xl.presentation.labels, stratpd_xl.params, "
+        "stratpd_xl.schema, "
+        "stratpd_xl.input.files; "
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'matplotlib', 'xlsxwriter', 'numba', 'openpyxl', 'scipy'})))"
     )

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import python_calamine
 
-from stratpd_xl._xls_scan import XlsDamaged, xls_sheets
 from stratpd_xl.cli import main
 from stratpd_xl.errors import StratPDInputError
-from stratpd_xl.files import read_table
+from stratpd_xl.input._xls_scan import XlsDamaged, xls_sheets
+from stratpd_xl.input.files import read_table
 from tests import xls_craft as X
 from tests.office import soffice
 

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 import stratpd_xl as sx
-from stratpd_xl import tables
 from stratpd_xl.cli import main
 from stratpd_xl.errors import StratPDInputError
-from stratpd_xl.sheet import cells_from_frame
+from stratpd_xl.input.sheet import cells_from_frame
+from stratpd_xl.presentation import labels, tables
 
 os.environ.setdefault("STRATPD_XL_WARMUP", "0")
 
@@ -94,7 +94,7 @@ def test_impact_and_labels_say_points(data):
     curve = sx.stratpd(data, "churn", "months", random_state=0)
     table = tables.curve_table(curve)
     assert table.columns[1] == "change in P(churn = yes), points"
-    assert "change in P(churn = yes), points" in sx.labels.curve_title(curve)
+    assert "change in P(churn = yes), points" in labels.curve_title(curve)
 
 
 def test_cli_accepts_a_yes_no_target(data, tmp_path, capsys):

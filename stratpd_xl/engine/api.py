@@ -1,7 +1,8 @@
 """Public engine API: StratPD, CatStratPD, and a model-free impact ranking.
 
 Results are plain DataFrames with documented columns and ``attrs`` describing how they were
-made; plotting and spreadsheets live elsewhere (``stratpd_xl.charts``, ``stratpd_xl.sheet``).
+made; plotting and spreadsheets live elsewhere (``stratpd_xl.presentation``,
+``stratpd_xl.input.sheet``).
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def place_picture(caller: Any, png: bytes, table_columns: int) -> str:
     caller : xlwings.Range
         The formula's cell (xlwings passes it to a UDF parameter named ``caller``).
     png : bytes
-        The picture, e.g. from :func:`stratpd_xl.charts.figure_png`.
+        The picture, e.g. from :func:`stratpd_xl.presentation.charts.figure_png`.
     table_columns : int
         Width of the spilled table, so the picture starts right of it.
 

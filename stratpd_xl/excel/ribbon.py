@@ -26,10 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import sheet, tables, workflow
+from .. import workflow
 from ..errors import StratPDInputError, error_text
-from ..labels import unique_sheet_names
+from ..input import sheet
 from ..params import Settings
+from ..presentation import tables
+from ..presentation.labels import unique_sheet_names
 from . import KEEP_HINT
 
 __all__ = [
@@ -236,7 +238,7 @@ def _write_results(
     new_sheet: Any, result: workflow.AnalysisResult, source: str, settings: Settings,
     layout: Layout, warn: Callable[[str], None],
 ) -> None:
-    from .. import charts  # matplotlib only once there is something to draw
+    from ..presentation import charts  # matplotlib only once there is something to draw
 
     ranking = result.impact
     notes = f"{result.n_rows:,} rows" + (f" from {source}" if source else "")

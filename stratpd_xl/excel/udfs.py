@@ -28,9 +28,11 @@ import numpy as np
 import pandas as pd
 import xlwings as xw
 
-from .. import sheet, tables, workflow
+from .. import workflow
 from ..errors import StratPDInputError, error_text
+from ..input import sheet
 from ..params import PARAMETERS, Settings
+from ..presentation import tables
 from . import KEEP_HINT, pictures
 
 __all__ = ["STRATIMPACT", "STRATPD", "clear_cache", "wait_for_warm_up"]
@@ -250,7 +252,7 @@ def _curve(data: Any, target: Any, col: Any, settings: Settings, positive: Any =
 
 def _chart_png(curve: _Curve) -> bytes:
     if curve.png is None:
-        from .. import charts  # matplotlib only when a picture is wanted
+        from ..presentation import charts  # matplotlib only when a picture is wanted
 
         curve.png = charts.figure_png(charts.curve_figure(curve.result))
     return curve.png
@@ -397,7 +399,8 @@ def _warm_up() -> None:
     busy loading, keeps the first formula fast.
     """
     try:
-        from .. import charts, engine
+        from .. import engine
+        from ..presentation import charts
 
         rng = np.random.default_rng(0)
         n = 80

@@ -1,6 +1,6 @@
 """The .ods row scan and the .xlsx reference scan, each in one compiled pass over the bytes.
 
-:func:`stratpd_xl._sheet_scan._ods_rows` measures a stretch of whole rows with a dozen numpy
+:func:`._workbook_scan._ods_rows` measures a stretch of whole rows with a dozen numpy
 passes; on a 200,000-row sheet (290 MB of content.xml) they take longer than python-calamine's
 own read.  :func:`ods_rows` walks the same bytes once, tag by tag, and handles only the shape
 spreadsheet programs write: rows holding cells, cells holding ``text:`` elements, repeats
@@ -9,7 +9,7 @@ scan decides, so the two agree by construction wherever this one answers (the te
 on random and mangled XML).  Without numba, or with ``STRATPD_XL_BACKEND=numpy``, it always
 declines.
 
-:func:`xlsx_refs` does the same for :func:`stratpd_xl._sheet_scan._xlsx_refs` (ten numpy
+:func:`xlsx_refs` does the same for :func:`._workbook_scan._xlsx_refs` (ten numpy
 passes over each megabyte of sheet XML; 0.6 s of a 200,000-row workbook's 73 MB beyond
 inflating it): it declines any ``=`` with white space beside it and namespaced tags, and
 answers everything else exactly as the numpy scan does.
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _backend
-from ._backend import njit
+from .. import _backend
+from .._backend import njit
 
 # Tag names are compared 8 bytes at a time with the numpy scan's own constants: the two scans
 # must read the same bytes as the same names.
-from ._sheet_scan import (
+from ._scan_words import (
     _BLE_CELL,
     _BLE_ROW,
     _HUGE,
@@ -38,7 +38,7 @@ from ._sheet_scan import (
     _TEXT_NS,
     _VERED_TA,
 )
-from ._sheet_scan import _ODS_EMPTY_TAG as _EMPTY_TAG
+from ._scan_words import _ODS_EMPTY_TAG as _EMPTY_TAG
 
 __all__ = ["ods_rows", "xlsx_refs"]
 
@@ -219,7 +219,7 @@ def _ods_rows(a: np.ndarray, words: np.ndarray) -> tuple[bool, np.ndarray, np.nd
 
 def ods_rows(chunk: bytes) -> tuple[np.ndarray, np.ndarray, int] | None:
     """(rows each row element stands for, used columns of each, filled cells) of a stretch of
-    whole rows, as :func:`stratpd_xl._sheet_scan._ods_rows` gives it; ``None`` when this scan
+    whole rows, as :func:`._workbook_scan._ods_rows` gives it; ``None`` when this scan
     leaves the stretch to that one (numba missing or off, error cells, anything unusual)."""
     if _backend.get_backend() != "numba":
         return None
@@ -293,7 +293,7 @@ def _xlsx_refs(
 
 
 def xlsx_refs(buffer: bytes) -> tuple[int, int, int, int, np.ndarray, np.ndarray] | None:
-    """:func:`stratpd_xl._sheet_scan._xlsx_refs` of a stretch of sheet XML in one pass, or
+    """:func:`stratpd_xl.input._workbook_scan._xlsx_refs` of a stretch of sheet XML in one pass, or
     ``None`` when this scan leaves it to that one (numba missing or off, anything unusual)."""
     if _backend.get_backend() != "numba":
         return None

@@ -5,8 +5,8 @@ calamine builds a sheet's whole grid, from its first to its last cell, when it r
 and record sizes it finds.  A few kilobytes can so ask for gigabytes.  The scans here read the
 same parts calamine reads, as bytes and bounded (no XML tree, which would build the very grid
 to avoid), and report each sheet's extent, real cells and error cells, so that
-:mod:`stratpd_xl.files` can refuse a padded or damaged workbook in one sentence first.  The
-.xls counterpart is :mod:`stratpd_xl._xls_scan`.
+:mod:`stratpd_xl.input.files` can refuse a padded or damaged workbook in one sentence first.  The
+.xls counterpart is :mod:`stratpd_xl.input._xls_scan`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,23 @@ from typing import Any, NamedTuple
 from xml.parsers.expat import ParserCreate
 
 import numpy as np
+
+# The byte tables and tag words the compiled scans share with this one.
+from ._scan_words import (
+    _BLE_CELL,
+    _BLE_ROW,
+    _HUGE,
+    _LETTER,
+    _LOW5,
+    _LOW7,
+    _NAME_END,
+    _ODS_EMPTY_TAG,
+    _SPACE,
+    _TABLE_CO,
+    _TABLE_TA,
+    _TEXT_NS,
+    _VERED_TA,
+)
 
 __all__ = [
     "Errors", "ods_extents", "xlsb_extent", "xlsb_members", "xlsx_extent", "xlsx_members",
@@ -64,7 +81,7 @@ def _read_ahead(chunks: Iterator[bytes], depth: int = 8) -> Iterator[bytes]:
     reach the caller as they would have.  Close the generator (``contextlib.closing``) before
     the stream it reads: that stops and joins the thread.  Serial where threads cannot start.
     """
-    from ._backend import can_start_threads  # here: importing it loads numba, as the caller has
+    from .._backend import can_start_threads  # here: importing it loads numba, as the caller has
 
     if not can_start_threads():
         yield from chunks
@@ -119,16 +136,6 @@ _XLSX_ROW = re.compile(rb"<(?:\w+:)?row(?=[\s/>])")
 _XLSX_ANY_REF = re.compile(rb"""\sr\s*=\s*["']([A-Za-z]*)([0-9]*)""")
 _XLSX_SPACED_REF = re.compile(rb"\sr\s+=|\sr=\s")
 _XLSX_ERROR_CELL = re.compile(rb'<(?:\w+:)?c\s([^>]*\bt="e"[^>]*)>')
-#: Past Excel's 16,384 columns and 1,048,576 rows by far; calamine would still try them.
-_HUGE = 10**10
-
-_SPACE = np.zeros(256, bool)
-_SPACE[list(b" \t\r\n")] = True
-_NAME_END = _SPACE.copy()  # what may follow a tag's name
-_NAME_END[list(b"/>")] = True
-_LETTER = np.zeros(256, np.int64)  # A-Z and a-z -> 1-26, like calamine
-for _i in range(26):
-    _LETTER[65 + _i] = _LETTER[97 + _i] = _i + 1
 _DIGIT = np.full(256, -1, np.int64)
 _DIGIT[48:58] = np.arange(10)
 
@@ -321,9 +328,6 @@ _ODS_DOC_END = b"</office:document-content>"
 #: that give the same answer, so a false size in the zip costs time, never safety.
 COMPILED_SCAN_FROM = 4 * 2**20
 _BOM = b"\xef\xbb\xbf"
-#: Longest self-closed cell tag looked into for a value or formula (LibreOffice's: ~60 bytes).
-_ODS_EMPTY_TAG = 256
-
 
 def _repeat(value: bytes) -> int:
     """A repeat count as calamine reads it (a plain non-negative integer), capped far above
@@ -340,12 +344,12 @@ class _OdsScan:
     element) are not used area: readers drop them.  Repeated empty cells *before* a filled one
     are, and are how a small file pads a sheet to 16,384 columns.  Stretches of whole rows are
     measured with array operations (:func:`_ods_rows`); table bounds, error cells and anything
-    unusual tag by tag.  The array scan is compiled (:mod:`stratpd_xl._scan_kernels`) where
+    unusual tag by tag.  The array scan is compiled (:mod:`stratpd_xl.input._scan_kernels`) where
     numba runs, and numpy otherwise or where the compiled one declines.
     """
 
     def __init__(self, compiled: Callable[[bytes], Any] | None = None) -> None:
-        #: :func:`stratpd_xl._scan_kernels.ods_rows`, tried first on each buffer when given.
+        #: :func:`stratpd_xl.input._scan_kernels.ods_rows`, tried first on each buffer when given.
         self.compiled = compiled
         self.extents: dict[str, tuple[int, int, int, Errors]] = {}
         self.name = ""
@@ -458,17 +462,6 @@ def _xml_tags(chunk: bytes) -> tuple[bytes, np.ndarray, np.ndarray] | None:
     if markup.size and not (markup.size == 1 and chunk.startswith((b"<?xml", _BOM + b"<?xml"))):
         raise ValueError("the XML holds markup no spreadsheet writes")
     return padded, lt, end
-
-
-def _word(text: bytes) -> int:
-    return int.from_bytes(text.ljust(8, b"\0"), "little")
-
-
-_TEXT_NS, _LOW5 = _word(b"text:"), 2**40 - 1
-_TABLE_TA, _BLE_CELL, _BLE_ROW, _LOW7 = (
-    _word(b"table:ta"), _word(b"ble-cell"), _word(b"ble-row"), 2**56 - 1
-)
-_TABLE_CO, _VERED_TA = _word(b"table:co"), _word(b"vered-ta")
 
 
 def _ods_rows(

@@ -4,7 +4,7 @@ calamine parses every sheet of an ``.xls`` as soon as it opens the file: it rese
 for each sheet's declared DIMENSIONS and builds each sheet's grid from its first to its last
 cell.  Its compound-file reader trusts the file's sector chains (a cycle makes it read until
 memory runs out) and reserves vectors from header fields.  This module reads the same
-structures the way calamine does, but bounded, so :mod:`stratpd_xl.files` can refuse a
+structures the way calamine does, but bounded, so :mod:`stratpd_xl.input.files` can refuse a
 hostile file in one sentence before calamine touches it.
 
 The compound-file reader is written from the MS-CFB specification (sections 2.2-2.6: header,

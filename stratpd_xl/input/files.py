@@ -1,7 +1,7 @@
 """Read a table from a file (.csv/.txt/.tsv, .xlsx/.xlsm/.xlsb/.xls, .ods) into a DataFrame.
 
 Files go through the same sheet layer as cells: each reader hands over the raw block of cell
-values and :func:`stratpd_xl.sheet.frame_from_columns` does the typing, so a CSV exported from
+values and :func:`stratpd_xl.input.sheet.frame_from_columns` does the typing, so a CSV exported from
 a sheet gives the same table as the sheet itself.  Workbooks are read by python-calamine.  In
 text files pandas' C reader parses the numbers itself where that gives exactly what the sheet
 layer would (see ``_typed_text``); every other column reaches the sheet layer as raw text.
@@ -10,7 +10,7 @@ Hostile files (decompression bombs, sheets padded to column XFD, looping .xls se
 devices, pipes, damaged XML) are refused with one sentence before any reader allocates memory
 for them; the limits are the ``MAX_*`` constants below (documented in SECURITY.md, "Input
 files").  The byte-level scans that measure a workbook's sheets live in
-:mod:`stratpd_xl._sheet_scan` (.xlsx, .xlsb, .ods) and :mod:`stratpd_xl._xls_scan` (.xls);
+:mod:`._workbook_scan` (.xlsx, .xlsb, .ods) and :mod:`._xls_scan` (.xls);
 the limits are applied here.
 """
 
@@ -30,7 +30,8 @@ from xml.parsers.expat import ExpatError
 import numpy as np
 import pandas as pd
 
-from ._sheet_scan import (
+from ..errors import StratPDInputError
+from ._workbook_scan import (
     Errors,
     ods_extents,
     xlsb_extent,
@@ -39,7 +40,6 @@ from ._sheet_scan import (
     xlsx_members,
 )
 from ._xls_scan import XlsDamaged, xls_sheets
-from .errors import StratPDInputError
 from .sheet import find_header, frame_from_cells, frame_from_columns, guess_decimal
 
 __all__ = ["TEXT_SUFFIXES", "WORKBOOK_SUFFIXES", "read_table", "sniff_text"]
@@ -95,7 +95,7 @@ def read_table(
     Returns
     -------
     pandas.DataFrame
-        As :func:`stratpd_xl.sheet.frame_from_cells` returns it; ``frame.attrs["source"]``
+        As :func:`stratpd_xl.input.sheet.frame_from_cells` returns it; ``frame.attrs["source"]``
         describes the file (path, format, sheet, delimiter, decimal, encoding).
 
     Raises

@@ -1,4 +1,4 @@
-"""The helper process of :class:`stratpd_xl.drawing.PictureDrawer` (``python -m`` this module).
+"""The helper process of :class:`.drawing.PictureDrawer` (``python -m`` this module).
 
 It imports the chart code at once, then, for each batch of charts it is sent, asks for the
 next picture to draw until told to stop.  It ends when its stdin closes.  Its stdout carries

@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .errors import StratPDNote
+from ..errors import StratPDNote
 from .labels import (
     BAND_COLOR,
     CATEGORICAL_COLOR,

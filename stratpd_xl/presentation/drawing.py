@@ -2,7 +2,8 @@
 
 matplotlib holds the interpreter lock while it draws, so threads cannot share the work, and a
 report's ten pictures take 2-3 s one after another.  A :class:`PictureDrawer` made with
-``helper=True`` starts one helper process at once (``python -m stratpd_xl._picture_helper``),
+``helper=True`` starts one helper process at once
+(``python -m stratpd_xl.presentation._picture_helper``),
 so that the helper's imports (pandas and matplotlib, about a second) overlap what the caller
 does next: reading the file and running the analysis.  :meth:`PictureDrawer.draw` then lets
 the helper take pictures from the back of the list while this process takes them from the
@@ -59,7 +60,7 @@ class Picture:
 
 
 def draw_picture(chart: Chart) -> Picture:
-    """Draw one chart in this process, with :mod:`stratpd_xl.charts` (matplotlib, Agg)."""
+    """Draw one chart in this process, with :mod:`.charts` (matplotlib, Agg)."""
     from .charts import curve_figure, figure_png, impact_figure
 
     if chart.kind == "impact":
@@ -105,7 +106,7 @@ class _Helper:
         )
         flags = getattr(subprocess, "CREATE_NO_WINDOW", 0)  # no console flashing on Windows
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "stratpd_xl._picture_helper"],
+            [sys.executable, "-m", "stratpd_xl.presentation._picture_helper"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env, creationflags=flags,
         )

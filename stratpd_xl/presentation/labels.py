@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .schema import CATEGORICAL, result_kind
-from .yesno import probability_label
+from ..schema import CATEGORICAL, result_kind
+from ..yesno import probability_label
 
 __all__ = [
     "BAND_COLOR",

@@ -28,8 +28,8 @@ from xlsxwriter.utility import quote_sheetname, xl_range_abs
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
+from ..errors import StratPDInputError
 from .drawing import Chart, Picture, PictureDrawer, draw_picture
-from .errors import StratPDInputError
 from .labels import (
     BAND_COLOR,
     CATEGORICAL_COLOR,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..yesno import probability_label
 from .labels import is_categorical, share_fractions
-from .yesno import probability_label
 
 __all__ = [
     "BAND_HIGH",

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import StratPDInputError
+from ...errors import StratPDInputError
 from ._columns import blank_mask, scan_column, typed_rows
 from ._values import column_names, is_blank
 

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import StratPDInputError
-from ..params import PARAMETERS
-from ..yesno import yes_no_target
+from ...errors import StratPDInputError
+from ...params import PARAMETERS
+from ...yesno import yes_no_target
 from ._values import header_text, name_key
 
 __all__ = ["check_rows", "default_features", "is_numeric", "resolve_column", "usable_table"]
