@@ -403,8 +403,8 @@ def test_recalculation_is_served_from_the_cache(xl, cells, monkeypatch):
 
 
 def test_cache_key_is_a_digest_of_the_typed_table():
-    from stratpd_xl.excel.udfs import _frame_key
     from stratpd_xl.input.sheet import frame_from_cells
+    from stratpd_xl.spreadsheet import _frame_key
 
     def key(cells):
         return _frame_key(frame_from_cells(cells))
@@ -431,7 +431,7 @@ def test_a_curve_is_summarised_by_default_and_in_full_on_request(xl, cells):
 
 
 def test_cache_is_bounded():
-    from stratpd_xl.excel.udfs import _LRU
+    from stratpd_xl.spreadsheet import _LRU
 
     lru = _LRU(2)
     lru.put("a", 1)
@@ -460,7 +460,9 @@ def test_warm_up_runs_both_kernels_and_the_chart(xl, monkeypatch):
 
     monkeypatch.setattr(engine, "partial_dependence", recording_pd)
     monkeypatch.setattr(charts, "figure_png", recording_png)
-    xl.udfs._warm_up()
+    from stratpd_xl import spreadsheet
+
+    spreadsheet._warm_up()
     assert seen == [("x", "numeric"), ("c", "categorical"), ("png", True)]
 
 

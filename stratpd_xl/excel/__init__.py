@@ -1,6 +1,7 @@
 """Excel front end on the open-source (BSD-3) part of xlwings.
 
-* ``udfs``: the cell formulas ``=STRATPD(...)`` and ``=STRATIMPACT(...)`` (Windows Excel);
+* ``udfs``: the cell formulas ``=STRATPD(...)`` and ``=STRATIMPACT(...)`` (Windows Excel), on
+  :mod:`stratpd_xl.spreadsheet`;
 * ``ribbon``: ``main()`` behind the add-in's "Analyse selection" button (Windows and macOS);
 * ``pictures``: where the chart picture of a formula goes and what it is called;
 * ``install``: ``python -m stratpd_xl.excel.install``, every installer step (the scripts in
@@ -8,6 +9,3 @@
 * ``addin_file``: the add-in's own settings sheet, written by the build and the installer;
 * ``config``: the template's shared config file (manual setups) and ``import-udfs``.
 """
-
-#: How an Excel user analyses a column the sheet layer leaves out of rankings (an ID-like text).
-KEEP_HINT = "name it as col in =STRATPD to analyse it anyway"

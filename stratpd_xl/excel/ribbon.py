@@ -32,7 +32,7 @@ from ..input import sheet
 from ..params import Settings
 from ..presentation import tables
 from ..presentation.labels import unique_sheet_names
-from . import KEEP_HINT
+from ..spreadsheet import KEEP_HINT
 
 __all__ = [
     "TARGET_NAME", "Layout", "analyse_selection", "main", "read_selection", "target_name",

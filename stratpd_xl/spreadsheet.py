@@ -1,0 +1,367 @@
+"""What a spreadsheet formula does, whichever spreadsheet calls it: cells in, cells out.
+
+``=STRATPD(...)`` and ``=STRATIMPACT(...)`` exist in Excel (xlwings, :mod:`stratpd_xl.excel`)
+and in LibreOffice Calc (an extension, :mod:`stratpd_xl.libreoffice`).  Both hosts hand over a
+2-D block of cell values and a few optional arguments, and show a 2-D block back; everything in
+between lives here once: the arguments' help texts and defaults (from :data:`PARAMETERS`), how a
+blank or TRUE/FALSE argument is read, the typing of the cells, the call to
+:mod:`stratpd_xl.workflow`, the result cells, the one-cell error texts and a small cache, so
+a recalculation with unchanged cells costs a digest, not an analysis.
+
+The host adapters only convert their own values (COM, UNO) and place what the host can place
+(Excel: a chart picture beside the formula).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import workflow
+from .errors import StratPDInputError, error_text
+from .input import sheet
+from .params import PARAMETERS, Settings
+from .presentation import tables
+
+__all__ = [
+    "DESCRIPTIONS", "KEEP_HINT", "STRATIMPACT_ARGS", "STRATPD_ARGS", "Curve", "FormulaResult",
+    "chart_png", "clear_cache", "start_warm_up", "stratimpact", "stratpd", "wait_for_warm_up",
+]
+
+#: How a formula user analyses a column the sheet layer leaves out of rankings (an ID-like text).
+KEEP_HINT = "name it as col in =STRATPD to analyse it anyway"
+
+DEFAULT_MIN_SAMPLES_LEAF = PARAMETERS["min_samples_leaf"].default
+# A formula must show the same numbers on every recalculation, so the seed is fixed.
+RANDOM_STATE = 0
+CACHE_SIZE = 32
+
+# --------------------------------------------------------------------------- declarations
+#: Argument -> help text, in the formula's order: Excel's and Calc's function wizards show these.
+STRATPD_ARGS: dict[str, str] = {
+    "data": "The table, header row included, e.g. Data!A1:J5001.",
+    "target": 'Column to explain, e.g. "price".',
+    "col": 'Column whose effect you want, e.g. "carat".',
+    "min_samples_leaf": f"Smallest group of similar rows (default {DEFAULT_MIN_SAMPLES_LEAF}).",
+    "trials": f"Trials on random halves of the rows; more than 1 adds a 95% low/high band "
+    f"(default {PARAMETERS['n_trials'].default}).",
+    "chart": "FALSE: no chart picture beside the table (default TRUE).",
+    "max_points": f"Most curve points (default {PARAMETERS['max_points'].default}); 0 for every "
+    "distinct value.",
+    "positive": "Yes/no target only: the value that counts, e.g. \"yes\" (default TRUE/yes/1, "
+    "else the rarer value).",
+}
+STRATIMPACT_ARGS: dict[str, str] = {
+    name: STRATPD_ARGS[name] for name in ("data", "target", "min_samples_leaf", "positive")
+}
+#: Formula -> the one-line description the function wizards show (Excel cuts at 255 characters).
+DESCRIPTIONS: dict[str, str] = {
+    "STRATPD": "Partial dependence of target on col from the data alone (StratPD): a table of "
+    "x values and how much the target changes, all else equal, plus a chart beside it.",
+    "STRATIMPACT": "Model-free ranking of the columns by how much each alone moves the target "
+    "(StratPD impact), largest first.",
+}
+
+_TRUE_WORDS = frozenset({"true", "wahr", "vrai", "yes", "1"})
+_FALSE_WORDS = frozenset({"false", "falsch", "faux", "no", "0"})
+
+
+# --------------------------------------------------------------------------- cache
+
+
+class _LRU:
+    """A small thread-safe least-recently-used cache (a host may call from several threads)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return self._items[key]
+            self.misses += 1
+            return None
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.hits = self.misses = 0
+
+
+_cache = _LRU(CACHE_SIZE)
+
+
+def clear_cache() -> None:
+    """Forget all cached results (e.g. after changing the engine backend)."""
+    _cache.clear()
+
+
+@dataclass
+class Curve:
+    """A formula's curve: the cells it shows, the engine's result, and its picture once drawn."""
+
+    cells: list[list[Any]]
+    result: pd.DataFrame
+    png: bytes | None = None
+
+
+@dataclass(frozen=True)
+class FormulaResult:
+    """What ``=STRATPD`` gives its host: the cells, and the curve when the host may draw it.
+
+    Attributes
+    ----------
+    cells : list of list
+        The block to show (on bad input one cell ``"STRATPD: <what to fix>"``).
+    curve : Curve or None
+        ``None`` on bad input.
+    chart : bool
+        Whether the user asked for a chart (the ``chart`` argument).
+    """
+
+    cells: list[list[Any]]
+    curve: Curve | None = None
+    chart: bool = False
+
+
+def _frame_key(frame: pd.DataFrame) -> Hashable:
+    """A fingerprint of a typed table, computed from its column arrays.
+
+    Two blocks of cells that type to the same table give the same answer, so the typed frame
+    is the right thing to key on; the digest keeps 32 cached 200,000-row tables small.
+    """
+    digest = hashlib.sha256()
+    for name, column in frame.items():
+        digest.update(f"{name}\x00{column.dtype}\x00".encode("utf-8", "surrogatepass"))
+        if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iufMm":
+            # Fixed-width values are their own fingerprint: hashing the buffer is a third of
+            # the cost of hashing pandas' per-row hashes (and tells NaN payloads apart, which
+            # only costs a cache miss).
+            digest.update(np.ascontiguousarray(column.to_numpy()).data)
+        else:
+            digest.update(pd.util.hash_pandas_object(column, index=False).to_numpy().data)
+    return (frame.shape, digest.hexdigest())
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def _table(data: Any) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data
+    if data is None:  # =STRATPD(, "price", "carat"): the argument was left empty
+        raise StratPDInputError(
+            "data is missing; give the range of a table with its header row, e.g. "
+            "Data!A1:J5001"
+        )
+    if not isinstance(data, list | tuple):
+        raise StratPDInputError(
+            "data must be a range with a header row, e.g. Data!A1:J5001; got a single value"
+        )
+    return sheet.frame_from_cells(data)
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _settings(**values: Any) -> Settings:
+    """Formula arguments -> settings: a blank argument takes the table's default."""
+    given = {name: value for name, value in values.items() if not _is_missing(value)}
+    return Settings.make(random_state=RANDOM_STATE, **given)
+
+
+def _flag(value: Any, name: str) -> bool:
+    """An optional TRUE/FALSE argument: blank -> TRUE; numbers and words are understood."""
+    if _is_missing(value):
+        return True
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | float) and np.isfinite(value):
+        return value != 0
+    if isinstance(value, str):
+        word = value.strip().casefold()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    raise StratPDInputError(f"{name} must be TRUE or FALSE; got {value!r}")
+
+
+def _positive(value: Any) -> Any:
+    """A blank formula argument means "choose the positive value for me"."""
+    return None if _is_missing(value) else value
+
+
+# --------------------------------------------------------------------------- formulas
+
+
+def _curve(data: Any, target: Any, col: Any, settings: Settings, positive: Any = None) -> Curve:
+    frame = _table(data)
+    key = ("STRATPD", _frame_key(frame), str(target), str(col), settings, repr(positive))
+    cached = _cache.get(key)
+    if cached is not None:
+        return cached
+    result = workflow.curve(
+        frame, target, col, settings=settings, how_to_keep=KEEP_HINT, positive=positive
+    )
+    curve = Curve(sheet.cells_from_frame(tables.curve_table(result.curve)), result.curve)
+    _cache.put(key, curve)
+    return curve
+
+
+def chart_png(curve: Curve) -> bytes:
+    """The curve's chart as PNG bytes, drawn once per cached curve."""
+    if curve.png is None:
+        from .presentation import charts  # matplotlib only when a picture is wanted
+
+        curve.png = charts.figure_png(charts.curve_figure(curve.result))
+    return curve.png
+
+
+def stratpd(
+    data: Any,
+    target: Any,
+    col: Any,
+    min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
+    trials: Any = 1,
+    chart: Any = True,
+    max_points: Any = None,
+    positive: Any = None,
+) -> FormulaResult:
+    """``=STRATPD(...)``'s cells: partial dependence of target on col (StratPD / CatStratPD).
+
+    Parameters
+    ----------
+    data : 2-D list of cell values or DataFrame
+        The table; the first row of a cell range is the header.
+    target, col : str
+        Column names (case, spaces and underscores do not matter).
+    min_samples_leaf, trials, max_points : number or blank
+        As :data:`STRATPD_ARGS` says; blank takes the default.
+    chart : bool, number, text or blank
+        Whether the host should draw the curve (blank: yes).
+    positive : optional
+        For a yes/no target, the value that counts (blank: TRUE/yes/1, else the rarer value).
+
+    Returns
+    -------
+    FormulaResult
+        Header row plus one row per x value or category: the feature, "partial dependence",
+        the band columns when trials > 1, and "slopes averaged" (numeric) or "rows"
+        (categorical); on bad input one cell ``"STRATPD: <what to fix>"`` and no curve.
+    """
+    try:
+        settings = _settings(
+            min_samples_leaf=min_samples_leaf, n_trials=trials, max_points=max_points
+        )
+        want_chart = _flag(chart, "chart")
+        curve = _curve(data, target, col, settings, _positive(positive))
+    except Exception as exc:  # the cell shows a sentence; never a traceback
+        return FormulaResult([[error_text(exc, prefix="STRATPD")]])
+    return FormulaResult(curve.cells, curve, want_chart)
+
+
+def stratimpact(
+    data: Any,
+    target: Any,
+    min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
+    positive: Any = None,
+) -> list[list[Any]]:
+    """``=STRATIMPACT(...)``'s cells: the columns ranked by how much each alone moves target.
+
+    Parameters are as for :func:`stratpd`.
+
+    Returns
+    -------
+    list of list
+        Header ``feature, kind, impact, share`` and one row per feature, largest impact first;
+        on bad input one cell ``"STRATIMPACT: <what to fix>"``.
+    """
+    try:
+        settings = _settings(min_samples_leaf=min_samples_leaf)
+        frame = _table(data)
+        chosen = _positive(positive)
+        key = ("STRATIMPACT", _frame_key(frame), str(target), settings, repr(chosen))
+        cells = _cache.get(key)
+        if cells is None:
+            result = workflow.analysis(
+                frame, target, settings=settings, how_to_keep=KEEP_HINT, positive=chosen
+            )
+            cells = sheet.cells_from_frame(tables.impact_table(result.impact))
+            _cache.put(key, cells)
+        return cells
+    except Exception as exc:  # the cell shows a sentence; never a traceback
+        return [[error_text(exc, prefix="STRATIMPACT")]]
+
+
+# --------------------------------------------------------------------------- warm-up
+
+
+def _warm_up() -> None:
+    """Run each engine kernel and the chart code once on a tiny table.
+
+    numba compiles on first use (cached on disk afterwards, but loading still takes a moment)
+    and matplotlib builds its font cache on first use; doing both while the host is still
+    busy loading keeps the first formula fast.
+    """
+    try:
+        from . import engine
+        from .presentation import charts
+
+        rng = np.random.default_rng(0)
+        n = 80
+        frame = pd.DataFrame(
+            {"x": rng.normal(size=n), "c": rng.choice(["a", "b", "c"], size=n)}
+        )
+        frame["y"] = 2 * frame["x"] + (frame["c"] == "b") + rng.normal(scale=0.1, size=n)
+        curve = engine.partial_dependence(frame, "y", "x", min_samples_leaf=5)
+        engine.partial_dependence(frame, "y", "c", min_samples_leaf=5)
+        sheet.frame_from_cells([["a", "b"], [1.0, "x"], [2.0, None]])
+        charts.figure_png(charts.curve_figure(curve), dpi=20)
+    except Exception:  # noqa: BLE001 - a failed warm-up only costs time later
+        pass
+
+
+_warm_up_thread: threading.Thread | None = None
+
+
+def start_warm_up() -> None:
+    """Warm up in a background thread, once; ``STRATPD_XL_WARMUP=0`` turns it off.
+
+    Pyodide (xlwings Lite) cannot start threads, so its front end sets the variable.
+    """
+    global _warm_up_thread
+    if _warm_up_thread is not None or os.environ.get("STRATPD_XL_WARMUP", "1") == "0":
+        return
+    _warm_up_thread = threading.Thread(target=_warm_up, name="stratpd-warm-up", daemon=True)
+    _warm_up_thread.start()
+
+
+def wait_for_warm_up(timeout: float | None = None) -> bool:
+    """Block until the warm-up finished (True) or ``timeout`` seconds passed (False)."""
+    if _warm_up_thread is None:
+        return True
+    _warm_up_thread.join(timeout)
+    return not _warm_up_thread.is_alive()
