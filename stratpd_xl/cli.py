@@ -261,7 +261,51 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder for the demo outputs (default: ./stratpd-demo; its files are replaced)",
     )
+    _libreoffice_parser(sub)
     return parser
+
+
+def _libreoffice_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "libreoffice",
+        help="the LibreOffice Calc extension: =STRATPD, =STRATIMPACT and Analyse selection",
+        description="Build, install or remove the Calc extension. It runs its analyses with "
+        "this Python, so run these commands from the environment where stratpd-xl is installed.",
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    build = actions.add_parser("build", help="write the extension (.oxt) for this Python")
+    build.add_argument("--out", "-o", required=True, type=Path, metavar="FILE.oxt")
+    build.add_argument("--force", action="store_true", help="overwrite an existing file")
+    for action, text in (("install", "build the extension and add it to LibreOffice"),
+                         ("uninstall", "remove the extension from LibreOffice")):
+        q = actions.add_parser(action, help=text, description=text + " (close LibreOffice first)")
+        q.add_argument("--shared", action="store_true",
+                       help="for every user of this computer (needs administrator rights)")
+        q.add_argument("--profile", type=Path, metavar="DIR",
+                       help="a LibreOffice user profile folder other than your own")
+
+
+def _cmd_libreoffice(args: argparse.Namespace) -> int:
+    from .libreoffice import extension
+
+    if args.action == "build":
+        out: Path = args.out
+        if out.suffix.lower() != ".oxt":
+            raise _UserError(f'cannot write "{out}": a LibreOffice extension ends in .oxt')
+        if out.exists() and not args.force:
+            raise _UserError(f'"{out}" exists; add --force to replace it')
+        extension.build(out)
+        print(f"wrote {out}; add it in LibreOffice with Tools > Extension Manager > Add, "
+              "then restart LibreOffice")
+    elif args.action == "install":
+        extension.install(shared=args.shared, profile=args.profile)
+        print("installed the StratPD extension; restart LibreOffice, then type "
+              '=STRATIMPACT(A1:D601;"y") in Calc or use Tools > Add-Ons > Analyse selection')
+    else:
+        extension.uninstall(shared=args.shared, profile=args.profile)
+        print("removed the StratPD extension; restart LibreOffice")
+    return 0
 
 
 def _features_option(p: argparse.ArgumentParser) -> None:
@@ -534,7 +578,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"curve": _cmd_curve, "impact": _cmd_impact, "report": _cmd_report, "demo": _cmd_demo}
+_COMMANDS = {
+    "curve": _cmd_curve, "impact": _cmd_impact, "report": _cmd_report, "demo": _cmd_demo,
+    "libreoffice": _cmd_libreoffice,
+}
 
 
 # --------------------------------------------------------------------------- entry point

@@ -1,4 +1,4 @@
-"""What a spreadsheet formula does, whichever spreadsheet calls it: cells in, cells out.
+"""What the spreadsheet front ends do, whichever spreadsheet runs them: cells in, cells out.
 
 ``=STRATPD(...)`` and ``=STRATIMPACT(...)`` exist in Excel (xlwings, :mod:`stratpd_xl.excel`)
 and in LibreOffice Calc (an extension, :mod:`stratpd_xl.libreoffice`).  Both hosts hand over a
@@ -7,6 +7,10 @@ between lives here once: the arguments' help texts and defaults (from :data:`PAR
 blank or TRUE/FALSE argument is read, the typing of the cells, the call to
 :mod:`stratpd_xl.workflow`, the result cells, the one-cell error texts and a small cache, so
 a recalculation with unchanged cells costs a digest, not an analysis.
+
+The same holds for the "Analyse selection" command: :func:`report_sheet` analyses the selected
+cells and lays out the new sheet as a list of items (cell blocks, a number format, charts), which
+Excel draws with chart pictures and Calc with native charts.
 
 The host adapters only convert their own values (COM, UNO) and place what the host can place
 (Excel: a chart picture beside the formula).
@@ -18,7 +22,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,10 +34,12 @@ from .errors import StratPDInputError, error_text
 from .input import sheet
 from .params import PARAMETERS, Settings
 from .presentation import tables
+from .presentation.labels import unique_sheet_names
 
 __all__ = [
-    "DESCRIPTIONS", "KEEP_HINT", "STRATIMPACT_ARGS", "STRATPD_ARGS", "Curve", "FormulaResult",
-    "chart_png", "clear_cache", "start_warm_up", "stratimpact", "stratpd", "wait_for_warm_up",
+    "DESCRIPTIONS", "KEEP_HINT", "STRATIMPACT_ARGS", "STRATPD_ARGS", "Cells", "Chart", "Curve",
+    "FormulaResult", "Layout", "NumberFormat", "ReportSheet", "chart_png", "clear_cache",
+    "report_sheet", "start_warm_up", "stratimpact", "stratpd", "wait_for_warm_up",
 ]
 
 #: How a formula user analyses a column the sheet layer leaves out of rankings (an ID-like text).
@@ -365,3 +371,173 @@ def wait_for_warm_up(timeout: float | None = None) -> bool:
         return True
     _warm_up_thread.join(timeout)
     return not _warm_up_thread.is_alive()
+
+
+# --------------------------------------------------------------------------- the report sheet
+
+#: Chart names; different words, so that no feature name can make two charts clash.
+RANKING_CHART = "StratPD ranking"
+CURVE_CHART = "StratPD curve {feature}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where things go on the new sheet (rows and columns are 1-based)."""
+
+    title_row: int = 1
+    ranking_row: int = 4
+    gap_columns: int = 1  # empty columns between a table and its chart
+    picture_rows: int = 22  # rows a 4-inch-high chart covers at Excel's default row height
+    gap_rows: int = 2  # empty rows between two feature blocks
+
+
+@dataclass(frozen=True)
+class Cells:
+    """A block of values whose top-left cell is (row, col), 1-based."""
+
+    row: int
+    col: int
+    cells: list[list[Any]]
+
+    @property
+    def height(self) -> int:
+        return len(self.cells)
+
+    @property
+    def width(self) -> int:
+        return max((len(r) for r in self.cells), default=0)
+
+
+@dataclass(frozen=True)
+class NumberFormat:
+    """A number format (Excel's and Calc's code, e.g. ``"0.0%"``) for a rectangle of cells."""
+
+    row: int
+    col: int
+    last_row: int
+    last_col: int
+    format: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart whose top-left corner is at (row, col), drawn from ``table``.
+
+    ``feature`` is ``None`` for the impact ranking, else the feature whose curve it shows.
+    """
+
+    name: str
+    row: int
+    col: int
+    table: Cells
+    feature: str | None = None
+
+
+@dataclass(frozen=True)
+class ReportSheet:
+    """The analysis of a selection and the new sheet that shows it.
+
+    Attributes
+    ----------
+    name : str
+        A sheet name not taken yet.
+    result : workflow.AnalysisResult
+        The analysis (the charts are drawn from its ranking and curves).
+    settings : Settings
+        The parameters used.
+    items : list
+        :class:`Cells`, :class:`NumberFormat` and :class:`Chart` in the order to write them;
+        no two blocks and charts overlap.
+    """
+
+    name: str
+    result: workflow.AnalysisResult
+    settings: Settings
+    items: list[Cells | NumberFormat | Chart]
+
+
+def report_sheet(
+    values: Sequence[Sequence[Any]],
+    *,
+    target: Any = None,
+    taken: Sequence[str] = (),
+    source: str = "",
+    progress: workflow.Progress | None = None,
+    layout: Layout = Layout(),
+    **engine_kw: Any,
+) -> ReportSheet:
+    """Analyse the selected cells and lay out the sheet that shows the results.
+
+    Parameters
+    ----------
+    values : 2-D sequence
+        Cell values of the selection, header row first.
+    target : str, optional
+        The column to explain (default: the selection's last column).
+    taken : sequence of str
+        Names of the workbook's sheets, which the new sheet must not reuse.
+    source : str
+        The selection's address, shown on the new sheet.
+    progress : callable, optional
+        ``progress(done, total, feature)`` before each feature and at the end.
+    layout : Layout
+        Positions on the new sheet.
+    **engine_kw
+        Analysis parameters (e.g. ``min_samples_leaf``); the seed is fixed, so pressing the
+        button twice gives the same numbers.
+
+    Raises
+    ------
+    StratPDInputError
+        When the selection cannot be analysed (one sentence naming the fix).
+    """
+    frame = sheet.frame_from_cells(values)
+    settings = Settings.make(**{"random_state": RANDOM_STATE, **engine_kw})
+    result = workflow.analysis(
+        frame, target if target is not None else frame.columns[-1], settings=settings,
+        how_to_keep=KEEP_HINT, progress=progress,
+    )
+    name = unique_sheet_names([f"StratPD {result.target}"], taken=taken)[0]
+    return ReportSheet(name, result, settings, _report_items(result, source, settings, layout))
+
+
+def _report_items(
+    result: workflow.AnalysisResult, source: str, settings: Settings, layout: Layout
+) -> list[Cells | NumberFormat | Chart]:
+    items: list[Cells | NumberFormat | Chart] = []
+    notes = f"{result.n_rows:,} rows" + (f" from {source}" if source else "")
+    items.append(Cells(layout.title_row, 1, [
+        [f"StratPD: what moves {result.target}, all else equal"],
+        [f"{notes}; min_samples_leaf {settings.min_samples_leaf}; model-free partial "
+         "dependence (Parr & Wilson 2020)"],
+    ]))
+    row = layout.ranking_row
+    items.append(Cells(row, 1, [["Impact ranking"]]))
+    ranking = Cells(row + 1, 1, sheet.cells_from_frame(tables.impact_table(result.impact)))
+    share_col = 1 + ranking.cells[0].index("share")
+    items += [
+        ranking,
+        NumberFormat(row + 2, share_col, row + ranking.height, share_col, "0.0%"),
+        Chart(RANKING_CHART, row, 1 + ranking.width + layout.gap_columns, ranking),
+    ]
+    row += 1 + max(ranking.height, layout.picture_rows)
+    lines = [[f"left out: {f}", reason] for f, reason in result.left_out.items()]
+    lines += [[f"not estimated: {f}", reason] for f, reason in result.skipped.items()]
+    lines += [[f"note on {f}", w] for f, curve in result.curves.items()
+              for w in curve.attrs.get("warnings") or []]
+    if lines:
+        items.append(Cells(row, 1, lines))
+        row += len(lines)
+    row += layout.gap_rows
+
+    for feature in result.impact["feature"]:
+        curve = result.curves[feature]
+        table = Cells(row + 1, 1, sheet.cells_from_frame(tables.curve_table(curve)))
+        items += [
+            Cells(row, 1, [[f"{feature}: partial dependence of {result.target}"]]),
+            table,
+            Chart(CURVE_CHART.format(feature=feature), row, 1 + table.width + layout.gap_columns,
+                  table, feature),
+        ]
+        row += 1 + max(table.height, layout.picture_rows) + layout.gap_rows
+    return items

@@ -23,16 +23,11 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from .. import workflow
+from .. import spreadsheet
 from ..errors import StratPDInputError, error_text
-from ..input import sheet
-from ..params import Settings
-from ..presentation import tables
-from ..presentation.labels import unique_sheet_names
-from ..spreadsheet import KEEP_HINT
+from ..spreadsheet import Layout
 
 __all__ = [
     "TARGET_NAME", "Layout", "analyse_selection", "main", "read_selection", "target_name",
@@ -41,24 +36,8 @@ __all__ = [
 
 #: Workbook name that sets the target column for the ribbon button.
 TARGET_NAME = "StratPD_target"
-# The button must give the same numbers each time it is pressed on the same data.
-RANDOM_STATE = 0
-# Picture names; different words, so that no feature name can make two pictures clash.
-RANKING_PICTURE = "StratPD ranking"
-CURVE_PICTURE = "StratPD curve {feature}"
 
 Status = Callable[[str | None], None]
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where things go on the new sheet (rows and columns are 1-based)."""
-
-    title_row: int = 1
-    ranking_row: int = 4
-    gap_columns: int = 1  # empty columns between a table and its picture
-    picture_rows: int = 22  # rows a 4-inch-high picture covers at Excel's default row height
-    gap_rows: int = 2  # empty rows between two feature blocks
 
 
 def read_selection(selection: Any) -> tuple[list[list[Any]], str]:
@@ -176,7 +155,7 @@ def analyse_selection(
     source: str = "",
     status: Status | None = None,
     warn: Callable[[str], None] | None = None,
-    layout: Layout = Layout(),
+    layout: Layout | None = None,
     **engine_kw: Any,
 ) -> str:
     """Analyse a table and write the results to a new sheet of ``book``.
@@ -194,8 +173,8 @@ def analyse_selection(
         Receives progress text, and ``None`` at the end (Excel: restore the status bar).
     warn : callable, optional
         Receives one sentence per chart that could not be placed (the tables are written).
-    layout : Layout
-        Positions on the new sheet.
+    layout : Layout, optional
+        Positions on the new sheet (default: :class:`Layout`'s).
     **engine_kw
         Passed to :func:`stratpd_xl.engine.analyse` (e.g. ``min_samples_leaf``).
 
@@ -210,71 +189,41 @@ def analyse_selection(
         When the selection cannot be analysed; nothing has been written then.
     """
     say = status or (lambda text: None)
-    frame = sheet.frame_from_cells(values)
-    wanted = target_name(book)
-    settings = Settings.make(**{"random_state": RANDOM_STATE, **engine_kw})
 
     def progress(done: int, total: int, feature: str) -> None:
         if done < total:
             say(f"StratPD: feature {done + 1} of {total} ({feature})...")
 
     try:
-        result = workflow.analysis(
-            frame, wanted if wanted is not None else frame.columns[-1], settings=settings,
-            how_to_keep=KEEP_HINT, progress=progress,
+        sheets = list(book.sheets)
+        report = spreadsheet.report_sheet(
+            values, target=target_name(book), taken=[s.name for s in sheets], source=source,
+            progress=progress, layout=layout or Layout(), **engine_kw,
         )
         say("StratPD: writing the results...")
-        sheets = list(book.sheets)
-        name = unique_sheet_names([f"StratPD {result.target}"], taken=[s.name for s in sheets])[0]
         # A brand-new sheet: nothing the user typed can be overwritten.
-        new_sheet = book.sheets.add(name, after=sheets[-1] if sheets else None)
-        _write_results(new_sheet, result, source, settings, layout, warn or (lambda text: None))
+        new_sheet = book.sheets.add(report.name, after=sheets[-1] if sheets else None)
+        _write_results(new_sheet, report, warn or (lambda text: None))
     finally:
         say(None)
-    return name
+    return report.name
 
 
 def _write_results(
-    new_sheet: Any, result: workflow.AnalysisResult, source: str, settings: Settings,
-    layout: Layout, warn: Callable[[str], None],
+    new_sheet: Any, report: spreadsheet.ReportSheet, warn: Callable[[str], None]
 ) -> None:
     from ..presentation import charts  # matplotlib only once there is something to draw
 
-    ranking = result.impact
-    notes = f"{result.n_rows:,} rows" + (f" from {source}" if source else "")
-    _write(new_sheet, layout.title_row, 1, [
-        [f"StratPD: what moves {result.target}, all else equal"],
-        [f"{notes}; min_samples_leaf {settings.min_samples_leaf}; model-free partial "
-         "dependence (Parr & Wilson 2020)"],
-    ])
-    row = layout.ranking_row
-    _write(new_sheet, row, 1, [["Impact ranking"]])
-    ranking_cells = sheet.cells_from_frame(tables.impact_table(ranking))
-    height, width = _write(new_sheet, row + 1, 1, ranking_cells)
-    share_col = 1 + ranking_cells[0].index("share")
-    new_sheet.range((row + 2, share_col), (row + height, share_col)).number_format = "0.0%"
-    _picture(new_sheet, charts.figure_png(charts.impact_figure(ranking)), RANKING_PICTURE,
-             row, 1 + width + layout.gap_columns, warn)
-    row += 1 + max(height, layout.picture_rows)
-    lines = [[f"left out: {f}", reason] for f, reason in result.left_out.items()]
-    lines += [[f"not estimated: {f}", reason] for f, reason in result.skipped.items()]
-    lines += [[f"note on {f}", w] for f, curve in result.curves.items()
-              for w in curve.attrs.get("warnings") or []]
-    if lines:
-        height, _ = _write(new_sheet, row, 1, lines)
-        row += height
-    row += layout.gap_rows
-
-    for feature in ranking["feature"]:
-        curve = result.curves[feature]
-        _write(new_sheet, row, 1, [[f"{feature}: partial dependence of {result.target}"]])
-        height, width = _write(
-            new_sheet, row + 1, 1, sheet.cells_from_frame(tables.curve_table(curve))
-        )
-        _picture(new_sheet, charts.figure_png(charts.curve_figure(curve)),
-                 CURVE_PICTURE.format(feature=feature), row, 1 + width + layout.gap_columns,
-                 warn)
-        row += 1 + max(height, layout.picture_rows) + layout.gap_rows
+    for item in report.items:
+        if isinstance(item, spreadsheet.Cells):
+            _write(new_sheet, item.row, item.col, item.cells)
+        elif isinstance(item, spreadsheet.NumberFormat):
+            new_sheet.range((item.row, item.col), (item.last_row, item.last_col)).number_format \
+                = item.format
+        else:
+            figure = (charts.impact_figure(report.result.impact) if item.feature is None
+                      else charts.curve_figure(report.result.curves[item.feature]))
+            _picture(new_sheet, charts.figure_png(figure), item.name, item.row, item.col, warn)
 
 
 def warning_text(warnings: list[str]) -> str:

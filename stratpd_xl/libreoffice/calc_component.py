@@ -1,0 +1,277 @@
+"""The Calc extension's UNO component: ``=STRATPD``, ``=STRATIMPACT`` and "Analyse selection".
+
+Runs inside LibreOffice's own Python (packed into the extension as ``stratpd_xl_calc.py``), with
+the standard library and ``uno`` only.  It converts Calc's values, hands them to the stratpd-xl
+worker through ``stratpd_xl_calc_client`` (:mod:`stratpd_xl.libreoffice.calc_client`, packed
+into the extension's ``pythonpath``) and puts the answer back into Calc: the formulas' cells,
+or the report sheet with a native Calc chart per table.  No analysis happens here.
+
+The formulas' names, arguments and help texts for the Function Wizard are in the extension's
+``CalcAddIns.xcu``, their signatures in its type library (``XStratPD.rdb``); both are written by
+:mod:`stratpd_xl.libreoffice.extension` from the same table as Excel's.
+"""
+
+import os
+import threading
+
+import stratpd_xl_calc_client as client  # the extension's pythonpath/
+import uno
+import unohelper
+from com.sun.star.awt import Rectangle
+from com.sun.star.frame import XDispatch, XDispatchProvider
+from com.sun.star.lang import XInitialization
+from com.sun.star.table import CellRangeAddress
+from org.stratpd.xl.calc import XStratPD  # the extension's own type library
+
+FUNCTIONS = "org.stratpd.xl.calc.Functions"
+ANALYSE = "org.stratpd.xl.calc.AnalyseSelection"
+PROTOCOL = "org.stratpd.xl.calc:"  # the menu's command: org.stratpd.xl.calc:analyse
+TARGET_NAME = "StratPD_target"
+CHART_SIZE = (16000, 9000)  # 1/100 mm: 16 x 9 cm, about the rows the report leaves free
+
+_worker = None
+_worker_lock = threading.Lock()
+
+
+def _config():
+    return client.load_config(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                            "config.json"))
+
+
+def worker():
+    """The one worker of this LibreOffice process, created on first use."""
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            config = _config()
+            _worker = client.Worker(
+                os.environ.get("STRATPD_XL_PYTHON") or config.get("python", ""),
+                start_timeout=float(config.get("start_timeout", client.DEFAULT_START_TIMEOUT)),
+                call_timeout=float(config.get("call_timeout", client.DEFAULT_CALL_TIMEOUT)),
+            )
+        return _worker
+
+
+def _value(value):
+    """A Calc argument as JSON: ranges as lists of rows, everything else as it is."""
+    if isinstance(value, tuple):
+        return [[_plain(v) for v in row] for row in value]
+    return _plain(value)
+
+
+def _plain(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)  # a UNO struct or enum: its text is all the analysis could use
+
+
+def _formula(op, prefix, args):
+    try:
+        cells = worker().call(op, **{k: _value(v) for k, v in args.items()})
+    except client.WorkerError as exc:
+        return ((f"{prefix}: {exc}",),)
+    except Exception as exc:  # noqa: BLE001 - a cell shows a sentence, never a traceback
+        return ((f"{prefix}: the extension failed ({type(exc).__name__}: {exc})",),)
+    return tuple(tuple(row) for row in cells)
+
+
+class Functions(unohelper.Base, XStratPD):
+    """The add-in Calc calls for ``=STRATPD(...)`` and ``=STRATIMPACT(...)``."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def STRATPD(self, data, target, col, min_samples_leaf, trials, chart,  # noqa: N802
+                max_points, positive):
+        return _formula("STRATPD", "STRATPD", {
+            "data": data, "target": target, "col": col, "min_samples_leaf": min_samples_leaf,
+            "trials": trials, "chart": chart, "max_points": max_points, "positive": positive,
+        })
+
+    def STRATIMPACT(self, data, target, min_samples_leaf, positive):  # noqa: N802
+        return _formula("STRATIMPACT", "STRATIMPACT", {
+            "data": data, "target": target, "min_samples_leaf": min_samples_leaf,
+            "positive": positive,
+        })
+
+
+# --------------------------------------------------------------------------- the menu command
+
+
+def _selected_block(doc):
+    """Cell values of the selection (a single cell stands for the table around it)."""
+    selection = doc.getCurrentController().getSelection()
+    if selection is None or not hasattr(selection, "getRangeAddress"):
+        raise client.WorkerError(
+            "select one block of cells: the table including its header row")
+    sheet = selection.getSpreadsheet()
+    address = selection.getRangeAddress()
+    if address.StartColumn == address.EndColumn and address.StartRow == address.EndRow:
+        cursor = sheet.createCursorByRange(selection)
+        cursor.collapseToCurrentRegion()
+        selection, address = cursor, cursor.getRangeAddress()
+    else:
+        # Whole columns (A:J) or rows: cut down to the used area, not a million empty rows.
+        used = sheet.createCursor()
+        used.gotoEndOfUsedArea(False)
+        last = used.getRangeAddress()
+        end_row = min(address.EndRow, last.EndRow)
+        end_col = min(address.EndColumn, last.EndColumn)
+        if end_row >= address.StartRow and end_col >= address.StartColumn:
+            selection = sheet.getCellRangeByPosition(
+                address.StartColumn, address.StartRow, end_col, end_row)
+            address = selection.getRangeAddress()
+    values = [[None if v == "" else _plain(v) for v in row] for row in selection.getDataArray()]
+    return values, f"{sheet.getName()}.{selection.AbsoluteName.split('.')[-1]}"
+
+
+def _target(doc):
+    """The target set by the document's named range StratPD_target, or None."""
+    names = doc.NamedRanges
+    for name in names.getElementNames():
+        if name.casefold() != TARGET_NAME.casefold():
+            continue
+        content = names.getByName(name).getContent().strip()
+        if content.startswith('"') and content.endswith('"'):
+            return content[1:-1].replace('""', '"')
+        cells = names.getByName(name).getReferredCells()
+        if cells is None:
+            raise client.WorkerError(
+                f"the name {TARGET_NAME} refers to {content}; let it refer to a cell holding "
+                "the target column's name")
+        text = cells.getCellByPosition(0, 0).getString().strip()
+        if not text:
+            raise client.WorkerError(
+                f"the cell named {TARGET_NAME} is empty; type the target there")
+        return text
+    return None
+
+
+def _address(sheet_index, row, col, last_row, last_col):
+    return CellRangeAddress(sheet_index, col, row, last_col, last_row)
+
+
+def _add_chart(sheet, sheet_index, spec):
+    """A native Calc chart of one table of the report (spec from the worker's plan)."""
+    row, col, height, _width = spec["table"]
+    ranges = tuple(_address(sheet_index, row, c, row + height - 1, c) for c in spec["columns"])
+    anchor = sheet.getCellByPosition(spec["col"], spec["row"]).Position
+    rect = Rectangle(anchor.X, anchor.Y, *CHART_SIZE)
+    charts = sheet.getCharts()
+    kind = spec["kind"]
+    charts.addNewByName(spec["name"], rect, ranges, True, kind != "numeric")
+    doc = charts.getByName(spec["name"]).getEmbeddedObject()
+    if kind == "numeric":
+        diagram = doc.createInstance("com.sun.star.chart.XYDiagram")
+        doc.setDiagram(diagram)
+        diagram = doc.getDiagram()
+        diagram.SymbolType = -3  # com.sun.star.chart.ChartSymbolType.NONE: a line, no markers
+    else:
+        diagram = doc.createInstance("com.sun.star.chart.BarDiagram")
+        doc.setDiagram(diagram)
+        diagram = doc.getDiagram()
+        diagram.Vertical = kind == "ranking"  # the ranking's bars lie, largest on top
+    doc.HasMainTitle = True
+    doc.getTitle().String = spec["title"]
+    doc.HasLegend = len(spec["columns"]) > 2
+    diagram.HasXAxisTitle = True
+    diagram.getXAxisTitle().String = spec["x_title"]
+    diagram.HasYAxisTitle = True
+    diagram.getYAxisTitle().String = spec["y_title"]
+
+
+def write_report(doc, plan):
+    """Write the worker's plan into a new sheet of ``doc``; return the sheet's name."""
+    sheets = doc.getSheets()
+    name = plan["sheet"]
+    sheets.insertNewByName(name, sheets.getCount())  # a new sheet: nothing typed is overwritten
+    sheet = sheets.getByName(name)
+    index = sheets.getCount() - 1
+    for block in plan["blocks"]:
+        cells = block["cells"]
+        width = max(len(r) for r in cells)
+        rows = tuple(tuple("" if v is None else v for v in r) + ("",) * (width - len(r))
+                     for r in cells)
+        target = sheet.getCellRangeByPosition(
+            block["col"], block["row"], block["col"] + width - 1, block["row"] + len(rows) - 1)
+        target.setDataArray(rows)  # values only: a text such as "=1+1" stays text
+    formats = doc.getNumberFormats()
+    locale = uno.createUnoStruct("com.sun.star.lang.Locale")
+    for spec in plan["formats"]:
+        key = formats.queryKey(spec["format"], locale, False)
+        if key == -1:
+            key = formats.addNew(spec["format"], locale)
+        sheet.getCellRangeByPosition(spec["col"], spec["row"], spec["last_col"],
+                                     spec["last_row"]).NumberFormat = key
+    for spec in plan["charts"]:
+        _add_chart(sheet, index, spec)
+    doc.getCurrentController().setActiveSheet(sheet)
+    return name
+
+
+def _message(ctx, doc, text, error):
+    """One message box; headless LibreOffice has no window to show it on."""
+    try:
+        frame = doc.getCurrentController().getFrame()
+        window = frame.getContainerWindow()
+        toolkit = ctx.ServiceManager.createInstanceWithContext("com.sun.star.awt.Toolkit", ctx)
+        from com.sun.star.awt.MessageBoxType import ERRORBOX, INFOBOX
+
+        box = toolkit.createMessageBox(window, ERRORBOX if error else INFOBOX, 1, "StratPD", text)
+        box.execute()
+    except Exception:  # noqa: BLE001 - nowhere to show it (headless): the log has it
+        pass
+
+
+class AnalyseSelection(unohelper.Base, XDispatchProvider, XDispatch, XInitialization):
+    """The "Analyse selection" menu entry and toolbar button (``Addons.xcu``).
+
+    A protocol handler (``ProtocolHandler.xcu`` maps ``org.stratpd.xl.calc:`` URLs here), so
+    LibreOffice hands it the frame the command was given in: the document is that frame's,
+    whichever window is in front.
+    """
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.frame = None
+
+    def initialize(self, args):
+        if args:
+            self.frame = args[0]
+
+    def queryDispatch(self, url, target, flags):  # noqa: N802 - UNO names
+        return self if url.Protocol == PROTOCOL else None
+
+    def queryDispatches(self, requests):  # noqa: N802
+        return tuple(self.queryDispatch(r.FeatureURL, r.FrameName, r.SearchFlags)
+                     for r in requests)
+
+    def addStatusListener(self, listener, url):  # noqa: N802
+        pass
+
+    def removeStatusListener(self, listener, url):  # noqa: N802
+        pass
+
+    def dispatch(self, url, args):
+        if url.Path != "analyse" or self.frame is None:
+            return
+        doc = self.frame.getController().getModel()
+        if doc is None or not doc.supportsService("com.sun.star.sheet.SpreadsheetDocument"):
+            return
+        try:
+            values, source = _selected_block(doc)
+            taken = list(doc.getSheets().getElementNames())
+            plan = worker().call("REPORT", values=values, target=_target(doc), source=source,
+                                 taken=taken)
+            write_report(doc, plan)
+        except client.WorkerError as exc:
+            _message(self.ctx, doc, f"StratPD: {exc}", True)
+        except Exception as exc:  # noqa: BLE001 - one sentence, never a traceback
+            _message(self.ctx, doc,
+                     f"StratPD: the extension failed ({type(exc).__name__}: {exc})", True)
+
+
+g_ImplementationHelper = unohelper.ImplementationHelper()
+g_ImplementationHelper.addImplementation(Functions, FUNCTIONS, ("com.sun.star.sheet.AddIn",))
+g_ImplementationHelper.addImplementation(AnalyseSelection, ANALYSE,
+                                         ("com.sun.star.frame.ProtocolHandler",))

@@ -1,0 +1,327 @@
+"""The Calc extension: ``stratpd-xl libreoffice build``, ``install`` and ``uninstall``.
+
+The ``.oxt`` is a zip of:
+
+* ``stratpd_xl_calc.py`` - the UNO component (:mod:`stratpd_xl.libreoffice.calc_component`) and
+  ``pythonpath/stratpd_xl_calc_client.py`` (:mod:`stratpd_xl.libreoffice.calc_client`);
+* ``XStratPD.rdb`` - the formulas' interface as a binary type library.  It is compiled from
+  :func:`idl` with the LibreOffice SDK's ``unoidl-write`` and shipped in this package, so
+  building needs no SDK (a test checks the shipped file still matches the IDL).  The documented
+  binary form is used because a plain ``.idl`` fails to register in shared installs;
+* ``CalcAddIns.xcu`` - the Function Wizard's names, descriptions and argument help, from
+  :mod:`stratpd_xl.spreadsheet` (the texts Excel's wizard shows);
+* ``Addons.xcu`` - the "Analyse selection" menu entry and toolbar button, and
+  ``ProtocolHandler.xcu``, which sends their command to the component;
+* ``config.json`` - the interpreter of the environment that built it, which the extension
+  starts as its worker, and the worker's time-outs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+from .. import __version__, spreadsheet
+from ..errors import StratPDInputError
+from . import calc_client
+
+__all__ = [
+    "EXTENSION_ID", "RDB", "build", "calc_addins_xcu", "compile_rdb", "find_unopkg", "idl",
+    "install", "uninstall",
+]
+
+HERE = Path(__file__).resolve().parent
+EXTENSION_ID = "org.stratpd.xl.calc"
+INTERFACE_MODULE = ("org", "stratpd", "xl", "calc")
+INTERFACE = "XStratPD"
+FUNCTIONS = "org.stratpd.xl.calc.Functions"
+ANALYSE = "org.stratpd.xl.calc.AnalyseSelection"
+#: The shipped type library; regenerate with ``python -m stratpd_xl.libreoffice.extension``.
+RDB = HERE / "XStratPD.rdb"
+FORMULAS = {"STRATPD": spreadsheet.STRATPD_ARGS, "STRATIMPACT": spreadsheet.STRATIMPACT_ARGS}
+#: Calc draws no picture beside a formula (a formula must not change the sheet it is on).
+CALC_HELP = {"chart": "Accepted for Excel's formulas; Calc draws no chart here (use Tools > "
+             "Add-Ons > Analyse selection for charts)."}
+CALC_DESCRIPTIONS = {
+    "STRATPD": spreadsheet.DESCRIPTIONS["STRATPD"].replace(", plus a chart beside it", ""),
+    "STRATIMPACT": spreadsheet.DESCRIPTIONS["STRATIMPACT"],
+}
+MENU_TITLE = "Analyse selection"
+#: The command the menu entry and the toolbar button dispatch (a protocol handler's URL).
+COMMAND = "org.stratpd.xl.calc:analyse"
+UNOPKG_TIMEOUT = 300  # seconds; unopkg starts a LibreOffice of its own
+SDK_BIN = Path("/usr/lib/libreoffice/sdk/bin")
+
+
+# --------------------------------------------------------------------------- the files
+
+
+def uno_name(argument: str) -> str:
+    """An argument's name in the IDL and the configuration: UNO IDL refuses ``_`` + lowercase."""
+    first, *rest = argument.split("_")
+    return first + "".join(part.capitalize() for part in rest)
+
+
+def idl() -> str:
+    """The formulas' UNO interface: every argument ``any`` (Calc then treats it as optional)."""
+    methods = []
+    for name, args in FORMULAS.items():
+        params = ", ".join(f"[in] any {uno_name(arg)}" for arg in args)
+        methods.append(f"        sequence< sequence< any > > {name}({params});")
+    opening = " ".join(f"module {m} {{" for m in INTERFACE_MODULE)
+    closing = " ".join("};" for _ in INTERFACE_MODULE)
+    return (
+        "#include <com/sun/star/uno/XInterface.idl>\n\n"
+        f"{opening}\n"
+        f"    interface {INTERFACE} : com::sun::star::uno::XInterface {{\n"
+        + "\n".join(methods) + "\n    };\n"
+        f"{closing}\n"
+    )
+
+
+def _prop(name: str, value: str, *, lang: bool = True) -> str:
+    attr = ' xml:lang="en-US"' if lang else ""
+    return f'<prop oor:name="{name}"><value{attr}>{escape(value)}</value></prop>'
+
+
+def calc_addins_xcu() -> str:
+    """The Function Wizard's entries: the formulas' names, descriptions and argument help."""
+    functions = []
+    for name, args in FORMULAS.items():
+        params = "".join(
+            f'<node oor:name={quoteattr(uno_name(arg))} oor:op="replace">'
+            f"{_prop('DisplayName', arg)}{_prop('Description', CALC_HELP.get(arg, text))}</node>"
+            for arg, text in args.items()
+        )
+        functions.append(
+            f'<node oor:name="{name}" oor:op="replace">'
+            f"{_prop('DisplayName', name)}{_prop('Description', CALC_DESCRIPTIONS[name])}"
+            f"{_prop('Category', 'Add-In', lang=False)}"
+            f"{_prop('CompatibilityName', name)}"
+            f'<node oor:name="Parameters">{params}</node></node>'
+        )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<oor:component-data xmlns:oor="http://openoffice.org/2001/registry" '
+        'xmlns:xs="http://www.w3.org/2001/XMLSchema" oor:name="CalcAddIns" '
+        'oor:package="org.openoffice.Office">\n'
+        f'<node oor:name="AddInInfo"><node oor:name="{FUNCTIONS}" oor:op="replace">'
+        f'<node oor:name="AddInFunctions">{"".join(functions)}</node></node></node>\n'
+        "</oor:component-data>\n"
+    )
+
+
+def addons_xcu() -> str:
+    """The menu entry (Tools > Add-Ons) and the toolbar button, both in Calc only."""
+    entry = (
+        f"{_prop('URL', COMMAND, lang=False)}{_prop('Title', MENU_TITLE)}"
+        f"{_prop('Target', '_self', lang=False)}"
+        f"{_prop('Context', 'com.sun.star.sheet.SpreadsheetDocument', lang=False)}"
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<oor:component-data xmlns:oor="http://openoffice.org/2001/registry" '
+        'xmlns:xs="http://www.w3.org/2001/XMLSchema" oor:name="Addons" '
+        'oor:package="org.openoffice.Office">\n'
+        '<node oor:name="AddonUI">'
+        '<node oor:name="AddonMenu">'
+        f'<node oor:name="{EXTENSION_ID}.menu" oor:op="replace">{entry}</node></node>'
+        '<node oor:name="OfficeToolBar">'
+        f'<node oor:name="{EXTENSION_ID}.toolbar" oor:op="replace">'
+        f'<node oor:name="m1" oor:op="replace">{entry}</node></node></node>'
+        "</node>\n</oor:component-data>\n"
+    )
+
+
+def protocol_handler_xcu() -> str:
+    """Sends the command's URLs to the component, which LibreOffice gives the frame."""
+    protocol = COMMAND.split(":")[0]
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<oor:component-data xmlns:oor="http://openoffice.org/2001/registry" '
+        'xmlns:xs="http://www.w3.org/2001/XMLSchema" oor:name="ProtocolHandler" '
+        'oor:package="org.openoffice.Office">\n'
+        f'<node oor:name="HandlerSet"><node oor:name="{ANALYSE}" oor:op="replace">'
+        '<prop oor:name="Protocols" oor:type="oor:string-list">'
+        f"<value>{protocol}:*</value></prop></node></node>\n"
+        "</oor:component-data>\n"
+    )
+
+
+def _description_xml() -> str:
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<description xmlns="http://openoffice.org/extensions/description/2006" '
+        'xmlns:d="http://openoffice.org/extensions/description/2006" '
+        'xmlns:xlink="http://www.w3.org/1999/xlink">\n'
+        f'  <identifier value="{EXTENSION_ID}"/>\n'
+        f'  <version value="{escape(__version__)}"/>\n'
+        '  <display-name><name lang="en">StratPD for Calc (stratpd-xl)</name></display-name>\n'
+        '  <dependencies><d:OpenOffice.org-minimal-version value="4.0" '
+        'd:name="OpenOffice.org 4.0"/></dependencies>\n'
+        "</description>\n"
+    )
+
+
+def _manifest_xml() -> str:
+    entries = [
+        ("application/vnd.sun.star.uno-typelibrary;type=RDB", RDB.name),
+        ("application/vnd.sun.star.uno-component;type=Python", "stratpd_xl_calc.py"),
+        ("application/vnd.sun.star.configuration-data", "CalcAddIns.xcu"),
+        ("application/vnd.sun.star.configuration-data", "Addons.xcu"),
+        ("application/vnd.sun.star.configuration-data", "ProtocolHandler.xcu"),
+    ]
+    lines = "".join(
+        f'  <manifest:file-entry manifest:media-type="{media}" manifest:full-path="{path}"/>\n'
+        for media, path in entries
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<manifest:manifest xmlns:manifest="http://openoffice.org/2001/manifest">\n'
+        f"{lines}</manifest:manifest>\n"
+    )
+
+
+def build(out: Path, *, python: str | None = None) -> Path:
+    """Write the extension to ``out`` (an ``.oxt``) and return its path.
+
+    Parameters
+    ----------
+    out : Path
+        The file to write (replaced when it exists).
+    python : str, optional
+        The interpreter the extension starts as its worker (default: this one, so build with
+        the environment where stratpd-xl is installed).
+    """
+    out = Path(out)
+    config = {
+        "python": python or sys.executable,
+        "version": __version__,
+        "start_timeout": calc_client.DEFAULT_START_TIMEOUT,
+        "call_timeout": calc_client.DEFAULT_CALL_TIMEOUT,
+    }
+    files = {
+        "META-INF/manifest.xml": _manifest_xml(),
+        "description.xml": _description_xml(),
+        "CalcAddIns.xcu": calc_addins_xcu(),
+        "Addons.xcu": addons_xcu(),
+        "ProtocolHandler.xcu": protocol_handler_xcu(),
+        "config.json": json.dumps(config, indent=1) + "\n",
+        "stratpd_xl_calc.py": (HERE / "calc_component.py").read_text(encoding="utf-8"),
+        "pythonpath/stratpd_xl_calc_client.py": (HERE / "calc_client.py").read_text(
+            encoding="utf-8"),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in files.items():
+            z.writestr(name, text.encode("utf-8"))
+        z.write(RDB, RDB.name)
+    os.replace(partial, out)
+    return out
+
+
+def compile_rdb(out: Path, *, unoidl_write: str | None = None) -> Path:
+    """Compile :func:`idl` to a binary type library with the SDK's ``unoidl-write``."""
+    tool = unoidl_write or shutil.which("unoidl-write") or str(SDK_BIN / "unoidl-write")
+    types = Path(tool).resolve().parents[2] / "program" / "types.rdb"
+    if not types.exists():
+        types = Path("/usr/lib/libreoffice/program/types.rdb")
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / f"{INTERFACE}.idl"
+        source.write_text(idl(), encoding="utf-8")
+        subprocess.run([tool, str(types), str(source), str(out)], check=True,
+                       capture_output=True, timeout=60)
+    return out
+
+
+# --------------------------------------------------------------------------- unopkg
+
+
+#: Where LibreOffice keeps unopkg when it is not on PATH (Windows, macOS, Linux tarballs).
+UNOPKG_PLACES = [
+    Path(os.environ.get("ProgramFiles", r"C:\Program Files"), "LibreOffice/program/unopkg.com"),
+    Path("/Applications/LibreOffice.app/Contents/MacOS/unopkg"),
+    Path("/usr/lib/libreoffice/program/unopkg"),
+    Path("/opt/libreoffice/program/unopkg"),
+]
+
+
+def find_unopkg() -> str:
+    """Path of LibreOffice's ``unopkg``, or the sentence saying how to get it."""
+    found = shutil.which("unopkg")
+    if found:
+        return found
+    for path in UNOPKG_PLACES:
+        if path.exists():
+            return str(path)
+    raise StratPDInputError(
+        "LibreOffice's unopkg was not found; install LibreOffice (https://www.libreoffice.org) "
+        "or put its program folder on PATH"
+    )
+
+
+def _unopkg(args: list[str], *, profile: Path | None, shared: bool) -> None:
+    command = [find_unopkg(), *args]
+    if shared:
+        command.insert(2, "--shared")
+    if profile is not None:
+        command.append(f"-env:UserInstallation={Path(profile).resolve().as_uri()}")
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=UNOPKG_TIMEOUT,
+                              stdin=subprocess.DEVNULL, check=False)
+    except subprocess.TimeoutExpired:
+        raise StratPDInputError(
+            f"unopkg did not finish within {UNOPKG_TIMEOUT} s; close LibreOffice and try again"
+        ) from None
+    if proc.returncode != 0:
+        said = " ".join((proc.stderr or proc.stdout or "").split())[:300]
+        hint = "close LibreOffice and try again"
+        if "as root" in said:
+            hint = "run it as your own user, or add --shared to install for every user"
+        raise StratPDInputError(f"unopkg failed ({said or f'exit code {proc.returncode}'}); {hint}")
+
+
+def install(
+    *, shared: bool = False, profile: Path | None = None, python: str | None = None
+) -> Path:
+    """Build the extension for this environment and add it with ``unopkg add``.
+
+    Parameters
+    ----------
+    shared : bool
+        For every user of the machine (needs administrator rights).
+    profile : Path, optional
+        A LibreOffice user profile folder other than the default (tests, portable installs).
+    python : str, optional
+        The interpreter the extension starts (default: this one).
+
+    Returns
+    -------
+    Path
+        Where the ``.oxt`` that was added is kept (unopkg copies it, so it may be deleted).
+    """
+    folder = Path(tempfile.mkdtemp(prefix="stratpd-xl-oxt-"))
+    oxt = build(folder / "stratpd-xl.oxt", python=python)
+    try:
+        _unopkg(["add", "--force", "--suppress-license", str(oxt)], profile=profile,
+                shared=shared)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return oxt
+
+
+def uninstall(*, shared: bool = False, profile: Path | None = None) -> None:
+    """Remove the extension with ``unopkg remove``."""
+    _unopkg(["remove", EXTENSION_ID], profile=profile, shared=shared)
+
+
+if __name__ == "__main__":  # maintainers: regenerate the shipped type library after an edit
+    print(compile_rdb(RDB))

@@ -1,0 +1,89 @@
+"""The "Analyse selection" sheet for Calc: :func:`stratpd_xl.spreadsheet.report_sheet` as JSON.
+
+The worker runs this; the extension writes the blocks with ``setDataArray`` (which stores text
+as text, so nothing written can become a formula) and draws a native Calc chart per chart item
+from the cells of its table: an XY line for a numeric curve, bars for a categorical one and
+for the ranking.  Rows and columns here are 0-based, as Calc's API counts them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .. import spreadsheet
+from ..presentation.labels import curve_title, impact_title, is_categorical, value_label
+from ..presentation.tables import BAND_HIGH, BAND_LOW
+
+__all__ = ["cells_for_calc", "plan"]
+
+
+def _cell(value: Any) -> Any:
+    """A result value as Calc can show it: numbers as floats, blanks as empty text."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, float | str):
+        return value
+    return str(value)
+
+
+def cells_for_calc(block: list[list[Any]]) -> list[list[Any]]:
+    """A block of result cells as Calc takes them (floats, text, ``""`` for blank)."""
+    return [[_cell(v) for v in row] for row in block]
+
+
+def _chart(item: spreadsheet.Chart, report: spreadsheet.ReportSheet) -> dict[str, Any]:
+    header = item.table.cells[0]
+    first = item.table.col - 1
+    if item.feature is None:
+        ranking = report.result.impact
+        kind, title = "ranking", impact_title(ranking)
+        charted = ["feature", "impact"]
+        x_title, y_title = "feature", f"impact on {report.result.target}"
+    else:
+        curve = report.result.curves[item.feature]
+        kind = "categorical" if is_categorical(curve) else "numeric"
+        title, x_title, y_title = curve_title(curve), item.feature, value_label(curve)
+        charted = [header[0], header[1]] + [h for h in (BAND_LOW, BAND_HIGH) if h in header]
+    return {
+        "name": item.name, "kind": kind, "title": title, "x_title": x_title,
+        "y_title": y_title, "row": item.row - 1, "col": item.col - 1,
+        "table": [item.table.row - 1, first, item.table.height, item.table.width],
+        "columns": [first + header.index(h) for h in charted],
+    }
+
+
+def plan(
+    values: Sequence[Sequence[Any]], target: Any = None, source: str = "",
+    taken: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Analyse the selection and say what to write where on the new sheet.
+
+    Parameters are those of :func:`stratpd_xl.spreadsheet.report_sheet`.
+
+    Returns
+    -------
+    dict
+        ``sheet`` (the new sheet's name), ``blocks`` (``row``, ``col``, ``cells``),
+        ``formats`` (``row``, ``col``, ``last_row``, ``last_col``, ``format``) and ``charts``
+        (``name``, ``kind``, titles, the anchor ``row``/``col``, the ``table`` as
+        ``[row, col, height, width]`` and the charted ``columns``).
+    """
+    report = spreadsheet.report_sheet(values, target=target, taken=taken, source=source)
+    blocks, formats, charts = [], [], []
+    for item in report.items:
+        if isinstance(item, spreadsheet.Cells):
+            blocks.append({"row": item.row - 1, "col": item.col - 1,
+                           "cells": cells_for_calc(item.cells)})
+        elif isinstance(item, spreadsheet.NumberFormat):
+            formats.append({"row": item.row - 1, "col": item.col - 1,
+                            "last_row": item.last_row - 1, "last_col": item.last_col - 1,
+                            "format": item.format})
+        else:
+            charts.append(_chart(item, report))
+    return {"sheet": report.name, "blocks": blocks, "formats": formats, "charts": charts}

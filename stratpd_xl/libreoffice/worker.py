@@ -1,0 +1,94 @@
+"""``python -m stratpd_xl.libreoffice.worker``: the stratpd-xl side of the Calc extension.
+
+LibreOffice starts this once (from the interpreter recorded in the extension) and keeps it
+running, so numba's kernels, the imports and the formulas' cache stay warm between
+recalculations.  It reads one JSON request per line on stdin and writes one JSON answer per
+line on stdout:
+
+    -> {"id": 7, "op": "STRATIMPACT", "args": {"data": [[...], ...], "target": "price"}}
+    <- {"id": 7, "result": [["feature", "kind", "impact", "share"], ...]}
+
+The first line it writes is ``{"hello": "stratpd-xl", "protocol": 1, "version": "..."}``.  The
+formulas are :mod:`stratpd_xl.spreadsheet`'s, as in Excel; an answer never carries a traceback
+(the formulas' own errors are their one-cell texts; anything else is one sentence under
+``"error"``).  Anything a library prints goes to stderr, never into the answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+from .. import __version__, spreadsheet
+from ..errors import error_text
+from . import calc_client, report
+from .report import cells_for_calc
+
+__all__ = ["main", "serve"]
+
+
+def _stratpd(args: dict[str, Any]) -> list[list[Any]]:
+    return cells_for_calc(spreadsheet.stratpd(**args).cells)
+
+
+def _stratimpact(args: dict[str, Any]) -> list[list[Any]]:
+    return cells_for_calc(spreadsheet.stratimpact(**args))
+
+
+def _report(args: dict[str, Any]) -> dict[str, Any]:
+    return report.plan(**args)
+
+
+OPERATIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "PING": lambda args: "pong",
+    "STRATPD": _stratpd,
+    "STRATIMPACT": _stratimpact,
+    "REPORT": _report,
+}
+
+
+def _answer(request: Any) -> dict[str, Any]:
+    if not isinstance(request, dict) or request.get("op") not in OPERATIONS:
+        return {"id": None, "error": "stratpd-xl: unknown request; rebuild the extension"}
+    args = request.get("args") or {}
+    try:
+        return {"id": request.get("id"), "result": OPERATIONS[request["op"]](args)}
+    except Exception as exc:  # noqa: BLE001 - one sentence back, the worker keeps serving
+        # The extension puts its own "StratPD: " in front.
+        text = error_text(exc, prefix="StratPD").removeprefix("StratPD: ")
+        return {"id": request.get("id"), "error": text}
+
+
+def serve(requests: BinaryIO, answers: BinaryIO) -> None:
+    """Answer requests line by line until ``requests`` ends."""
+
+    def send(message: dict[str, Any]) -> None:
+        answers.write(json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+                      .encode("utf-8") + b"\n")
+        answers.flush()
+
+    send({"hello": "stratpd-xl", "protocol": calc_client.PROTOCOL, "version": __version__})
+    for line in requests:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except ValueError:
+            send({"id": None, "error": "stratpd-xl: unreadable request; rebuild the extension"})
+            continue
+        send(_answer(request))
+
+
+def main() -> None:
+    """Serve stdin/stdout; the real stdout is kept for answers, prints go to stderr."""
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    spreadsheet.start_warm_up()
+    serve(sys.stdin.buffer, answers)
+
+
+if __name__ == "__main__":
+    main()

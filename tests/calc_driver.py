@@ -1,0 +1,180 @@
+"""Drive a running headless LibreOffice over UNO; run with a Python that has ``uno``.
+
+    python3 tests/calc_driver.py PORT REQUEST.json RESULT.json
+
+The request names tables to type into a new Calc document, array formulas to enter, and a
+range to select before running the extension's "Analyse selection" command through
+LibreOffice's dispatcher (the URL the menu entry and the toolbar button use).  The result
+holds what Calc shows: each formula's cells, the Function Wizard's entries for the add-in,
+the menu and toolbar configuration, and the new report sheet with its charts.  The tests in
+tests/test_calc_extension.py judge it; this script only reads and writes.
+"""
+
+import json
+import sys
+import time
+
+import uno
+from com.sun.star.beans import PropertyValue
+
+CONNECT_TIMEOUT = 90.0
+
+
+def prop(name, value):
+    p = PropertyValue()
+    p.Name, p.Value = name, value
+    return p
+
+
+def connect(port):
+    local = uno.getComponentContext()
+    resolver = local.ServiceManager.createInstanceWithContext(
+        "com.sun.star.bridge.UnoUrlResolver", local)
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    while True:
+        try:
+            return resolver.resolve(
+                f"uno:socket,host=127.0.0.1,port={port};urp;StarOffice.ComponentContext")
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def plain(value):
+    return value if isinstance(value, (str, float, int, type(None))) else str(value)
+
+
+def read_block(cells):
+    return [[plain(v) for v in row] for row in cells.getDataArray()]
+
+
+def wizard(ctx):
+    found = {}
+    descriptions = ctx.ServiceManager.createInstanceWithContext(
+        "com.sun.star.sheet.FunctionDescriptions", ctx)
+    for i in range(descriptions.getCount()):
+        d = {p.Name: p.Value for p in descriptions.getByIndex(i)}
+        if str(d.get("Name", "")).startswith("STRAT"):
+            found[d["Name"]] = {
+                "description": d["Description"],
+                "arguments": [[a.Name, a.Description, a.IsOptional] for a in d["Arguments"]],
+            }
+    return found
+
+
+def addons(ctx):
+    provider = ctx.ServiceManager.createInstanceWithContext(
+        "com.sun.star.configuration.ConfigurationProvider", ctx)
+    access = provider.createInstanceWithArguments(
+        "com.sun.star.configuration.ConfigurationAccess",
+        (prop("nodepath", "/org.openoffice.Office.Addons/AddonUI"),))
+    out = {"menu": [], "toolbar": []}
+    menu = access.getByName("AddonMenu")
+    for name in menu.getElementNames():
+        entry = menu.getByName(name)
+        out["menu"].append({"name": name, "url": entry.URL, "title": entry.Title,
+                            "context": entry.Context})
+    bars = access.getByName("OfficeToolBar")
+    for name in bars.getElementNames():
+        bar = bars.getByName(name)
+        for button in bar.getElementNames():
+            entry = bar.getByName(button)
+            out["toolbar"].append({"name": name, "url": entry.URL, "title": entry.Title,
+                                   "context": entry.Context})
+    return out
+
+
+def chart_info(sheet):
+    charts = sheet.getCharts()
+    out = {}
+    for name in charts.getElementNames():
+        chart = charts.getByName(name)
+        doc = chart.getEmbeddedObject()
+        ranges = chart.getRanges()
+        out[name] = {
+            "type": doc.getDiagram().getDiagramType(),
+            "title": doc.getTitle().String if doc.HasMainTitle else "",
+            "columns": [[r.StartColumn, r.EndColumn] for r in ranges],
+            "rows": [[r.StartRow, r.EndRow] for r in ranges],
+            "series": sum(len(t.getDataSeries()) for c in doc.getFirstDiagram()
+                          .getCoordinateSystems() for t in c.getChartTypes()),
+            "x_title": doc.getDiagram().getXAxisTitle().String,
+            "y_title": doc.getDiagram().getYAxisTitle().String,
+        }
+    return out
+
+
+def main():
+    port, request_path, result_path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    with open(request_path, encoding="utf-8") as f:
+        request = json.load(f)
+    ctx = connect(port)
+    result = {"wizard": wizard(ctx), "addons": addons(ctx), "formulas": {}}
+    desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
+    # Hidden: a visible window would need a display (and crashes LibreOffice without one).
+    doc = desktop.loadComponentFromURL("private:factory/scalc", "_blank", 0,
+                                       (prop("Hidden", True),))
+    try:
+        sheets = doc.getSheets()
+        for i, (name, table) in enumerate(request["tables"].items()):
+            if i == 0:
+                sheets.getByIndex(0).setName(name)
+            else:
+                sheets.insertNewByName(name, i)
+            sheet = sheets.getByName(name)
+            width = max(len(r) for r in table)
+            rows = tuple(tuple("" if v is None else v for v in r) for r in table)
+            sheet.getCellRangeByPosition(0, 0, width - 1, len(rows) - 1).setDataArray(rows)
+            for cell, formula in request.get("cell_formulas", {}).get(name, {}).items():
+                sheet.getCellRangeByName(cell).setFormula(formula)
+        origin = uno.createUnoStruct("com.sun.star.table.CellAddress")
+        for name, content in request.get("names", {}).items():
+            doc.NamedRanges.addNewByName(name, content, origin, 0)
+        for key, spec in request["formulas"].items():
+            sheet = sheets.getByName(spec["sheet"])
+            target = sheet.getCellRangeByName(spec["range"])
+            started = time.perf_counter()
+            target.setArrayFormula(spec["formula"])
+            doc.calculateAll()
+            seconds = time.perf_counter() - started
+            result["formulas"][key] = {
+                "cells": read_block(target), "seconds": seconds,
+                "shown": target.getCellByPosition(0, 0).getString(),
+            }
+        if "select" in request:
+            spec = request["select"]
+            sheet = sheets.getByName(spec["sheet"])
+            controller = doc.getCurrentController()
+            controller.setActiveSheet(sheet)
+            controller.select(sheet.getCellRangeByName(spec["range"]))
+            before = list(sheets.getElementNames())
+            dispatcher = ctx.ServiceManager.createInstanceWithContext(
+                "com.sun.star.frame.DispatchHelper", ctx)
+            dispatcher.executeDispatch(controller.getFrame(), request["command"], "", 0, ())
+            result["sheets_before"] = before
+            result["sheets_after"] = list(sheets.getElementNames())
+            new = [n for n in result["sheets_after"] if n not in before]
+            if new:
+                report = sheets.getByName(new[0])
+                cursor = report.createCursor()
+                cursor.gotoEndOfUsedArea(False)
+                end = cursor.getRangeAddress()
+                used = report.getCellRangeByPosition(0, 0, end.EndColumn, end.EndRow)
+                result["report"] = {
+                    "name": new[0],
+                    "cells": read_block(used),
+                    "formulas": [[c for c in row] for row in used.getFormulaArray()],
+                    "charts": chart_info(report),
+                    "share_format": report.getCellByPosition(3, 5).NumberFormat,
+                    "share_format_string": doc.getNumberFormats().getByKey(
+                        report.getCellByPosition(3, 5).NumberFormat).FormatString,
+                }
+    finally:
+        doc.close(True)
+    with open(result_path, "w", encoding="utf-8") as f:
+        json.dump(result, f)
+
+
+if __name__ == "__main__":
+    main()

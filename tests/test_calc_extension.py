@@ -1,0 +1,350 @@
+"""The Calc extension in real LibreOffice: built, installed into a fresh profile, driven headless.
+
+One ``soffice --headless`` per module: the fixture builds the ``.oxt`` with the CLI, installs it
+into a throw-away profile with ``unopkg`` (as the unprivileged user ``nobody`` when the tests
+run as root, since unopkg refuses per-user installs as root), starts soffice on a local socket
+and runs ``tests/calc_driver.py`` once with a Python that has ``uno`` (the system's).  The driver
+types the tables, enters the formulas, reads the Function Wizard's entries and runs "Analyse
+selection" through the dispatcher; the tests here compare what Calc shows with the Python API.
+
+Without LibreOffice, ``uno`` or ``unopkg`` the module is skipped, except under CI (``CI=true``),
+where ``.ci/run`` installs them and their absence is a failure.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import stratpd_xl as sx
+from stratpd_xl import spreadsheet
+from stratpd_xl.cli import main as cli_main
+from stratpd_xl.input.sheet import frame_from_cells
+from stratpd_xl.libreoffice import extension
+from tests.office import soffice
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIVER = ROOT / "tests" / "calc_driver.py"
+ROWS = 300
+DRIVER_TIMEOUT = 600  # one soffice start, one worker start (imports, compiled kernels), a report
+COMMAND = extension.COMMAND
+
+
+def _require(condition: bool, message: str) -> None:
+    if condition:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def uno_python() -> str | None:
+    """A Python that can ``import uno`` (LibreOffice's bridge; apt python3-uno)."""
+    for exe in (os.environ.get("STRATPD_XL_UNO_PYTHON"), "/usr/bin/python3",
+                shutil.which("python3")):
+        if exe and Path(exe).exists():
+            ok = subprocess.run([exe, "-c", "import uno"], capture_output=True, timeout=60)
+            if ok.returncode == 0:
+                return exe
+    return None
+
+
+def diamonds(n: int = ROWS) -> list[list[Any]]:
+    """Rows as Calc holds them: numbers as floats, text as text, header first."""
+    with (ROOT / "stratpd_xl" / "data" / "diamonds.csv").open(newline="") as f:
+        rows = list(csv.reader(f))[: n + 1]
+
+    def cell(text: str) -> Any:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+    return [rows[0]] + [[cell(v) for v in r] for r in rows[1:]]
+
+
+def _address(rows: int, cols: int, first: str = "M1") -> str:
+    """``M1:P10``-style address of a block of the given size starting at ``first``."""
+    col = ord(first[0]) - ord("A")
+    row = int(first[1:])
+    assert col + cols <= 26, "one-letter columns only"
+    return f"{first}:{chr(ord('A') + col + cols - 1)}{row + rows - 1}"
+
+
+def _install_into(profile: Path, oxt: Path) -> None:
+    """unopkg add into ``profile``; as root, as ``nobody`` (unopkg refuses root per-user)."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        profile.mkdir(parents=True, exist_ok=True)
+        for path in (profile.parent, profile, oxt):
+            os.chown(path, 65534, 65534)
+        subprocess.run(
+            [extension.find_unopkg(), "add", "--force", "--suppress-license", str(oxt),
+             f"-env:UserInstallation={profile.as_uri()}"],
+            user=65534, group=65534, extra_groups=[], check=True, capture_output=True,
+            timeout=extension.UNOPKG_TIMEOUT,
+            env={"HOME": str(profile), "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        )
+    else:
+        assert cli_main(["libreoffice", "install", "--profile", str(profile)]) == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+DATA = diamonds()
+EXPECTED_IMPACT = spreadsheet.stratimpact(DATA, "price")
+EXPECTED_CURVE = spreadsheet.stratpd(DATA, "price", "carat").cells
+EXPECTED_CUT = spreadsheet.stratpd(DATA, "price", "cut", 5, 3).cells
+# Blank cells are missing values, as in Excel.
+GAPPY = [list(r) for r in DATA[:121]]
+GAPPY[5][0] = None
+GAPPY[9][4] = None
+EXPECTED_GAPPY = spreadsheet.stratimpact(GAPPY, "price")
+
+FORMULAS = {
+    "impact": ("Data", _address(len(EXPECTED_IMPACT), 4), 'STRATIMPACT(A1:J301;"price")'),
+    "curve": ("Data", _address(len(EXPECTED_CURVE), len(EXPECTED_CURVE[0]), "M20"),
+              'STRATPD(A1:J301;"price";"carat")'),
+    "cut": ("Data", _address(len(EXPECTED_CUT), len(EXPECTED_CUT[0]), "T1"),
+            'STRATPD(A1:J301;"price";"cut";5;3)'),
+    "spare_rows": ("Data", _address(len(EXPECTED_IMPACT) + 2, 4, "T20"),
+                   'STRATIMPACT(A1:J301;"price")'),
+    "bad_target": ("Data", "M300", 'STRATPD(A1:J301;"pricex";"carat")'),
+    "bad_leaf": ("Data", "M301", 'STRATIMPACT(A1:J301;"price";0)'),
+    "one_cell": ("Data", "M302", 'STRATPD(A1;"price";"carat")'),
+    "no_data": ("Data", "M303", "STRATPD()"),
+    "gappy": ("Gaps", _address(len(EXPECTED_GAPPY), 4), 'STRATIMPACT(A1:J121;"price")'),
+    # Calc itself answers for a range holding an error value; the README says so.
+    "error_cell": ("Errors", "M1:P3", 'STRATIMPACT(A1:J121;"price")'),
+}
+
+
+def _stop(office: subprocess.Popen) -> None:
+    """soffice, oosplash, soffice.bin and the extension's worker share one session: end it."""
+    try:
+        os.killpg(office.pid, signal.SIGTERM)
+        office.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(office.pid, signal.SIGKILL)
+        office.wait(timeout=30)
+    except ProcessLookupError:
+        pass
+
+
+def _run_calc(base: Path, python: str) -> dict[str, Any]:
+    oxt = base / "stratpd-xl.oxt"
+    assert cli_main(["libreoffice", "build", "-o", str(oxt)]) == 0
+    profile = base / "profile"
+    _install_into(profile, oxt)
+    port = _free_port()
+    request = {
+        "tables": {"Data": DATA, "Gaps": GAPPY, "Errors": DATA[:121]},
+        "cell_formulas": {"Errors": {"G12": "=NA()"}},
+        "formulas": {k: {"sheet": s, "range": r, "formula": f}
+                     for k, (s, r, f) in FORMULAS.items()},
+        # The target by name, as Insert > Named Expressions does it (the last column is "z").
+        "names": {"StratPD_target": '"price"'},
+        "select": {"sheet": "Data", "range": "A1:J301"},
+        "command": COMMAND,
+    }
+    (base / "request.json").write_text(json.dumps(request))
+    with (base / "soffice.log").open("w") as log:
+        office = subprocess.Popen(
+            [soffice(), "--headless", "--invisible", "--norestore", "--nologo", "--nodefault",
+             "--nolockcheck", f"-env:UserInstallation={profile.as_uri()}",
+             f"--accept=socket,host=127.0.0.1,port={port};urp;"],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        try:
+            # The driver waits for the socket itself (with a time-out).
+            run = subprocess.run(
+                [python, str(DRIVER), str(port), str(base / "request.json"),
+                 str(base / "result.json")],
+                capture_output=True, text=True, timeout=DRIVER_TIMEOUT,
+            )
+        finally:
+            _stop(office)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return json.loads((base / "result.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def calc() -> Iterator[dict[str, Any]]:
+    soffice()
+    python = uno_python()
+    _require(python is not None, "no Python with uno (apt-get install python3-uno)")
+    try:
+        extension.find_unopkg()
+    except sx.StratPDInputError as exc:
+        _require(False, str(exc))
+    # Not under pytest's temporary folder: as root, that is closed to the user "nobody".
+    base = Path(tempfile.mkdtemp(prefix="stratpd-calc-"))
+    try:
+        base.chmod(0o755)
+        yield _run_calc(base, python)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _numbers_close(got: list[list[Any]], expected: list[list[Any]]) -> None:
+    assert len(got) == len(expected)
+    for g_row, e_row in zip(got, expected, strict=True):
+        for g, e in zip(g_row, e_row, strict=True):
+            if isinstance(e, float):
+                assert g == pytest.approx(e, rel=1e-12, abs=1e-12)
+            elif isinstance(e, int) and not isinstance(e, bool):
+                assert g == float(e)
+            else:
+                assert g == ("" if e is None else e)
+
+
+def test_impact_is_the_python_apis(calc):
+    got = calc["formulas"]["impact"]["cells"]
+    _numbers_close(got, EXPECTED_IMPACT)
+    api = sx.impact(frame_from_cells(DATA), "price", random_state=0)
+    assert [r[0] for r in got[1:]] == list(api["feature"])
+    assert [r[2] for r in got[1:]] == pytest.approx(list(api["impact"]), rel=1e-12)
+
+
+def test_curves_are_the_python_apis(calc):
+    _numbers_close(calc["formulas"]["curve"]["cells"], EXPECTED_CURVE)
+    api = sx.stratpd(frame_from_cells(DATA), "price", "carat", random_state=0)
+    got = calc["formulas"]["curve"]["cells"]
+    assert [r[1] for r in got[1:]] == pytest.approx(list(api["pd"]), rel=1e-12)
+    # A categorical feature with trials: the band columns come too.
+    cut = calc["formulas"]["cut"]["cells"]
+    _numbers_close(cut, EXPECTED_CUT)
+    assert "low (2.5%)" in cut[0] and "high (97.5%)" in cut[0]
+
+
+def test_a_larger_array_range_shows_na_below_the_result(calc):
+    got = calc["formulas"]["spare_rows"]["cells"]
+    _numbers_close(got[: len(EXPECTED_IMPACT)], EXPECTED_IMPACT)
+    assert all(v in ("", None, "#N/A") for row in got[len(EXPECTED_IMPACT):] for v in row)
+
+
+def test_blank_cells_are_missing_values(calc):
+    _numbers_close(calc["formulas"]["gappy"]["cells"], EXPECTED_GAPPY)
+
+
+def test_an_error_value_in_the_range_is_calcs_own_error(calc):
+    # Calc does not call an add-in with an error inside a range argument: it shows Err:504
+    # ("error in the parameter list"), and the README tells users to clear such cells.
+    assert calc["formulas"]["error_cell"]["shown"] == "Err:504"
+
+
+@pytest.mark.parametrize(("key", "expected"), [
+    ("bad_target", spreadsheet.stratpd(DATA, "pricex", "carat").cells[0][0]),
+    ("bad_leaf", spreadsheet.stratimpact(DATA, "price", 0)[0][0]),
+    ("one_cell", spreadsheet.stratpd("carat", "price", "carat").cells[0][0]),
+    ("no_data", spreadsheet.stratpd(None, None, None).cells[0][0]),
+])
+def test_errors_are_the_excel_formulas_one_cell_texts(calc, key, expected):
+    assert calc["formulas"][key]["cells"] == [[expected]]
+    assert expected.startswith(("STRATPD: ", "STRATIMPACT: ")) and "\n" not in expected
+
+
+def test_function_wizard_lists_both_formulas_with_argument_help(calc):
+    wizard = calc["wizard"]
+    assert set(wizard) == {"STRATPD", "STRATIMPACT"}
+    for name, args in extension.FORMULAS.items():
+        entry = wizard[name]
+        assert entry["description"] == extension.CALC_DESCRIPTIONS[name]
+        assert [a[0] for a in entry["arguments"]] == list(args)
+        for arg_name, text, optional in entry["arguments"]:
+            assert text == extension.CALC_HELP.get(arg_name, args[arg_name])
+            assert optional, "a blank argument takes the default, as in Excel"
+
+
+def test_menu_entry_and_toolbar_button_run_the_command(calc):
+    menu = [e for e in calc["addons"]["menu"] if e["url"] == COMMAND]
+    toolbar = [e for e in calc["addons"]["toolbar"] if e["url"] == COMMAND]
+    assert [e["title"] for e in menu] == ["Analyse selection"]
+    assert [e["title"] for e in toolbar] == ["Analyse selection"]
+    assert all(e["context"] == "com.sun.star.sheet.SpreadsheetDocument" for e in menu + toolbar)
+
+
+def test_analyse_selection_writes_the_report_sheet(calc):
+    assert calc["sheets_after"] == calc["sheets_before"] + ["StratPD price"]
+    report = calc["report"]
+    expected = spreadsheet.report_sheet(DATA, target="price", taken=calc["sheets_before"],
+                                        source="Data.$A$1:$J$301")
+    cells = report["cells"]
+    for item in expected.items:
+        if isinstance(item, spreadsheet.Cells):
+            block = [row[item.col - 1: item.col - 1 + item.width]
+                     for row in cells[item.row - 1: item.row - 1 + item.height]]
+            padded = [list(r) + [None] * (item.width - len(r)) for r in item.cells]
+            _numbers_close(block, padded)
+    assert "%" in report["share_format_string"]
+    # Nothing written is a live formula: every cell holds a value.
+    assert all(not str(f).startswith("=") for row in report["formulas"] for f in row)
+
+
+def test_report_has_a_native_chart_per_feature_and_the_ranking(calc):
+    charts = calc["report"]["charts"]
+    features = [r[0] for r in EXPECTED_IMPACT[1:]]
+    assert set(charts) == {"StratPD ranking"} | {f"StratPD curve {f}" for f in features}
+    assert charts["StratPD ranking"]["type"] == "com.sun.star.chart.BarDiagram"
+    assert charts["StratPD curve carat"]["type"] == "com.sun.star.chart.XYDiagram"
+    assert charts["StratPD curve cut"]["type"] == "com.sun.star.chart.BarDiagram"
+    assert "carat" in charts["StratPD curve carat"]["title"]
+    for chart in charts.values():
+        assert chart["series"] >= 1
+
+
+def test_install_says_one_sentence_when_unopkg_is_missing(monkeypatch, capsys):
+    monkeypatch.setattr(extension.shutil, "which", lambda name: None)
+    monkeypatch.setattr(extension, "UNOPKG_PLACES", [Path("/nonexistent/unopkg")])
+    assert cli_main(["libreoffice", "install"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("stratpd-xl: LibreOffice's unopkg was not found")
+    assert "\n" not in err
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="unopkg refuses per-user installs only as root")
+def test_install_as_root_says_what_to_do(capsys):
+    try:
+        extension.find_unopkg()
+    except sx.StratPDInputError:
+        pytest.skip("no unopkg")
+    assert cli_main(["libreoffice", "install"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "add --shared" in err and "\n" not in err
+
+
+def test_build_refuses_to_overwrite_and_other_suffixes(tmp_path, capsys):
+    assert cli_main(["libreoffice", "build", "-o", str(tmp_path / "x.zip")]) == 2
+    (tmp_path / "x.oxt").write_text("mine")
+    assert cli_main(["libreoffice", "build", "-o", str(tmp_path / "x.oxt")]) == 2
+    assert (tmp_path / "x.oxt").read_text() == "mine"
+    assert "--force" in capsys.readouterr().err
+
+
+def test_shipped_type_library_matches_the_formulas(tmp_path):
+    tool = shutil.which("unoidl-write") or str(extension.SDK_BIN / "unoidl-write")
+    _require(Path(tool).exists(), "unoidl-write not installed (apt-get install libreoffice-dev)")
+    fresh = extension.compile_rdb(tmp_path / "fresh.rdb", unoidl_write=tool)
+    assert fresh.read_bytes() == extension.RDB.read_bytes(), (
+        "the formulas' arguments changed: run python -m stratpd_xl.libreoffice.extension"
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
