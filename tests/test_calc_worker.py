@@ -1,0 +1,163 @@
+"""The Calc extension's worker and its client, with real processes (no LibreOffice needed).
+
+The client (:mod:`stratpd_xl.libreoffice.calc_client`) is what runs inside LibreOffice's Python;
+here it starts the real worker from this environment, and small shell scripts stand in for a
+broken environment: one that dies, one that hangs, one that answers garbage.  Every failure
+must come back as one sentence within its time-out, and the next call must start afresh.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from stratpd_xl import spreadsheet
+from stratpd_xl.libreoffice import calc_client, worker
+from stratpd_xl.libreoffice.calc_client import Worker, WorkerError
+from stratpd_xl.libreoffice.report import cells_for_calc
+from tests.test_calc_extension import DATA
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="shell scripts as interpreters")
+
+
+def fake_python(tmp_path: Path, body: str) -> str:
+    """An executable that stands in for the environment's interpreter."""
+    path = tmp_path / "python"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+HELLO = json.dumps({"hello": "stratpd-xl", "protocol": calc_client.PROTOCOL, "version": "x"})
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    w = Worker(sys.executable, log_path=str(tmp_path_factory.mktemp("log") / "worker.log"))
+    yield w
+    w.stop()
+
+
+def test_worker_answers_with_the_formulas_cells(real):
+    got = real.call("STRATIMPACT", data=DATA, target="price")
+    assert got == cells_for_calc(spreadsheet.stratimpact(DATA, "price"))
+    curve = real.call("STRATPD", data=DATA, target="price", col="cut", trials=3)
+    assert curve == cells_for_calc(spreadsheet.stratpd(DATA, "price", "cut", trials=3).cells)
+
+
+def test_worker_stays_warm_between_calls(real):
+    real.call("PING")
+    pid = real._proc.pid
+    started = time.perf_counter()
+    real.call("STRATIMPACT", data=DATA, target="price")  # cached in the worker by now
+    assert real._proc.pid == pid
+    assert time.perf_counter() - started < 5
+
+
+def test_a_killed_worker_is_started_again(real):
+    real.call("PING")
+    old = real._proc
+    old.kill()
+    old.wait(timeout=10)
+    assert real.call("PING") == "pong"
+    assert real._proc is not old
+
+
+def test_errors_are_one_cell_sentences_from_the_worker(real):
+    got = real.call("STRATPD", data=DATA, target="nope", col="carat")
+    assert got == [[spreadsheet.stratpd(DATA, "nope", "carat").cells[0][0]]]
+
+
+def test_missing_interpreter_is_one_sentence(tmp_path):
+    w = Worker(str(tmp_path / "gone" / "python"), log_path=str(tmp_path / "log"))
+    with pytest.raises(WorkerError, match=r"is not there; run `stratpd-xl libreoffice install`"):
+        w.call("PING")
+
+
+def test_environment_without_stratpd_xl_says_what_python_said(tmp_path):
+    python = fake_python(tmp_path, "echo \"No module named 'stratpd_xl'\" >&2; exit 1")
+    w = Worker(python, log_path=str(tmp_path / "log"), start_timeout=30)
+    with pytest.raises(WorkerError) as caught:
+        w.call("PING")
+    text = str(caught.value)
+    assert "worker stopped (No module named 'stratpd_xl')" in text and "\n" not in text
+
+
+def test_a_hanging_start_times_out_and_the_next_call_tries_again(tmp_path):
+    starts = tmp_path / "starts"
+    python = fake_python(tmp_path, f"echo start >> {starts}; exec sleep 60")
+    w = Worker(python, log_path=str(tmp_path / "log"), start_timeout=1)
+    for attempt in (1, 2):
+        began = time.perf_counter()
+        with pytest.raises(WorkerError, match="longer than 1 s to start"):
+            w.call("PING")
+        assert time.perf_counter() - began < 10
+        assert starts.read_text().count("start") == attempt
+    assert w._proc is None  # stopped, not left running
+
+
+def test_a_hanging_answer_times_out(tmp_path):
+    python = fake_python(tmp_path, f"echo '{HELLO}'; exec sleep 60")
+    w = Worker(python, log_path=str(tmp_path / "log"), call_timeout=1)
+    with pytest.raises(WorkerError, match="longer than 1 s to answer"):
+        w.call("STRATIMPACT", data=[[1.0]], target="y")
+    assert w._proc is None
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    ("echo 'Traceback (most recent call last):'; exec sleep 60", "answered garbage"),
+    ("echo '{\"hello\": \"stratpd-xl\", \"protocol\": 99}'; exec sleep 60", "does not match"),
+])
+def test_garbage_or_another_version_is_one_sentence(tmp_path, body, words):
+    w = Worker(fake_python(tmp_path, body), log_path=str(tmp_path / "log"), start_timeout=20)
+    with pytest.raises(WorkerError, match=words):
+        w.call("PING")
+    assert w._proc is None
+
+
+def test_serve_answers_line_by_line_and_never_with_a_traceback():
+    requests = b"\n".join([
+        json.dumps({"id": 1, "op": "PING", "args": {}}).encode(),
+        b"not json",
+        json.dumps({"id": 2, "op": "DELETE", "args": {}}).encode(),
+        json.dumps({"id": 3, "op": "REPORT", "args": {"values": [["a", "b"], [1.0, 2.0]]}})
+        .encode(),
+    ]) + b"\n"
+    out = io.BytesIO()
+    worker.serve(io.BytesIO(requests), out)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert answers[0]["protocol"] == calc_client.PROTOCOL
+    assert answers[1] == {"id": 1, "result": "pong"}
+    assert "error" in answers[2] and "error" in answers[3]
+    assert answers[4]["id"] == 3 and "\n" not in answers[4]["error"]
+    assert "Traceback" not in out.getvalue().decode()
+
+
+def test_config_is_read_or_empty(tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps({"python": "/x"}))
+    assert calc_client.load_config(str(tmp_path / "c.json")) == {"python": "/x"}
+    (tmp_path / "bad.json").write_text("[1")
+    assert calc_client.load_config(str(tmp_path / "bad.json")) == {}
+    assert calc_client.load_config(str(tmp_path / "none.json")) == {}
+
+
+def test_the_client_uses_the_standard_library_only():
+    # It runs in LibreOffice's Python, which has neither numpy nor stratpd-xl.
+    import ast
+
+    source = Path(calc_client.__file__).read_text(encoding="utf-8")
+    imported = {
+        (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert {name.split(".")[0] for name in imported} <= set(sys.stdlib_module_names) | {
+        "__future__"}
+    assert os.path.basename(calc_client.__file__) == "calc_client.py"
