@@ -2,12 +2,13 @@
 
     python3 tests/calc_driver.py PORT REQUEST.json RESULT.json
 
-The request names tables to type into a new Calc document, array formulas to enter, and a
-range to select before running the extension's "Analyse selection" command through
-LibreOffice's dispatcher (the URL the menu entry and the toolbar button use).  The result
-holds what Calc shows: each formula's cells, the Function Wizard's entries for the add-in,
-the menu and toolbar configuration, and the new report sheet with its charts.  The tests in
-tests/test_calc_extension.py judge it; this script only reads and writes.
+The request names tables to type into a new Calc document, array formulas to enter, timed
+recalculations (after an optional one-cell edit), and a range to select before running the
+extension's "Analyse selection" command through LibreOffice's dispatcher (the URL the menu
+entry and the toolbar button use).  The result holds what Calc shows: each formula's cells,
+the Function Wizard's entries for the add-in, the menu and toolbar configuration, and the new
+report sheet with its charts.  tests/test_calc_extension.py and benchmarks/bench_libreoffice.py
+judge it; this script only reads and writes.
 """
 
 import json
@@ -142,6 +143,21 @@ def main():
                 "cells": read_block(target), "seconds": seconds,
                 "shown": target.getCellByPosition(0, 0).getString(),
             }
+        result["timings"] = []
+        for step in request.get("timings", []):
+            # Optionally edit one cell, then time a full recalculation (every formula runs).
+            if "edit" in step:
+                sheet_name, cell, value = step["edit"]
+                sheets.getByName(sheet_name).getCellRangeByName(cell).setValue(value)
+            started = time.perf_counter()
+            doc.calculateAll()
+            seconds = time.perf_counter() - started
+            spec = request["formulas"][step["read"]]
+            shown = sheets.getByName(spec["sheet"]).getCellRangeByName(spec["range"])
+            result["timings"].append({
+                "label": step["label"], "seconds": seconds,
+                "cells": read_block(shown),
+            })
         if "select" in request:
             spec = request["select"]
             sheet = sheets.getByName(spec["sheet"])

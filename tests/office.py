@@ -1,9 +1,14 @@
-"""Finding real LibreOffice for the tests that open our outputs in Calc."""
+"""Finding real LibreOffice for the tests that open our outputs in Calc, and driving it."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
+import socket
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -16,3 +21,86 @@ def soffice() -> str:
             pytest.fail("LibreOffice (soffice) is required in CI")
         pytest.skip("LibreOffice (soffice) not installed")
     return exe
+
+
+# --------------------------------------------------------------------------- the Calc extension
+# Shared by tests/test_calc_extension.py and benchmarks/bench_libreoffice.py: install the
+# extension into a throw-away profile, start headless soffice on a local socket, run
+# tests/calc_driver.py with a Python that has uno, stop everything.
+
+DRIVER = Path(__file__).resolve().parent / "calc_driver.py"
+NOBODY = 65534  # unopkg refuses per-user installs as root; "nobody" installs instead
+
+
+def uno_python() -> str | None:
+    """A Python that can ``import uno`` (LibreOffice's bridge; apt python3-uno), or None."""
+    for exe in (os.environ.get("STRATPD_XL_UNO_PYTHON"), "/usr/bin/python3",
+                shutil.which("python3")):
+        if exe and Path(exe).exists():
+            ok = subprocess.run([exe, "-c", "import uno"], capture_output=True, timeout=60)
+            if ok.returncode == 0:
+                return exe
+    return None
+
+
+def install_extension(profile: Path, oxt: Path, unopkg: str) -> None:
+    """``unopkg add`` into ``profile``; as root, as the user "nobody".
+
+    ``profile``'s parent must be open to "nobody" (not pytest's root-only temporary folder).
+    """
+    command = [unopkg, "add", "--force", "--suppress-license", str(oxt),
+               f"-env:UserInstallation={profile.as_uri()}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        profile.mkdir(parents=True, exist_ok=True)
+        for path in (profile, oxt):
+            os.chown(path, NOBODY, NOBODY)
+        subprocess.run(
+            command, user=NOBODY, group=NOBODY, extra_groups=[], check=True,
+            capture_output=True, timeout=300,
+            env={"HOME": str(profile), "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        )
+    else:
+        subprocess.run(command, check=True, capture_output=True, timeout=300)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_calc(profile: Path, request: dict, workdir: Path, *, python: str,
+             timeout: float = 600) -> dict:
+    """Start soffice on ``profile``, run the driver on ``request``, stop soffice; the result.
+
+    soffice, oosplash, soffice.bin and the extension's worker share one session, which is
+    ended whatever happens.
+    """
+    port = free_port()
+    request_path, result_path = workdir / "request.json", workdir / "result.json"
+    request_path.write_text(json.dumps(request))
+    with (workdir / "soffice.log").open("w") as log:
+        office = subprocess.Popen(
+            [soffice(), "--headless", "--invisible", "--norestore", "--nologo", "--nodefault",
+             "--nolockcheck", f"-env:UserInstallation={profile.as_uri()}",
+             f"--accept=socket,host=127.0.0.1,port={port};urp;"],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        try:
+            # The driver waits for the socket itself (with a time-out).
+            run = subprocess.run(
+                [python, str(DRIVER), str(port), str(request_path), str(result_path)],
+                capture_output=True, text=True, timeout=timeout,
+            )
+        finally:
+            try:
+                os.killpg(office.pid, signal.SIGTERM)
+                office.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(office.pid, signal.SIGKILL)
+                office.wait(timeout=30)
+            except ProcessLookupError:
+                pass
+    if run.returncode != 0:
+        raise RuntimeError(f"the Calc driver failed:\n{run.stdout}\n{run.stderr}")
+    return json.loads(result_path.read_text())

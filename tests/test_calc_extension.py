@@ -14,12 +14,8 @@ where ``.ci/run`` installs them and their absence is a failure.
 from __future__ import annotations
 
 import csv
-import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -33,10 +29,9 @@ from stratpd_xl import spreadsheet
 from stratpd_xl.cli import main as cli_main
 from stratpd_xl.input.sheet import frame_from_cells
 from stratpd_xl.libreoffice import extension
-from tests.office import soffice
+from tests.office import install_extension, run_calc, soffice, uno_python
 
 ROOT = Path(__file__).resolve().parents[1]
-DRIVER = ROOT / "tests" / "calc_driver.py"
 ROWS = 300
 DRIVER_TIMEOUT = 600  # one soffice start, one worker start (imports, compiled kernels), a report
 COMMAND = extension.COMMAND
@@ -48,17 +43,6 @@ def _require(condition: bool, message: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message)
     pytest.skip(message)
-
-
-def uno_python() -> str | None:
-    """A Python that can ``import uno`` (LibreOffice's bridge; apt python3-uno)."""
-    for exe in (os.environ.get("STRATPD_XL_UNO_PYTHON"), "/usr/bin/python3",
-                shutil.which("python3")):
-        if exe and Path(exe).exists():
-            ok = subprocess.run([exe, "-c", "import uno"], capture_output=True, timeout=60)
-            if ok.returncode == 0:
-                return exe
-    return None
 
 
 def diamonds(n: int = ROWS) -> list[list[Any]]:
@@ -81,29 +65,6 @@ def _address(rows: int, cols: int, first: str = "M1") -> str:
     row = int(first[1:])
     assert col + cols <= 26, "one-letter columns only"
     return f"{first}:{chr(ord('A') + col + cols - 1)}{row + rows - 1}"
-
-
-def _install_into(profile: Path, oxt: Path) -> None:
-    """unopkg add into ``profile``; as root, as ``nobody`` (unopkg refuses root per-user)."""
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        profile.mkdir(parents=True, exist_ok=True)
-        for path in (profile.parent, profile, oxt):
-            os.chown(path, 65534, 65534)
-        subprocess.run(
-            [extension.find_unopkg(), "add", "--force", "--suppress-license", str(oxt),
-             f"-env:UserInstallation={profile.as_uri()}"],
-            user=65534, group=65534, extra_groups=[], check=True, capture_output=True,
-            timeout=extension.UNOPKG_TIMEOUT,
-            env={"HOME": str(profile), "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        )
-    else:
-        assert cli_main(["libreoffice", "install", "--profile", str(profile)]) == 0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 DATA = diamonds()
@@ -134,24 +95,14 @@ FORMULAS = {
 }
 
 
-def _stop(office: subprocess.Popen) -> None:
-    """soffice, oosplash, soffice.bin and the extension's worker share one session: end it."""
-    try:
-        os.killpg(office.pid, signal.SIGTERM)
-        office.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(office.pid, signal.SIGKILL)
-        office.wait(timeout=30)
-    except ProcessLookupError:
-        pass
-
-
 def _run_calc(base: Path, python: str) -> dict[str, Any]:
     oxt = base / "stratpd-xl.oxt"
     assert cli_main(["libreoffice", "build", "-o", str(oxt)]) == 0
     profile = base / "profile"
-    _install_into(profile, oxt)
-    port = _free_port()
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        install_extension(profile, oxt, extension.find_unopkg())
+    else:  # the CLI's own install, into the throw-away profile
+        assert cli_main(["libreoffice", "install", "--profile", str(profile)]) == 0
     request = {
         "tables": {"Data": DATA, "Gaps": GAPPY, "Errors": DATA[:121]},
         "cell_formulas": {"Errors": {"G12": "=NA()"}},
@@ -162,25 +113,7 @@ def _run_calc(base: Path, python: str) -> dict[str, Any]:
         "select": {"sheet": "Data", "range": "A1:J301"},
         "command": COMMAND,
     }
-    (base / "request.json").write_text(json.dumps(request))
-    with (base / "soffice.log").open("w") as log:
-        office = subprocess.Popen(
-            [soffice(), "--headless", "--invisible", "--norestore", "--nologo", "--nodefault",
-             "--nolockcheck", f"-env:UserInstallation={profile.as_uri()}",
-             f"--accept=socket,host=127.0.0.1,port={port};urp;"],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-        try:
-            # The driver waits for the socket itself (with a time-out).
-            run = subprocess.run(
-                [python, str(DRIVER), str(port), str(base / "request.json"),
-                 str(base / "result.json")],
-                capture_output=True, text=True, timeout=DRIVER_TIMEOUT,
-            )
-        finally:
-            _stop(office)
-    assert run.returncode == 0, run.stdout + run.stderr
-    return json.loads((base / "result.json").read_text())
+    return run_calc(profile, request, base, python=python, timeout=DRIVER_TIMEOUT)
 
 
 @pytest.fixture(scope="module")
