@@ -246,30 +246,29 @@ def chart_png(curve: Curve) -> bytes:
     return curve.png
 
 
-def stratpd(
-    data: Any,
-    target: Any,
-    col: Any,
-    min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
-    trials: Any = 1,
-    chart: Any = True,
-    max_points: Any = None,
-    positive: Any = None,
-) -> FormulaResult:
+def _optional(given: dict[str, Any], declared: dict[str, str], formula: str) -> dict[str, Any]:
+    """The optional arguments a host passed; a name the formula does not declare is a bug."""
+    unknown = set(given) - set(declared)
+    if unknown:
+        raise TypeError(f"{formula} has no argument(s) {', '.join(sorted(unknown))}")
+    return given
+
+
+def stratpd(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
     """``=STRATPD(...)``'s cells: partial dependence of target on col (StratPD / CatStratPD).
 
     Parameters
     ----------
-    data : 2-D list of cell values or DataFrame
-        The table; the first row of a cell range is the header.
+    data : rows of cell values, or a DataFrame
+        The table, header row first (a DataFrame is taken as typed).
     target, col : str
-        Column names (case, spaces and underscores do not matter).
-    min_samples_leaf, trials, max_points : number or blank
-        As :data:`STRATPD_ARGS` says; blank takes the default.
-    chart : bool, number, text or blank
-        Whether the host should draw the curve (blank: yes).
-    positive : optional
-        For a yes/no target, the value that counts (blank: TRUE/yes/1, else the rarer value).
+        The column to explain and the one whose effect is wanted, as the user typed them.
+    **optional
+        ``min_samples_leaf``, ``trials``, ``chart``, ``max_points`` and ``positive`` as
+        :data:`STRATPD_ARGS` explains them.  A blank (``None``, empty text) or left-out
+        argument takes its default from :data:`~stratpd_xl.params.PARAMETERS`; ``chart``
+        (whether the host should draw the curve) defaults to yes, ``positive`` (the value
+        of a yes/no target that counts) to TRUE/yes/1, else the rarer value.
 
     Returns
     -------
@@ -278,26 +277,24 @@ def stratpd(
         the band columns when trials > 1, and "slopes averaged" (numeric) or "rows"
         (categorical); on bad input one cell ``"STRATPD: <what to fix>"`` and no curve.
     """
+    given = _optional(optional, STRATPD_ARGS, "STRATPD")
     try:
         settings = _settings(
-            min_samples_leaf=min_samples_leaf, n_trials=trials, max_points=max_points
+            min_samples_leaf=given.get("min_samples_leaf"), n_trials=given.get("trials"),
+            max_points=given.get("max_points"),
         )
-        want_chart = _flag(chart, "chart")
-        curve = _curve(data, target, col, settings, _positive(positive))
+        want_chart = _flag(given.get("chart"), "chart")
+        curve = _curve(data, target, col, settings, _positive(given.get("positive")))
     except Exception as exc:  # the cell shows a sentence; never a traceback
         return FormulaResult([[error_text(exc, prefix="STRATPD")]])
     return FormulaResult(curve.cells, curve, want_chart)
 
 
-def stratimpact(
-    data: Any,
-    target: Any,
-    min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
-    positive: Any = None,
-) -> list[list[Any]]:
+def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
     """``=STRATIMPACT(...)``'s cells: the columns ranked by how much each alone moves target.
 
-    Parameters are as for :func:`stratpd`.
+    Parameters are as for :func:`stratpd`; the optional ones are ``min_samples_leaf`` and
+    ``positive`` (:data:`STRATIMPACT_ARGS`).
 
     Returns
     -------
@@ -305,10 +302,11 @@ def stratimpact(
         Header ``feature, kind, impact, share`` and one row per feature, largest impact first;
         on bad input one cell ``"STRATIMPACT: <what to fix>"``.
     """
+    given = _optional(optional, STRATIMPACT_ARGS, "STRATIMPACT")
     try:
-        settings = _settings(min_samples_leaf=min_samples_leaf)
+        settings = _settings(min_samples_leaf=given.get("min_samples_leaf"))
         frame = _table(data)
-        chosen = _positive(positive)
+        chosen = _positive(given.get("positive"))
         key = ("STRATIMPACT", _frame_key(frame), str(target), settings, repr(chosen))
         cells = _cache.get(key)
         if cells is None:

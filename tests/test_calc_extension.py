@@ -13,7 +13,6 @@ where ``.ci/run`` installs them and their absence is a failure.
 
 from __future__ import annotations
 
-import csv
 import os
 import shutil
 import sys
@@ -30,6 +29,7 @@ from stratpd_xl.cli import main as cli_main
 from stratpd_xl.input.sheet import frame_from_cells
 from stratpd_xl.libreoffice import extension
 from tests.office import install_extension, run_calc, soffice, uno_python
+from tests.test_ribbon import _diamonds as diamonds
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = 300
@@ -45,20 +45,6 @@ def _require(condition: bool, message: str) -> None:
     pytest.skip(message)
 
 
-def diamonds(n: int = ROWS) -> list[list[Any]]:
-    """Rows as Calc holds them: numbers as floats, text as text, header first."""
-    with (ROOT / "stratpd_xl" / "data" / "diamonds.csv").open(newline="") as f:
-        rows = list(csv.reader(f))[: n + 1]
-
-    def cell(text: str) -> Any:
-        try:
-            return float(text)
-        except ValueError:
-            return text
-
-    return [rows[0]] + [[cell(v) for v in r] for r in rows[1:]]
-
-
 def _address(rows: int, cols: int, first: str = "M1") -> str:
     """``M1:P10``-style address of a block of the given size starting at ``first``."""
     col = ord(first[0]) - ord("A")
@@ -67,10 +53,10 @@ def _address(rows: int, cols: int, first: str = "M1") -> str:
     return f"{first}:{chr(ord('A') + col + cols - 1)}{row + rows - 1}"
 
 
-DATA = diamonds()
+DATA = diamonds(ROWS, last="z")  # the file's own order: price is not last
 EXPECTED_IMPACT = spreadsheet.stratimpact(DATA, "price")
 EXPECTED_CURVE = spreadsheet.stratpd(DATA, "price", "carat").cells
-EXPECTED_CUT = spreadsheet.stratpd(DATA, "price", "cut", 5, 3).cells
+EXPECTED_CUT = spreadsheet.stratpd(DATA, "price", "cut", min_samples_leaf=5, trials=3).cells
 # Blank cells are missing values, as in Excel.
 GAPPY = [list(r) for r in DATA[:121]]
 GAPPY[5][0] = None
@@ -183,7 +169,7 @@ def test_an_error_value_in_the_range_is_calcs_own_error(calc):
 
 @pytest.mark.parametrize(("key", "expected"), [
     ("bad_target", spreadsheet.stratpd(DATA, "pricex", "carat").cells[0][0]),
-    ("bad_leaf", spreadsheet.stratimpact(DATA, "price", 0)[0][0]),
+    ("bad_leaf", spreadsheet.stratimpact(DATA, "price", min_samples_leaf=0)[0][0]),
     ("one_cell", spreadsheet.stratpd("carat", "price", "carat").cells[0][0]),
     ("no_data", spreadsheet.stratpd(None, None, None).cells[0][0]),
 ])

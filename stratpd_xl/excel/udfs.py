@@ -122,7 +122,8 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
         category; on bad input one cell ``"STRATPD: <what to fix>"``.
     """
     out = spreadsheet.stratpd(
-        data, target, col, min_samples_leaf, trials, chart, max_points, positive
+        data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
+        max_points=max_points, positive=positive,
     )
     if caller is not None:
         if out.curve is not None and out.chart:
@@ -174,7 +175,9 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
         Header ``feature, kind, impact, share`` and one row per feature, largest impact first;
         on bad input one cell ``"STRATIMPACT: <what to fix>"``.
     """
-    return spreadsheet.stratimpact(data, target, min_samples_leaf, positive)
+    return spreadsheet.stratimpact(
+        data, target, min_samples_leaf=min_samples_leaf, positive=positive
+    )
 
 
 # Warm the kernels while Excel is still loading (not in xlwings Lite: it sets
