@@ -1,19 +1,33 @@
-# The two commands of the README:  `make demo` (main job on bundled data) and `make test`.
-# Both create .venv and install the package into it first, so a fresh clone needs nothing else.
+# The two commands of the README: `make demo` (the main job on bundled data) and `make test`.
+# Both create .venv and install what they need into it first, so a fresh clone needs nothing
+# else: `make demo` the package and its runtime libraries only, `make test` the test tools too.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+PIP    := $(BIN)/python -m pip --disable-pip-version-check
+# Stamps: the runtime (make demo) and the runtime plus test tools (make test, developers).
+RUNTIME := $(VENV)/.runtime
+STAMP   := $(VENV)/.installed
 
-.PHONY: demo test test-lite-compat lint bench bench-e2e
+.PHONY: demo test test-lite-compat bench bench-e2e wheel
 
-$(STAMP): pyproject.toml
+$(RUNTIME): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "make: stratpd-xl needs Python 3.11 or newer; $(PYTHON) is $$($(PYTHON) --version 2>&1) (give another with PYTHON=python3.12)"; exit 1; }
+	@echo "make: creating $(VENV) with $$($(PYTHON) --version)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[test]"
-	touch $(STAMP)
+	@echo "make: installing stratpd-xl and its runtime libraries into $(VENV)"
+	@echo "      (numpy, pandas, scipy, numba, matplotlib, xlsxwriter, python-calamine, xlwings:"
+	@echo "      about 250 MB, 1-3 minutes on a fresh machine; pip lists each package as it goes)"
+	$(PIP) install --progress-bar off -e .
+	touch $@
 
-demo: $(STAMP)
+$(STAMP): $(RUNTIME) pyproject.toml
+	@echo "make: adding the test tools (pytest, hypothesis, ruff, oletools, openpyxl, odfpy, psutil)"
+	$(PIP) install --progress-bar off -e ".[test]"
+	touch $@
+
+demo: $(RUNTIME)
 	$(BIN)/stratpd-xl demo
 
 test: $(STAMP)
@@ -25,6 +39,12 @@ test: $(STAMP)
 # desktop's.  Skips with a message without a Python 3.12.  CI runs it after `make test`.
 test-lite-compat: $(STAMP)
 	DESKTOP_PYTHON=$(BIN)/python sh tests/pyodide/lite_compat.sh
+
+# The wheel and sdist into dist/ (docs/release.md).
+wheel: $(RUNTIME)
+	$(PIP) install --progress-bar off "build>=1.2" "twine>=5"
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
