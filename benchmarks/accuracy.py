@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/accuracy.py [--stratx /tmp/stratx-venv/bin/python] [--seeds 5]
+    python benchmarks/accuracy.py [--stratx "$(bash benchmarks/stratx_venv.sh)"] [--seeds 5]
 
 Each row is the mean (and spread) over seeds of an estimated effect divided by the true
 effect (1.00 = unbiased):

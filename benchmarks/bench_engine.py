@@ -3,8 +3,8 @@
 Usage::
 
     python benchmarks/bench_engine.py                 # ours only
-    python benchmarks/bench_engine.py --stratx /tmp/stratx-venv/bin/python
-    # (make that interpreter with ../shared/tools/stratx-reference-venv.sh)
+    python benchmarks/bench_engine.py --stratx "$(bash benchmarks/stratx_venv.sh)"
+    # (benchmarks/stratx_venv.sh makes a throw-away venv with stratx 0.5 and prints its python)
 
 Every measurement runs in a fresh subprocess of this script (``--worker``), so one case's
 memory cannot leak into the next.  Time is wall-clock seconds of the call alone, best of
