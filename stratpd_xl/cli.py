@@ -25,7 +25,7 @@ from typing import Any, NoReturn, TextIO
 import pandas as pd
 
 from . import __version__, workflow
-from .demo import DEMO_LEFT_OUT, DEMO_SETTINGS, DEMO_TARGET, demo_data
+from .demo import DEMO_FILE, DEMO_LEFT_OUT, DEMO_SETTINGS, DEMO_TARGET, demo_csv_bytes, demo_data
 from .errors import StratPDInputError, StratPDNote, error_text, is_interrupt
 from .input.files import read_table
 from .params import PARAMETERS, Settings
@@ -251,7 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[engine],
         help="write a report for the bundled diamonds data (no arguments needed)",
         description="Analyse the price of 53,940 diamonds (bundled data, MIT licence) and "
-        "write a report workbook and an impact chart into a folder.",
+        "write a report workbook, an impact chart and the data itself (diamonds.csv, to try "
+        "the other commands on) into a folder.",
     )
     p.add_argument(
         "--out",
@@ -571,10 +572,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         # The demo folder is our own output, so replacing earlier demo files is expected.
         _write_atomic(report, lambda p: write_report(result, p, drawer=drawer), force=True)
     _write_atomic(picture, _png_writer(lambda: impact_figure(result.impact)), force=True)
+    data = out_dir / DEMO_FILE
+    _write_atomic(data, lambda p: p.write_bytes(demo_csv_bytes()), force=True)
     top = result.impact.iloc[0]
     print(f"top driver of {DEMO_TARGET}: {top['feature']} ({top['share']:.0%} of total impact)")
     print(f"wrote {report.resolve()}")
     print(f"wrote {picture.resolve()}")
+    print(f"wrote {data.resolve()} (the data: try the other commands on it)")
     return 0
 
 

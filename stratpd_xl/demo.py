@@ -12,7 +12,19 @@ import pandas as pd
 
 from .params import Settings
 
-__all__ = ["DEMO_LEFT_OUT", "DEMO_ORDERS", "DEMO_SETTINGS", "DEMO_TARGET", "demo_data"]
+__all__ = [
+    "DEMO_FILE",
+    "DEMO_LEFT_OUT",
+    "DEMO_ORDERS",
+    "DEMO_SETTINGS",
+    "DEMO_TARGET",
+    "demo_csv_bytes",
+    "demo_data",
+]
+
+# The bundled file's name; ``stratpd-xl demo`` copies it beside its outputs, so the README's
+# commands have a real file to work on.
+DEMO_FILE = "diamonds.csv"
 
 DEMO_TARGET = "price"
 # Quality grades of the diamonds data, worst to best, so charts show them in a sensible order.
@@ -30,6 +42,11 @@ DEMO_SETTINGS = Settings.make(n_trials=10, random_state=1)
 DEMO_LEFT_OUT = {"x": "length in mm", "y": "width in mm", "z": "depth in mm"}
 
 
+def demo_csv_bytes() -> bytes:
+    """The bundled ``diamonds.csv`` as it ships (UTF-8, comma-separated, 53,940 rows)."""
+    return (resources.files("stratpd_xl") / "data" / DEMO_FILE).read_bytes()
+
+
 def demo_data() -> pd.DataFrame:
     """The bundled diamonds table (53,940 rows), read like any user file, grades ordered.
 
@@ -41,7 +58,7 @@ def demo_data() -> pd.DataFrame:
     """
     from .input.files import read_table
 
-    with resources.as_file(resources.files("stratpd_xl") / "data" / "diamonds.csv") as path:
+    with resources.as_file(resources.files("stratpd_xl") / "data" / DEMO_FILE) as path:
         frame = read_table(path)
     for column, order in DEMO_ORDERS.items():
         frame[column] = pd.Categorical(frame[column], categories=order, ordered=True)

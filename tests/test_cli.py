@@ -438,6 +438,10 @@ def test_installed_script_runs_the_demo(tmp_path):
     book = openpyxl.load_workbook(report)
     assert any("carat" in name for name in book.sheetnames)
     assert picture.read_bytes().startswith(PNG_MAGIC)
+    # The data it analysed, beside the outputs, for the README's commands to work on.
+    data = tmp_path / "stratpd-demo" / "diamonds.csv"
+    assert data.read_bytes() == demo.demo_csv_bytes()
+    assert f"wrote {data}" in result.stdout
 
 
 def test_installed_script_reports_bad_input_without_traceback(tmp_path):
