@@ -5,16 +5,20 @@ with these changes:
 
 * our ribbon, ``customUI/customUI14.xml``, replaces the template's ``customUI/customUI.xml``;
 * the package relationship that pointed at the old ribbon part points at the new one;
-* the template's disabled settings sheet ``_myaddin.conf`` is enabled as ``myaddin.conf`` and
-  holds our settings (``stratpd_xl.excel.addin_file``): the default interpreter, the formula
-  module, ``ADD_WORKBOOK_TO_PYTHONPATH`` false.  The installer rewrites this sheet in the copy it
+* the VBA constant ``PROJECT_NAME`` (module ``xlwings``) becomes ``"stratpd_xl"`` instead of
+  the template's ``"myaddin"``, which every add-in made from the template shares: the add-in
+  then reads its settings only from sheets and files named ``stratpd_xl.conf``, never from
+  another add-in's ``myaddin.conf`` (``stratpd_xl.excel.addin_file``);
+* the template's disabled settings sheet ``_myaddin.conf`` is enabled as ``stratpd_xl.conf`` and
+  holds our settings: the default interpreter, the formula module,
+  ``ADD_WORKBOOK_TO_PYTHONPATH`` false.  The installer rewrites this sheet in the copy it
   installs with the interpreter it set up;
 * the VBA project gets two modules (``vba_project.py``): ``xlwings_udfs``, the text xlwings' own
   "Import Functions" (``xlwings.udfs.import_udfs``) writes for ``stratpd_xl.excel.udfs`` --
   the ``=STRATPD``/``=STRATIMPACT`` wrappers --, and ``StratPDWizard``, whose ``Auto_Open``
   makes the ``Application.MacroOptions`` calls that import makes (function-wizard texts).  So
   the formulas need no per-machine import and no "Trust access to the VBA project object
-  model".  Every template module and every other part is kept byte for byte.
+  model".  Every other template module and every other part is kept byte for byte.
 
 The ribbon button calls the template's existing callback ``RibbonMyAddin.RunMain``, which runs
 ``import <add-in file stem>; <add-in file stem>.main()``: hence the file name ``stratpd_xl.xlam``.
@@ -276,7 +280,7 @@ def build_bytes(
         Our ribbon XML.
     with_formulas : bool
         Add the formulas' modules (``xlwings_udfs`` and ``StratPDWizard``); False gives the
-        template's VBA project unchanged (tests compare the two).
+        template's VBA project with only ``PROJECT_NAME`` changed (tests compare the two).
 
     Returns
     -------
@@ -284,6 +288,12 @@ def build_bytes(
         A complete ``.xlam`` (zip) file.
     """
     parts = addin_parts(template or template_path(), ribbon.read_bytes())
+    parts[VBA_PART] = vba_project.replace_in_module(
+        parts[VBA_PART],
+        addin_file.PROJECT_NAME_MODULE,
+        addin_file.TEMPLATE_PROJECT_NAME_LINE,
+        addin_file.PROJECT_NAME_LINE,
+    )
     if with_formulas:
         recorded = formula_import()
         name, source = formula_module(recorded)

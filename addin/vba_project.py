@@ -202,14 +202,7 @@ def add_module(vba_project: bytes, name: str, source: str) -> bytes:
     """
     if not (name[:1].isalpha() and name.replace("_", "").isalnum() and name.isascii()):
         raise ValueError(f"not a VBA module name: {name!r}")
-    ole = olefile.OleFileIO(vba_project)
-    try:
-        streams = {
-            "/".join(path): ole.openstream("/".join(path)).read()
-            for path in ole.listdir(streams=True)
-        }
-    finally:
-        ole.close()
+    streams = _streams(vba_project)
     if streams.get("VBA/_VBA_PROJECT") != SOURCE_ONLY_VBA_PROJECT:
         raise ValueError(
             "the project carries compiled code; only source-only projects are supported"
@@ -242,6 +235,74 @@ def add_module(vba_project: bytes, name: str, source: str) -> bytes:
     entry = name.encode(codepage) + b"\x00" + name.encode("utf-16-le") + b"\x00\x00"
     streams["PROJECTwm"] = wm[:-2] + entry + b"\x00\x00"
     return write_compound_file(streams)
+
+
+def _streams(vba_project: bytes) -> dict[str, bytes]:
+    ole = olefile.OleFileIO(vba_project)
+    try:
+        return {
+            "/".join(path): ole.openstream("/".join(path)).read()
+            for path in ole.listdir(streams=True)
+        }
+    finally:
+        ole.close()
+
+
+def _module_offset(dir_stream: bytes, name: str, codepage: str) -> int:
+    """MODULEOFFSET of a module: where its compressed source starts in its stream."""
+    stream_name = _record(0x001A, name.encode(codepage))  # MODULESTREAMNAME
+    at = dir_stream.find(stream_name)
+    offset_record = b"\x31\x00\x04\x00\x00\x00"  # MODULEOFFSET, Size 4
+    found = dir_stream.find(offset_record, at) if at >= 0 else -1
+    if found < 0:
+        raise ValueError(f"the dir stream lists no module {name!r}")
+    return struct.unpack_from("<I", dir_stream, found + len(offset_record))[0]
+
+
+def replace_in_module(vba_project: bytes, name: str, old: str, new: str) -> bytes:
+    """A copy of ``vba_project`` with one line of module ``name``'s source replaced.
+
+    Parameters
+    ----------
+    vba_project : bytes
+        A project without a performance cache whose module ``name`` is source only
+        (``MODULEOFFSET`` 0), as every module of xlwings' templates is.
+    name : str
+        The module.
+    old, new : str
+        ``old`` must occur exactly once in the source; it becomes ``new``.
+
+    Returns
+    -------
+    bytes
+        The new ``vbaProject.bin``; every other stream is unchanged.
+    """
+    streams = _streams(vba_project)
+    if streams.get("VBA/_VBA_PROJECT") != SOURCE_ONLY_VBA_PROJECT:
+        raise ValueError(
+            "the project carries compiled code; only source-only projects are supported"
+        )
+    dir_stream = decompress(streams["VBA/dir"])
+    codepage = _codepage(dir_stream)
+    if _module_offset(dir_stream, name, codepage) != 0:
+        raise ValueError(f"module {name!r} carries compiled code before its source")
+    source = decompress(streams[f"VBA/{name}"]).decode(codepage)
+    if not source.startswith(f'Attribute VB_Name = "{name}"'):
+        raise ValueError(f"the stream of module {name!r} does not hold its source")
+    if source.count(old) != 1:
+        raise ValueError(f"module {name!r} holds {source.count(old)} copies of {old!r}, not 1")
+    streams[f"VBA/{name}"] = compress(source.replace(old, new).encode(codepage))
+    return write_compound_file(streams)
+
+
+def module_source(vba_project: bytes, name: str) -> str:
+    """The source of a source-only module (tests and checks read the built add-in with it)."""
+    streams = _streams(vba_project)
+    dir_stream = decompress(streams["VBA/dir"])
+    codepage = _codepage(dir_stream)
+    if _module_offset(dir_stream, name, codepage) != 0:
+        raise ValueError(f"module {name!r} carries compiled code before its source")
+    return decompress(streams[f"VBA/{name}"]).decode(codepage)
 
 
 # --------------------------------------------------------------------------- MS-CFB (version 3)

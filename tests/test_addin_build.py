@@ -28,7 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from packaging.requirements import Requirement
 
-from stratpd_xl.excel import addin_file
+from stratpd_xl.excel import addin_file, config
 from tests.office import soffice
 
 with warnings.catch_warnings():
@@ -151,10 +151,17 @@ def test_template_parts_and_vba_streams_are_kept_byte_for_byte(built):
             assert b.read(name) == t.read(name), name
         assert set(b.namelist()) == template_parts | {"customUI/customUI14.xml", "_rels/.rels"}
         old, new = _streams(t.read("xl/vbaProject.bin")), _streams(b.read("xl/vbaProject.bin"))
-    # Only the project's lists of modules change; every template module stream is untouched.
+    # The project's lists of modules change, and the one constant PROJECT_NAME in module
+    # xlwings; every other template module stream is untouched.
     assert set(new) == set(old) | {f"VBA/{name}" for name in ADDED}
-    for name in set(old) - {"VBA/dir", "PROJECT", "PROJECTwm"}:
+    renamed = f"VBA/{addin_file.PROJECT_NAME_MODULE}"
+    for name in set(old) - {"VBA/dir", "PROJECT", "PROJECTwm", renamed}:
         assert new[name] == old[name], name
+    old_source = builder.vba_project.decompress(old[renamed]).decode("cp1252")
+    new_source = builder.vba_project.decompress(new[renamed]).decode("cp1252")
+    assert new_source == old_source.replace(
+        addin_file.TEMPLATE_PROJECT_NAME_LINE, addin_file.PROJECT_NAME_LINE
+    ) != old_source
     assert new["VBA/_VBA_PROJECT"] == builder.vba_project.SOURCE_ONLY_VBA_PROJECT
     assert builder.build_bytes(with_formulas=False) != built.read_bytes()
 
@@ -264,8 +271,8 @@ def test_ribbon_uses_only_known_elements_attributes_and_unique_ids(built):
 
 def test_vba_reads_the_sheet_named_after_its_project_constant_in_the_addin_itself(vba_modules):
     code = "\n".join(vba_modules.values())
-    match = re.search(r'PROJECT_NAME\s+As\s+String\s*=\s*"([^"]+)"', code)
-    assert match and match.group(1) == addin_file.PROJECT_NAME
+    match = re.findall(r'PROJECT_NAME\s+As\s+String\s*=\s*"([^"]+)"', code)
+    assert match == [addin_file.PROJECT_NAME] == ["stratpd_xl"]
     # GetConfig reads the sheet of the add-in (ThisWorkbook) before any shared config file.
     get_config = code[code.index("Function GetConfig(") :]
     this_book = get_config.index('SheetExists(ThisWorkbook, PROJECT_NAME & ".conf")')
@@ -273,10 +280,48 @@ def test_vba_reads_the_sheet_named_after_its_project_constant_in_the_addin_itsel
     assert re.search(r"d\.Add UCase\(cell\.Value\), cell\.Offset\(0, 1\)\.Value", code)
 
 
+# Every place GetConfig (and its helpers) looks: the active workbook's sheet, the add-in's
+# sheet, the file beside the active workbook, the user file.  Each is named from PROJECT_NAME.
+_CONFIG_LOOKUPS = [
+    'SheetExists(ActiveWorkbook, PROJECT_NAME & ".conf")',
+    'SheetExists(ThisWorkbook, PROJECT_NAME & ".conf")',
+    'wb.Sheets(PROJECT_NAME & ".conf")',
+    'GetDirectoryPath(ActiveWorkbook) & pathSeparator & PROJECT_NAME & ".conf"',
+    'Environ("USERPROFILE") & "\\." & PROJECT_NAME & "\\" & PROJECT_NAME & ".conf"',
+    'GetMacDir("$HOME", False) & "/" & PROJECT_NAME & ".conf"',
+]
+
+
+def test_no_other_addins_settings_can_reach_ours(vba_modules):
+    # Another add-in made from xlwings' template reads and writes "myaddin.conf" (its sheet,
+    # ~/.myaddin/myaddin.conf, a file beside the workbook).  Ours looks only for names made
+    # from its own PROJECT_NAME, so none of those can redirect it.
+    code = "\n".join(vba_modules.values())
+    for lookup in _CONFIG_LOOKUPS:
+        assert lookup in code, lookup
+    other_names = code.replace('& ".conf"', "")
+    assert '.conf"' not in other_names, "a settings name not made from PROJECT_NAME"
+    assert not re.search(r"myaddin\.conf|\.myaddin", code, re.I)
+    assert addin_file.CONFIG_SHEET == "stratpd_xl.conf"
+    assert config.ADDIN_PROJECT_NAME == addin_file.PROJECT_NAME
+
+
+def test_project_name_is_changed_only_where_it_is_declared():
+    template = zipfile.ZipFile(builder.template_path()).read("xl/vbaProject.bin")
+    changed = vba_project.replace_in_module(
+        template, "xlwings", addin_file.TEMPLATE_PROJECT_NAME_LINE, addin_file.PROJECT_NAME_LINE
+    )
+    assert addin_file.PROJECT_NAME_LINE in vba_project.module_source(changed, "xlwings")
+    with pytest.raises(ValueError, match="0 copies"):
+        vba_project.replace_in_module(changed, "xlwings", "no such line", "x")
+    with pytest.raises(ValueError, match="lists no module"):
+        vba_project.replace_in_module(template, "NoModule", "a", "b")
+
+
 def test_committed_addin_carries_its_settings_in_the_enabled_sheet():
     parts = addin_file.read_parts(builder.DEFAULT_OUTPUT.read_bytes())
-    assert b'<sheet name="myaddin.conf"' in parts["xl/workbook.xml"]
-    assert b"_myaddin.conf" not in parts["xl/workbook.xml"]
+    assert b'<sheet name="stratpd_xl.conf"' in parts["xl/workbook.xml"]
+    assert b"myaddin.conf" not in parts["xl/workbook.xml"]
     assert addin_file.read_settings(parts) == {
         "INTERPRETER_WIN": r"%USERPROFILE%\.stratpd-xl\venv\Scripts\python.exe",
         "INTERPRETER_MAC": "$HOME/.stratpd-xl/venv/bin/python",
@@ -300,7 +345,7 @@ def test_settings_sheet_opens_in_openpyxl_with_keys_in_a_and_values_in_b(tmp_pat
     )
     path = tmp_path / "as_workbook.xlsm"
     path.write_bytes(addin_file.zip_parts(parts))
-    sheet = openpyxl.load_workbook(path)["myaddin.conf"]
+    sheet = openpyxl.load_workbook(path)["stratpd_xl.conf"]
     assert [[c.value for c in row] for row in sheet.iter_rows(max_col=2)] == [
         ["Interpreter_Win", r"C:\R&D <x>\  py.exe"],
         ["UDF Modules", "m"],
@@ -315,7 +360,7 @@ def test_settings_sheet_refuses_what_the_vba_would_misread():
         addin_file.config_sheet_xml([("PYTHONPATH", "a\nb")])
     parts = addin_file.read_parts(builder.DEFAULT_OUTPUT.read_bytes())
     parts["xl/workbook.xml"] = parts["xl/workbook.xml"].replace(
-        b'<sheet name="myaddin.conf"', b'<sheet name="Sheet9"'
+        b'<sheet name="stratpd_xl.conf"', b'<sheet name="Sheet9"'
     )
     with pytest.raises(ValueError, match="expected one sheet"):
         addin_file.with_settings(parts, addin_file.addin_settings())

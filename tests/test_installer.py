@@ -72,10 +72,10 @@ def test_config_refuses_values_the_vba_cannot_read_and_other_platforms():
 
 
 def test_config_path_follows_the_templates_project_name(tmp_path):
-    assert config.ADDIN_PROJECT_NAME == "myaddin"
-    assert config.config_path("win32", tmp_path) == tmp_path / ".myaddin" / "myaddin.conf"
+    assert config.ADDIN_PROJECT_NAME == addin_file.PROJECT_NAME == "stratpd_xl"
+    assert config.config_path("win32", tmp_path) == tmp_path / ".stratpd_xl" / "stratpd_xl.conf"
     assert config.config_path("darwin", tmp_path) == (
-        tmp_path / "Library/Containers/com.microsoft.Excel/Data/myaddin.conf"
+        tmp_path / "Library/Containers/com.microsoft.Excel/Data/stratpd_xl.conf"
     )
 
 
@@ -90,7 +90,7 @@ def test_config_tool_runs_as_a_plain_script_and_writes_once(tmp_path):
         )
         return out.stdout
 
-    target = tmp_path / ".myaddin" / "myaddin.conf"
+    target = tmp_path / ".stratpd_xl" / "stratpd_xl.conf"
     assert run("--platform", "win32", "--interpreter", WIN_PY, "--dry-run").startswith(
         f"would write {target}"
     )
@@ -188,12 +188,12 @@ def test_windows_install_writes_the_addin_with_its_settings_and_runs_pip(home, c
     assert settings["ADD_WORKBOOK_TO_PYTHONPATH"] == "false"
     assert settings["UDF MODULES"] == "stratpd_xl.excel.udfs"
     # The VBA is the committed add-in's, formulas included, untouched: nothing is imported and
-    # nothing needs "Trust access to the VBA project object model"; no ~/.myaddin file.
+    # nothing needs "Trust access to the VBA project object model"; no user config file.
     with zipfile.ZipFile(target) as got, zipfile.ZipFile(ADDIN) as committed:
         vba = got.read("xl/vbaProject.bin")
         assert vba == committed.read("xl/vbaProject.bin")
     assert olefile.OleFileIO(vba).exists("VBA/xlwings_udfs")
-    assert not (home / ".myaddin").exists()
+    assert not (home / ".myaddin").exists() and not (home / ".stratpd_xl").exists()
     out = capsys.readouterr().out
     assert f"wrote {target}" in out and "==> 4/4 the add-in" in out
     assert "import-udfs" not in out and "Trust access" not in out
@@ -343,30 +343,127 @@ def test_linux_is_refused_with_a_pointer_to_the_cli(monkeypatch, capsys):
 @pytest.mark.parametrize(
     ("platform", "stdout", "returncode", "expected"),
     [
-        ("win32", "EXCEL.EXE                    4242 Console    1    250,000 K\n", 0, True),
-        ("win32", "INFO: No tasks are running which match the specified criteria.\n", 0, False),
-        ("darwin", "", 0, True),
-        ("darwin", "", 1, False),
+        ("win32", b"EXCEL.EXE                    4242 Console    1    250,000 K\r\n", 0, True),
+        ("win32", b"INFO: No tasks are running which match the specified criteria.\r\n", 0, False),
+        # Not UTF-8: a Japanese console (cp932) and a German one (cp850, "\x81" = u-umlaut).
+        ("win32", "EXCEL.EXE  4242 コンソール  1  250,000 K\r\n".encode("cp932"), 0, True),
+        ("win32", "INFORMATION: Es werden keine Tasks ausgef\u00fchrt.\r\n".encode("cp850"), 0,
+         False),
+        ("win32", b"\xff\xfe\x00garbage", 1, None),  # tasklist's own error: unknown
+        ("darwin", b"", 0, True),
+        ("darwin", b"", 1, False),
+        ("darwin", b"", 3, None),  # pgrep's own error
     ],
 )
 def test_excel_check_reads_tasklist_and_pgrep(monkeypatch, platform, stdout, returncode, expected):
     seen = []
 
     def fake_run(command, **kwargs):
-        seen.append(command)
-        return subprocess.CompletedProcess(command, returncode, stdout, "")
+        seen.append((command, kwargs))
+        return subprocess.CompletedProcess(command, returncode, stdout, b"")
 
     monkeypatch.setattr(install.subprocess, "run", fake_run)
     assert install.excel_is_running(platform) is expected
-    assert seen[0][0] == ("tasklist" if platform == "win32" else "pgrep")
+    command, kwargs = seen[0]
+    assert command[0] == ("tasklist" if platform == "win32" else "pgrep")
+    assert not kwargs.get("text") and "encoding" not in kwargs  # bytes: nothing to decode
+    assert kwargs.get("timeout")
 
 
-def test_excel_check_without_the_tool_is_unknown(monkeypatch):
-    def missing(command, **kwargs):
-        raise FileNotFoundError(command[0])
+@pytest.mark.parametrize(
+    "failure",
+    [FileNotFoundError("tasklist"), subprocess.TimeoutExpired("tasklist", 30),
+     PermissionError("tasklist")],
+)
+def test_excel_check_that_fails_is_unknown(monkeypatch, failure):
+    def broken(command, **kwargs):
+        raise failure
 
-    monkeypatch.setattr(install.subprocess, "run", missing)
+    monkeypatch.setattr(install.subprocess, "run", broken)
     assert install.excel_is_running("win32") is None
+
+
+def _fake_tool(folder: Path, name: str, output: bytes, code: int) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / "out.bin").write_bytes(output)
+    tool = folder / name
+    tool.write_text(f"#!/bin/sh\ncat '{folder / 'out.bin'}'\nexit {code}\n")
+    tool.chmod(0o755)
+
+
+def test_a_real_tasklist_in_another_code_page_is_read(tmp_path, monkeypatch):
+    # A real program on PATH, as on Windows; its cp932 bytes are not UTF-8.
+    bin_dir = tmp_path / "bin"
+    _fake_tool(bin_dir, "tasklist", "EXCEL.EXE  4242 コンソール\r\n".encode("cp932"), 0)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert install.excel_is_running("win32") is True
+    _fake_tool(bin_dir, "tasklist", b"\x83\x5c\x81 ERROR\r\n", 1)
+    assert install.excel_is_running("win32") is None
+
+
+def test_an_excel_check_that_crashes_is_a_sentence_not_a_traceback(home, capsys):
+    def crashing(platform):
+        raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+
+    _win_venv(home)
+    assert install.main(["--platform", "win32"], runner=Recorder(), excel_check=crashing) == 0
+    out = capsys.readouterr().out
+    assert "could not tell whether Excel is running; if it is, quit it first" in out
+    assert "Traceback" not in out
+
+
+# --- 32-bit Python, wheel files, the package index -----------------------------------------------
+
+
+@pytest.mark.parametrize("platform", ["win32", "darwin"])
+def test_a_32_bit_python_is_refused_before_anything_is_done(home, capsys, platform):
+    runner = Recorder()
+    checked = []
+    code = install.main(
+        ["--platform", platform], runner=runner, excel_check=checked.append, pointer_bits=32
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "32-bit" in err and "install the 64-bit Python 3.11 or newer from python.org" in err
+    assert err.count("\n") == 1  # one sentence
+    assert runner.calls == [] and checked == []  # no venv, no pip, not even the Excel check
+    assert _files(home) == []
+
+
+def test_a_64_bit_python_passes_the_check():
+    assert install.python_bits_problem(64) is None
+    assert install.POINTER_BITS in (32, 64)
+
+
+def test_a_wheel_file_or_url_is_what_pip_installs(home):
+    _win_venv(home)
+    for package in ("C:\\dl\\stratpd_xl-0.1.0-py3-none-any.whl",
+                    "https://example.org/stratpd_xl-0.1.0-py3-none-any.whl"):
+        runner = Recorder()
+        args = ["--platform", "win32", "--package", package]
+        assert install.main(args, runner=runner, excel_check=lambda p: False) == 0
+        pip = [c for c in runner.calls if "pip" in c]
+        assert pip and pip[0][-1] == package
+
+
+class _NotOnIndex(Recorder):
+    def __call__(self, command):
+        if "pip" in command:
+            self.calls.append(list(command))
+            raise install.InstallError(
+                "python -m pip install stratpd-xl failed (1): ERROR: No matching distribution "
+                "found for stratpd-xl"
+            )
+        return super().__call__(command)
+
+
+def test_from_pypi_before_publication_says_what_to_do_instead(home, capsys):
+    _win_venv(home)
+    args = ["--platform", "win32", "--from-pypi"]
+    assert install.main(args, runner=_NotOnIndex(), excel_check=lambda p: False) == 1
+    err = capsys.readouterr().err
+    assert "not on the package index yet" in err and "--package" in err
+    assert not (home / "AppData").exists()
 
 
 # --- the launchers -----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The add-in file's own settings sheet, and writing the add-in as a reproducible zip.
 
 xlwings' ribbon add-in template reads every setting through ``GetConfig`` (xlwings 0.37.8, VBA
-module ``Config``), which looks in this order and stops at the first hit:
+module ``xlwings``), which looks in this order and stops at the first hit:
 
 1. a sheet named ``<PROJECT_NAME>.conf`` in the active workbook;
 2. a sheet of that name in the add-in itself (``ThisWorkbook``);
@@ -9,11 +9,16 @@ module ``Config``), which looks in this order and stops at the first hit:
 4. the user file ``%USERPROFILE%\\.<PROJECT_NAME>\\<PROJECT_NAME>.conf`` (macOS: in Excel's
    sandbox).
 
-``PROJECT_NAME`` is a VBA constant (``"myaddin"``), not derived from the file name, so every
-add-in made from the template shares the files of steps 3 and 4.  Step 2 is ours alone: the
-template ships that sheet disabled as ``_myaddin.conf``; we enable it and put our settings
-there, so nothing we need lives in a file another add-in may overwrite, and the keys another
-add-in could set in the shared file (a conda environment, a PYTHONPATH) are pinned empty here.
+``PROJECT_NAME`` is a VBA constant, not derived from the file name; the template sets it to
+``"myaddin"``, which every add-in made from the template shares, so another add-in's
+``~/.myaddin/myaddin.conf`` (step 4), a ``myaddin.conf`` beside the workbook (step 3) or a
+``myaddin.conf`` sheet in the active workbook (step 1, above our own sheet) would redirect
+ours.  The build (``addin/build_addin.py``) therefore changes that one constant in the VBA
+module ``xlwings`` to ``"stratpd_xl"``: every step then looks for ``stratpd_xl.conf``, a name
+only this add-in uses.  Step 2 holds our settings: the template ships that sheet disabled as
+``_myaddin.conf``; we enable it as ``stratpd_xl.conf``.  The keys a user might still set in
+their own ``~/.stratpd_xl/stratpd_xl.conf`` to redirect the add-in (a conda environment, a
+PYTHONPATH) are pinned empty in the sheet.
 
 Only the standard library is used: the installer runs this before the package's dependencies
 are installed.
@@ -27,12 +32,18 @@ import xml.etree.ElementTree as ET
 import zipfile
 from xml.sax.saxutils import escape
 
-#: ``PROJECT_NAME`` in the template's VBA.
-PROJECT_NAME = "myaddin"
+#: ``PROJECT_NAME`` in the template's VBA, shared by every add-in made from it.
+TEMPLATE_PROJECT_NAME = "myaddin"
+#: ``PROJECT_NAME`` in our add-in: the name of every settings sheet and file it reads.
+PROJECT_NAME = "stratpd_xl"
+#: The VBA module that declares ``PROJECT_NAME``, and its declaration before and after the build.
+PROJECT_NAME_MODULE = "xlwings"
+TEMPLATE_PROJECT_NAME_LINE = f'Public Const PROJECT_NAME As String = "{TEMPLATE_PROJECT_NAME}"'
+PROJECT_NAME_LINE = f'Public Const PROJECT_NAME As String = "{PROJECT_NAME}"'
 #: The settings sheet the VBA reads inside the add-in (step 2 above).
 CONFIG_SHEET = f"{PROJECT_NAME}.conf"
 #: How the template ships that sheet: disabled by the leading underscore.
-TEMPLATE_CONFIG_SHEET = f"_{PROJECT_NAME}.conf"
+TEMPLATE_CONFIG_SHEET = f"_{TEMPLATE_PROJECT_NAME}.conf"
 WORKBOOK_PART = "xl/workbook.xml"
 CONFIG_SHEET_PART = "xl/worksheets/sheet1.xml"
 UDF_MODULES = "stratpd_xl.excel.udfs"
@@ -116,7 +127,7 @@ def config_sheet_xml(settings: list[tuple[str, str]]) -> bytes:
 def read_settings(parts: dict[str, bytes]) -> dict[str, str]:
     """Settings in the add-in's enabled config sheet, keys upper-cased as the VBA compares them.
 
-    Returns an empty dict when the sheet is absent or still disabled (``_myaddin.conf``).
+    Returns an empty dict when the sheet is absent or still the template's disabled one.
     """
     if f'name="{CONFIG_SHEET}"'.encode() not in parts.get(WORKBOOK_PART, b""):
         return {}

@@ -1,15 +1,16 @@
-"""The template's shared user config file, and ``import-udfs`` (Windows formulas).
+"""The add-in's user config file, and ``import-udfs`` (Windows formulas).
 
-The installer (``stratpd_xl.excel.install``) no longer writes this file: the add-in carries its
-settings in its own sheet (``addin_file``), because every add-in made from xlwings' template
-reads the same ``myaddin.conf``.  ``write`` stays for users who set things up by hand.
+The installer (``stratpd_xl.excel.install``) does not write this file: the add-in carries its
+settings in its own sheet (``addin_file``).  ``write`` stays for users who set things up by
+hand; the add-in reads the file for any key its sheet does not hold.
 
-The add-in's VBA is xlwings' ribbon add-in template kept byte for byte, so its settings are read
-the way that template reads them (xlwings 0.37.8, module ``xlwings``, ``GetConfig``):
+The add-in's VBA is xlwings' ribbon add-in template with one constant changed, so its settings
+are read the way that template reads them (xlwings 0.37.8, module ``xlwings``, ``GetConfig``):
 
-* the project name is the template's ``PROJECT_NAME = "myaddin"``, so the user config file is
-  ``%USERPROFILE%\\.myaddin\\myaddin.conf`` on Windows and
-  ``~/Library/Containers/com.microsoft.Excel/Data/myaddin.conf`` on macOS (Excel's sandbox home);
+* the project name is ``PROJECT_NAME = "stratpd_xl"`` (the template's ``"myaddin"`` is shared
+  by every add-in made from it), so the user config file is
+  ``%USERPROFILE%\\.stratpd_xl\\stratpd_xl.conf`` on Windows and
+  ``~/Library/Containers/com.microsoft.Excel/Data/stratpd_xl.conf`` on macOS (Excel's sandbox);
 * each line is ``"key","value"`` (VBA ``Input #``), keys compared case-insensitively;
 * ``Interpreter_Win`` / ``Interpreter_Mac`` name the Python that runs ``stratpd_xl.main()`` and
   the formulas; ``UDF Modules`` names the module whose ``@xw.func`` functions are imported.
@@ -32,8 +33,10 @@ import posixpath
 import sys
 from pathlib import Path
 
-#: ``PROJECT_NAME`` in the template's VBA: the name of the config file and of its folder.
-ADDIN_PROJECT_NAME = "myaddin"
+#: ``PROJECT_NAME`` in the add-in's VBA (``addin_file.PROJECT_NAME``; this file runs as a plain
+#: script too, so it is repeated here and a test keeps the two equal): the name of the config
+#: file and of its folder.
+ADDIN_PROJECT_NAME = "stratpd_xl"
 #: The add-in file; its stem is the Python module the ribbon button imports.
 ADDIN_FILE_NAME = "stratpd_xl.xlam"
 #: Where the cell formulas live (``UDF Modules`` in the config).
@@ -123,8 +126,8 @@ def config_path(platform: str = sys.platform, home: Path | None = None) -> Path:
     Returns
     -------
     Path
-        ``<home>/.myaddin/myaddin.conf`` (Windows) or
-        ``<home>/Library/Containers/com.microsoft.Excel/Data/myaddin.conf`` (macOS).
+        ``<home>/.stratpd_xl/stratpd_xl.conf`` (Windows) or
+        ``<home>/Library/Containers/com.microsoft.Excel/Data/stratpd_xl.conf`` (macOS).
     """
     _platform_key(platform)
     home = Path(home) if home is not None else Path.home()

@@ -3,10 +3,13 @@
 Every step lives here, in Python, so it runs and is tested the same everywhere; the scripts in
 ``installer/`` only find a Python 3.11+ and call this module.  Steps:
 
+0. refuse a 32-bit Python before anything else (pandas, numba and scipy publish no 32-bit
+   Windows packages, so pip would fail half-way);
 1. refuse while Excel runs (it locks the add-in file it has open);
 2. a Python environment: an existing venv is reused, a missing one is created (default
    ``~/.stratpd-xl/venv``), or ``--use-current`` takes the Python running this;
-3. ``pip install --upgrade`` the package into it (this checkout, or ``--from-pypi``), then run
+3. ``pip install --upgrade`` the package into it (this checkout, a wheel file or URL given with
+   ``--package``, or ``--from-pypi``), then run
    the formulas' warm-up once in it, so numba's on-disk cache holds the compiled engine before
    Excel's first formula (about 3 s saved there; a failure here only costs that time later);
 4. copy the add-in into Excel's startup folder with its settings sheet pointing at that Python
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -46,6 +50,10 @@ WARM_UP_CODE = (
     "from stratpd_xl.excel import udfs; udfs.wait_for_warm_up(600)"
 )
 ExcelCheck = Callable[[str], bool | None]
+#: Bits of a pointer in the Python running this (32 or 64); tests pass another.
+POINTER_BITS = struct.calcsize("P") * 8
+#: Seconds to wait for ``tasklist`` / ``pgrep`` before giving up on the "is Excel running?" check.
+EXCEL_CHECK_TIMEOUT = 30
 
 
 class InstallError(Exception):
@@ -55,7 +63,11 @@ class InstallError(Exception):
 def _run(command: Sequence[str]) -> str:
     """Run a command, return its standard output; raise InstallError when it fails."""
     try:
-        done = subprocess.run(list(command), capture_output=True, text=True)
+        # errors="replace": pip and Python print in the console's code page on Windows, which
+        # need not be the one Python guesses; a wrong guess must not become a traceback.
+        done = subprocess.run(
+            list(command), capture_output=True, text=True, encoding="utf-8", errors="replace"
+        )
     except OSError as exc:
         raise InstallError(f"could not run {command[0]}: {exc}") from exc
     if done.returncode != 0:
@@ -64,24 +76,53 @@ def _run(command: Sequence[str]) -> str:
     return done.stdout
 
 
+def tasklist_shows_excel(output: bytes) -> bool:
+    """Whether ``tasklist``'s output lists ``EXCEL.EXE``.
+
+    The output is in the console's code page (cp437, cp850, cp1252, cp932, UTF-8, ...), which
+    Python cannot know for sure; the image name is ASCII in all of them, so the bytes are
+    searched as they are and nothing is decoded.
+    """
+    return b"excel.exe" in output.lower()
+
+
 def excel_is_running(platform: str) -> bool | None:
     """Whether Excel runs for this user: True, False, or None when it cannot be told.
 
     Windows asks ``tasklist`` for ``EXCEL.EXE``; macOS asks ``pgrep`` for the exact process name
-    ``Microsoft Excel``.
+    ``Microsoft Excel``.  Any failure of the check itself (no such program, a time-out, an
+    error exit) is None, which the installer turns into a sentence.
     """
     try:
         if platform.startswith("win"):
-            out = subprocess.run(
+            done = subprocess.run(
                 ["tasklist", "/FI", "IMAGENAME eq EXCEL.EXE", "/NH"],
                 capture_output=True,
-                text=True,
-            ).stdout
-            return "excel.exe" in out.lower()
-        done = subprocess.run(["pgrep", "-x", "Microsoft Excel"], capture_output=True)
-        return done.returncode == 0
-    except OSError:  # no tasklist/pgrep: say so rather than guess
+                timeout=EXCEL_CHECK_TIMEOUT,
+            )
+            if done.returncode != 0:
+                return None
+            return tasklist_shows_excel(done.stdout)
+        done = subprocess.run(
+            ["pgrep", "-x", "Microsoft Excel"], capture_output=True, timeout=EXCEL_CHECK_TIMEOUT
+        )
+        # pgrep: 0 found, 1 not found, anything else an error of its own.
+        return {0: True, 1: False}.get(done.returncode)
+    except (OSError, subprocess.SubprocessError, ValueError):
         return None
+
+
+def python_bits_problem(bits: int = POINTER_BITS) -> str | None:
+    """The sentence refusing a 32-bit Python, or None for a 64-bit one."""
+    if bits >= 64:
+        return None
+    version = ".".join(map(str, sys.version_info[:2]))
+    return (
+        f"this Python ({sys.executable}, {version}, {bits}-bit) cannot run stratpd-xl: pandas, "
+        "numba and scipy publish no 32-bit packages; install the 64-bit Python 3.11 or newer "
+        "from python.org (Windows installer (64-bit)) and run this again, or set "
+        "STRATPD_XL_PYTHON to a 64-bit python.exe"
+    )
 
 
 def startup_folder(platform: str, home: Path | None = None) -> Path:
@@ -152,8 +193,10 @@ class Installer:
         runner: Runner = _run,
         excel_check: ExcelCheck = excel_is_running,
         out: Callable[[str], None] = print,
+        pointer_bits: int = POINTER_BITS,
     ) -> None:
         self.args = args
+        self.pointer_bits = pointer_bits
         self.platform: str = args.platform
         self.runner = runner
         self.excel_check = excel_check
@@ -169,8 +212,17 @@ class Installer:
         self.say("> " + subprocess.list2cmdline(list(command)))
         return "" if self.args.dry_run else self.runner(command)
 
+    def check_python(self) -> None:
+        """Refuse a 32-bit Python before anything is created or installed."""
+        problem = python_bits_problem(self.pointer_bits)
+        if problem is not None:
+            raise InstallError(problem)
+
     def check_excel(self) -> None:
-        running = self.excel_check(self.platform)
+        try:
+            running = self.excel_check(self.platform)
+        except Exception:  # the check is a courtesy: its failure must not end the install
+            running = None
         if running is None:
             self.say("could not tell whether Excel is running; if it is, quit it first")
         elif running:
@@ -199,7 +251,17 @@ class Installer:
         if self.args.use_current:
             self.say("skipped: the package is used from where this Python finds it")
             return
-        self.command([python, "-m", "pip", "install", "--quiet", "--upgrade", self.args.package])
+        try:
+            self.command(
+                [python, "-m", "pip", "install", "--quiet", "--upgrade", self.args.package]
+            )
+        except InstallError as exc:
+            if self.args.package == PACKAGE_NAME and "no matching distribution" in str(exc).lower():
+                raise InstallError(
+                    f"{PACKAGE_NAME} is not on the package index yet: leave out --from-pypi to "
+                    "install from this folder, or give a wheel file or its URL with --package"
+                ) from exc
+            raise
         try:
             self.command([python, "-c", WARM_UP_CODE])
         except InstallError as exc:
@@ -267,6 +329,7 @@ class Installer:
             )
 
     def install(self) -> None:
+        self.check_python()
         steps: list[tuple[str, Callable[[], object]]] = []
         python: list[str] = []
         steps.append(("Excel must be closed", self.check_excel))
@@ -325,14 +388,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--package",
         default=default_package(),
-        help="what pip installs (default: this checkout, else stratpd-xl from PyPI)",
+        help="what pip installs: a folder, a wheel file or a wheel's URL (default: this "
+        "checkout, else stratpd-xl from the package index)",
     )
     p.add_argument(
         "--from-pypi",
         action="store_const",
         dest="package",
         const=PACKAGE_NAME,
-        help="install stratpd-xl from PyPI",
+        help="install stratpd-xl from the package index (once it is published there)",
     )
     p.add_argument("--addin", default=str(default_addin()), help="the add-in file to install")
     p.add_argument(
@@ -352,13 +416,14 @@ def main(
     *,
     runner: Runner = _run,
     excel_check: ExcelCheck = excel_is_running,
+    pointer_bits: int = POINTER_BITS,
 ) -> int:
     """Run the installer; 0 on success, 1 with one sentence on standard error otherwise."""
     p = parser()
     args = p.parse_args(argv)
     if args.platform not in ("win32", "darwin"):
         p.error("Excel add-ins exist on Windows and macOS; elsewhere use the stratpd-xl command")
-    installer = Installer(args, runner, excel_check)
+    installer = Installer(args, runner, excel_check, pointer_bits=pointer_bits)
     if args.dry_run:
         print("Dry run: nothing is changed.")
     try:
