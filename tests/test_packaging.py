@@ -24,3 +24,35 @@ def test_bundled_data_is_package_data():
         "tool"]["setuptools"]["package-data"]["stratpd_xl"]
     assert "data/*.csv" in package_data
     assert (ROOT / "stratpd_xl" / "data" / "diamonds.csv").is_file()
+
+
+def _make_plan(target: str, tmp_path: Path) -> str:
+    """What ``make TARGET`` would run in a fresh clone (no .venv yet), without running it."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    done = subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_make_demo_installs_the_runtime_only_and_says_so(tmp_path):
+    plan = _make_plan("demo", tmp_path)
+    assert "pip --disable-pip-version-check install --progress-bar off -e ." in plan
+    assert "[test]" not in plan and "pytest" not in plan  # no test tools for a demo
+    assert " -q" not in plan  # pip names what it installs, the user is not left guessing
+    assert "echo \"make: installing stratpd-xl and its runtime libraries" in plan
+    assert plan.rstrip().endswith(".venv/bin/stratpd-xl demo")
+
+
+def test_make_test_adds_the_test_tools_after_the_runtime(tmp_path):
+    plan = _make_plan("test", tmp_path)
+    runtime = plan.index("install --progress-bar off -e .\n")
+    tools = plan.index('install --progress-bar off -e ".[test]"')
+    assert runtime < tools < plan.index("-m pytest")

@@ -193,9 +193,13 @@ def test_script_shows_one_sentence_and_writes_nothing_on_bad_input():
     assert "\n" not in text and options == {"title": "StratPD", "mode": "critical"}
 
 
-def test_requirements_name_the_package_and_nothing_xlwings_lite_pins_itself():
+def test_requirements_pin_the_tested_version_and_nothing_xlwings_lite_pins_itself():
+    # The version these tests ran with (the package's own), pinned as Lite's docs advise for a
+    # pure-Python package; numpy, pandas and the like are Pyodide's and must not be pinned.
+    import stratpd_xl
+
     lines = (LITE_DIR / "requirements.txt").read_text().split()
-    assert lines == ["stratpd-xl"]
+    assert lines == [f"stratpd-xl=={stratpd_xl.__version__}"]
 
 
 # --- through xlwings' own Lite/server machinery (licensed in CPython) --------------------------
