@@ -324,24 +324,16 @@ def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
 
 
 def _warm_up() -> None:
-    """Run each engine kernel and the chart code once on a tiny table.
+    """Run the engine's kernels, the cell typing and the chart code once on a tiny table.
 
     numba compiles on first use (cached on disk afterwards, but loading still takes a moment)
     and matplotlib builds its font cache on first use; doing both while the host is still
     busy loading keeps the first formula fast.
     """
     try:
-        from . import engine
         from .presentation import charts
 
-        rng = np.random.default_rng(0)
-        n = 80
-        frame = pd.DataFrame(
-            {"x": rng.normal(size=n), "c": rng.choice(["a", "b", "c"], size=n)}
-        )
-        frame["y"] = 2 * frame["x"] + (frame["c"] == "b") + rng.normal(scale=0.1, size=n)
-        curve = engine.partial_dependence(frame, "y", "x", min_samples_leaf=5)
-        engine.partial_dependence(frame, "y", "c", min_samples_leaf=5)
+        curve = workflow.warm_up()  # the engine's kernels, through the formulas' own path
         sheet.frame_from_cells([["a", "b"], [1.0, "x"], [2.0, None]])
         charts.figure_png(charts.curve_figure(curve), dpi=20)
     except Exception:  # noqa: BLE001 - a failed warm-up only costs time later

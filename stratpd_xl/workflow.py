@@ -25,7 +25,15 @@ from .input.sheet import check_rows, resolve_column, usable_table
 from .params import Settings
 from .yesno import yes_no_target
 
-__all__ = ["AnalysisResult", "CurveResult", "Problem", "analysis", "curve", "prepare"]
+__all__ = [
+    "AnalysisResult",
+    "CurveResult",
+    "Problem",
+    "analysis",
+    "curve",
+    "prepare",
+    "warm_up",
+]
 
 Progress = Callable[[int, int, str], None]
 
@@ -301,6 +309,31 @@ def analysis(
         result.impact, result.curves, problem.target, dict(result.skipped),
         problem.left_out, notes, len(frame),
     )
+
+
+def warm_up() -> pd.DataFrame:
+    """Run a numeric and a categorical curve once on a tiny table, through :func:`curve`.
+
+    numba compiles the engine's kernels on first use (or loads them from its on-disk cache,
+    which still takes a moment); a front end whose user waits on the first call (an Excel
+    formula) runs this in the background beforehand, and the installer runs it once to fill
+    the cache.
+
+    Returns
+    -------
+    DataFrame
+        The numeric curve, for a front end to warm its chart code with.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 80
+    frame = pd.DataFrame({"x": rng.normal(size=n), "c": rng.choice(["a", "b", "c"], size=n)})
+    frame["y"] = 2 * frame["x"] + (frame["c"] == "b") + rng.normal(scale=0.1, size=n)
+    settings = Settings.make(min_samples_leaf=5)
+    numeric = curve(frame, "y", "x", settings=settings).curve
+    curve(frame, "y", "c", settings=settings)
+    return numeric
 
 
 def _engine_kwargs(settings: Settings) -> dict[str, Any]:

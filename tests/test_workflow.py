@@ -175,3 +175,21 @@ def test_a_csv_answer_loads_no_drawing_library(tmp_path):
                          check=True, cwd=ROOT)
     assert json.loads(run.stdout.splitlines()[-1]) == [0, []]
     assert pd.read_csv(out).shape[0] > 10
+
+
+def test_warm_up_runs_a_numeric_and_a_categorical_curve_through_the_workflow(monkeypatch):
+    # The formulas' background warm-up goes through the workflow, as the formulas do.
+    import stratpd_xl.engine as engine
+
+    seen = []
+    real = engine.partial_dependence
+
+    def recording(data, target, feature, **kw):
+        result = real(data, target, feature, **kw)
+        seen.append((feature, result.attrs["kind"], kw["min_samples_leaf"]))
+        return result
+
+    monkeypatch.setattr(engine, "partial_dependence", recording)
+    curve = workflow.warm_up()
+    assert seen == [("x", "numeric", 5), ("c", "categorical", 5)]
+    assert curve.attrs["kind"] == "numeric" and len(curve) > 2
