@@ -32,7 +32,7 @@ demo: $(RUNTIME)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=25
 
 # xlwings Lite's Pyodide 0.27.5 (Python 3.12, pandas 2.2, no numba) stood in for by a Python 3.12
 # venv with its package versions: the Lite-relevant tests and the formulas' cells against the
