@@ -25,7 +25,7 @@ from typing import Any, NoReturn, TextIO
 import pandas as pd
 
 from . import __version__, workflow
-from .demo import DEMO_FILE, DEMO_LEFT_OUT, DEMO_SETTINGS, DEMO_TARGET, demo_csv_bytes, demo_data
+from .demo import DEMO_FILE, DEMO_LEFT_OUT, DEMO_TARGET, demo_csv_bytes, demo_data
 from .errors import StratPDInputError, StratPDNote, error_text, is_interrupt
 from .input.files import read_table
 from .params import PARAMETERS, Settings
@@ -142,7 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, option in _OPTIONS.items():
         p = PARAMETERS[name]
         default = "none" if p.default is None else p.default
-        extra = {"n_trials": "; demo 10", "random_state": "; demo 1"}.get(name, "")
+        extra = (f"; report and demo {p.report_default}" if p.report_default is not None
+                 else "")
         # None: "not given", so the demo can tell its own defaults from the user's choice.
         g.add_argument(
             option, dest=name, type=_parameter(name), default=None, metavar="N",
@@ -325,7 +326,7 @@ def _features_option(p: argparse.ArgumentParser) -> None:
 
 def _settings(args: argparse.Namespace) -> Settings:
     """The parameters given on the command line, over the defaults (the demo has its own)."""
-    base = DEMO_SETTINGS if args.command == "demo" else Settings()
+    base = Settings.for_report() if args.command in ("report", "demo") else Settings()
     given = {name: getattr(args, name) for name in _OPTIONS if getattr(args, name) is not None}
     if getattr(args, "all_points", False):
         given["max_points"] = 0

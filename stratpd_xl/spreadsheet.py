@@ -47,7 +47,7 @@ KEEP_HINT = "name it as col in =STRATPD to analyse it anyway"
 
 DEFAULT_MIN_SAMPLES_LEAF = PARAMETERS["min_samples_leaf"].default
 # A formula must show the same numbers on every recalculation, so the seed is fixed.
-RANDOM_STATE = 0
+RANDOM_STATE = PARAMETERS["random_state"].default
 CACHE_SIZE = 32
 
 # --------------------------------------------------------------------------- declarations

@@ -581,7 +581,10 @@ class _Book:
         self.path = path
         self.buffer = io.BytesIO()
         self.book = xlsxwriter.Workbook(self.buffer, {"in_memory": True})
-        self.book.set_properties({"comments": "Written by stratpd-xl"})
+        # A fixed creation time (xlsxwriter would write the clock's) so the same data and
+        # command give the same bytes; SOURCE_DATE_EPOCH, the reproducible-builds
+        # convention, overrides it.
+        self.book.set_properties({"comments": "Written by stratpd-xl", "created": _created()})
         self.formats = _Formats(self.book)
         # Native chart size in pixels per worksheet number (1-based, as in sheetN.xml).
         self.chart_px: dict[int, tuple[int, int]] = {}
@@ -610,6 +613,15 @@ class _Book:
             ) from exc
 
 
+def _created() -> dt.datetime:
+    """The workbook's creation time: ``SOURCE_DATE_EPOCH`` if set, else a fixed date."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), dt.UTC).replace(tzinfo=None)
+    return _FIXED_CREATED
+
+
+_FIXED_CREATED = dt.datetime(2020, 1, 1)
 _EMU_PER_PX = 9525
 # Characters XML 1.0 cannot hold.  xlsxwriter escapes them in cell text but not in chart
 # titles, chart caches, link texts or picture descriptions, where a stray control character
