@@ -447,6 +447,19 @@ def _print_table(table: pd.DataFrame) -> None:
         sys.stdout.write(text + "\n")
 
 
+def _conclude(found: Sequence[Any], target: str) -> None:
+    """The conclusion in words, one sentence per finding, as the command's last lines.
+
+    On stderr like the notes, so a printed table on stdout stays readable by scripts.
+    """
+    from .presentation.words import sentence
+
+    sys.stdout.flush()
+    for f in found:
+        sys.stderr.write(sentence(f, target) + "\n")
+    sys.stderr.flush()
+
+
 def _cmd_curve(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, Path(args.input))
     frame = _read(args)
@@ -469,6 +482,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
         _lazy(".presentation.charts", "curve_figure"),
         _lazy(".presentation.report", "write_curve_workbook"),
     )
+    _conclude([result.finding] if result.finding is not None else [], result.target)
     return 0
 
 
@@ -533,6 +547,7 @@ def _cmd_impact(args: argparse.Namespace) -> int:
         _lazy(".presentation.charts", "impact_figure"),
         _lazy(".presentation.report", "write_impact_workbook"),
     )
+    _conclude(result.findings, result.target)
     return 0
 
 
@@ -545,6 +560,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         result = _analyse(_read(args), args.target, args)
         _write_atomic(out, lambda p: write_report(result, p, drawer=drawer), args.force)
     print(f"wrote {out}")
+    _conclude(result.findings, result.target)
     return 0
 
 
@@ -580,6 +596,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f"wrote {report.resolve()}")
     print(f"wrote {picture.resolve()}")
     print(f"wrote {data.resolve()} (the data: try the other commands on it)")
+    _conclude(result.findings, result.target)
     return 0
 
 

@@ -28,17 +28,24 @@ Impact ranking (``impact``), largest first
 ``n_dropped_missing``, ``n_ignored``, ``n_leaves``, ``params``, ``warnings``; numeric curves add
 ``n_unique_x``, ``n_points_full`` (points at full resolution), ``within_strata_share``,
 ``adjusted`` and ``others_r2`` (the linear adjustment and the feature's R^2 on the others);
+``rise`` (a dict: ``percentiles`` (10, 90), ``x_from``/``x_to`` the feature's values there,
+``change`` the curve's rise between them, ``swing`` its largest minus smallest value between
+them, and with trials ``low``/``high``, the 95 % band of the rise);
 a yes/no target adds ``positive``, ``target_label`` and ``units``;
-categorical ones ``baseline`` and ``categories_without_estimate``.
+categorical ones ``baseline``, ``categories_without_estimate`` and ``contrast`` (a dict:
+``category`` the one farthest from the baseline, ``versus`` the baseline, ``change`` its
+effect, with trials ``low``/``high``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
     "CATEGORICAL",
+    "Finding",
     "FEW_ROWS",
     "NUMERIC",
     "result_kind",
@@ -82,3 +89,82 @@ def result_kind(result: Any) -> str:
         return str(kind)
     columns = set(getattr(result, "columns", ()))
     return CATEGORICAL if CATEGORY in columns and X not in columns else NUMERIC
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The numbers behind one sentence of the conclusion ("price rises most with area...").
+
+    Attributes
+    ----------
+    feature, kind : str
+        The feature and ``"numeric"`` or ``"categorical"``.
+    change : float
+        Numeric: the curve's rise from ``start`` to ``end`` (the feature's 10th and 90th
+        percentiles over the rows used).  Categorical: the effect of category ``end``
+        relative to category ``start`` (the baseline), ``end`` being the category farthest
+        from it.  In target units (percentage points for a yes/no target).
+    low, high : float or None
+        The 95 % band of ``change`` (None without trials).
+    start, end : Any
+        Feature values (numeric) or categories (categorical), as the data have them.
+    percentiles : tuple of int
+        The percentiles ``start`` and ``end`` are (numeric), else ``()``.
+    swing : float or None
+        Numeric: the curve's largest minus smallest value between ``start`` and ``end``;
+        well above ``|change|`` for a curve that rises and falls back.
+    share : float or None
+        The feature's share of the total impact, when ranked.
+    rank : int
+        1 for the feature that moves the target most; 0 for a curve asked for alone.
+    notes : list of str
+        The warnings about this feature's curve, to be read with the sentence.
+    target_label : str or None
+        ``"P(default = Yes)"`` for a yes/no target (then ``change`` is in points).
+    """
+
+    feature: str
+    kind: str
+    change: float
+    low: float | None
+    high: float | None
+    start: Any
+    end: Any
+    percentiles: tuple[int, ...] = ()
+    swing: float | None = None
+    share: float | None = None
+    rank: int = 0
+    notes: list[str] = field(default_factory=list)
+    target_label: str | None = None
+
+    @classmethod
+    def from_result(cls, result: Any, *, rank: int = 0, share: float | None = None
+                    ) -> Finding | None:
+        """The finding the engine recorded in a curve's ``attrs`` (``rise`` for a numeric
+        curve, ``contrast`` for categories), or None when it recorded none."""
+        attrs: Mapping[str, Any] = getattr(result, "attrs", {}) or {}
+        common = {"feature": str(attrs.get("feature", "")), "rank": rank, "share": share,
+                  "notes": [str(w) for w in attrs.get("warnings") or []],
+                  "target_label": attrs.get("target_label")}
+        if result_kind(result) == CATEGORICAL:
+            c = attrs.get("contrast")
+            if not isinstance(c, Mapping):
+                return None
+            return cls(kind=CATEGORICAL, change=float(c["change"]), low=_finite(c.get("low")),
+                       high=_finite(c.get("high")), start=c["versus"], end=c["category"],
+                       **common)
+        rise = attrs.get("rise")
+        if not isinstance(rise, Mapping):
+            return None
+        low_high = {"low": _finite(rise.get("low")), "high": _finite(rise.get("high"))}
+        return cls(kind=NUMERIC, change=float(rise["change"]), start=rise["x_from"],
+                   end=rise["x_to"], percentiles=tuple(rise.get("percentiles", ())),
+                   swing=rise.get("swing"), **low_high, **common)
+
+
+def _finite(value: Any) -> float | None:
+    """A band end, or None when there is none (no trials, or too few to spread)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if value == value and abs(value) != float("inf") else None

@@ -14,23 +14,29 @@ No I/O, no drawing: results are plain DataFrames inside small dataclasses.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .errors import StratPDInputError
 from .input.sheet import check_rows, resolve_column, usable_table
 from .params import Settings
+from .schema import Finding
 from .yesno import yes_no_target
 
 __all__ = [
     "AnalysisResult",
     "CurveResult",
+    "Finding",
     "Problem",
     "analysis",
     "curve",
+    "finding",
+    "findings",
     "prepare",
     "warm_up",
 ]
@@ -94,6 +100,11 @@ class CurveResult:
         """``"numeric"`` or ``"categorical"``."""
         return str(self.curve.attrs.get("kind", "numeric"))
 
+    @property
+    def finding(self) -> Finding | None:
+        """The numbers behind this curve's sentence (see :func:`finding`)."""
+        return finding(self.curve)
+
 
 @dataclass(frozen=True)
 class AnalysisResult:
@@ -115,6 +126,8 @@ class AnalysisResult:
         Reading notes, then one sentence per left-out column, skipped feature and warning.
     n_rows : int
         Rows in the table.
+    findings : list of Finding
+        The numbers behind the conclusion in words, one per top feature (:func:`findings`).
     """
 
     impact: pd.DataFrame
@@ -124,6 +137,7 @@ class AnalysisResult:
     left_out: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     n_rows: int = 0
+    findings: list[Finding] = field(default_factory=list)
 
 
 def prepare(
@@ -305,10 +319,11 @@ def analysis(
     notes += [f'skipped "{f}": {why}' for f, why in result.skipped.items()]
     for name, table in result.curves.items():
         notes += _curve_notes(name, table, None)
-    return AnalysisResult(
+    answer = AnalysisResult(
         result.impact, result.curves, problem.target, dict(result.skipped),
         problem.left_out, notes, len(frame),
     )
+    return dataclasses.replace(answer, findings=findings(answer))
 
 
 def warm_up() -> pd.DataFrame:
@@ -367,3 +382,42 @@ def _curve_notes(name: str, result: pd.DataFrame, how_to_expand: str | None) -> 
         if note:
             notes.append(note)
     return notes
+
+
+# --------------------------------------------------------------------------- findings
+
+#: Features stated in words by default (the top of the ranking).
+TOP_FINDINGS = 3
+
+
+def finding(result: pd.DataFrame, *, rank: int = 0, share: float | None = None
+            ) -> Finding | None:
+    """The numbers to state one curve in words, or None when it has none to state.
+
+    Parameters
+    ----------
+    result : DataFrame
+        A numeric curve (the engine's ``attrs["rise"]``) or categorical effects (its
+        ``attrs["contrast"]``).
+    rank, share
+        The feature's place (0: asked for alone) and share in the impact ranking.
+    """
+    return Finding.from_result(result, rank=rank, share=share)
+
+
+def findings(result: AnalysisResult, top: int = TOP_FINDINGS) -> list[Finding]:
+    """The findings of the ``top`` features of the ranking, largest impact first."""
+    out: list[Finding] = []
+    ranking = result.impact
+    for rank, (name, share) in enumerate(
+        zip(ranking["feature"].astype(str), ranking["share"], strict=True), start=1
+    ):
+        if len(out) >= top:
+            break
+        curve_ = result.curves.get(name)
+        if curve_ is None:
+            continue
+        f = finding(curve_, rank=rank, share=float(share) if np.isfinite(share) else None)
+        if f is not None:
+            out.append(f)
+    return out

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import openpyxl
 import pytest
 
+from stratpd_xl import catstratpd, stratpd
 from stratpd_xl.cli import main
 from stratpd_xl.params import DEFAULT_SEED, PARAMETERS, Settings
+from stratpd_xl.presentation.words import sentence, spoken, spoken_value, unit_of
+from stratpd_xl.schema import Finding
 from tests.test_cli import houses
 
 
@@ -48,3 +53,81 @@ def test_two_runs_without_a_seed_write_the_same_bytes(csv_path, tmp_path, capsys
     assert main(["curve", str(csv_path), "-t", "price", "-f", "area", "--seed", "9",
                  "-o", str(other)]) == 0
     assert other.read_bytes() != written[0][0]
+
+
+# --------------------------------------------------------------------------- in words
+
+
+def test_numbers_are_rounded_as_a_person_says_them():
+    assert [spoken(v) for v in (48_213.7, -5.591, 0.07342, 1_234_567, 0.0)] == [
+        "48,000", "-5.6", "0.073", "1,200,000", "0"]
+    assert [spoken_value(v) for v in (15_795.3, 0.31, 180.234, 2009, 123_456)] == [
+        "15,795", "0.31", "180.2", "2009", "123,456"]
+    assert [unit_of(n) for n in ("price ($)", "body_mass_g", "mass [kg]", "price", "Age")] == [
+        "$", "g", "kg", "", ""]
+
+
+def _numeric(change, low=None, high=None, swing=None, rank=1, label=None):
+    return Finding("area", "numeric", change, low, high, 52.5, 148.0, (10, 90),
+                   swing if swing is not None else abs(change), None, rank, [], label)
+
+
+def test_a_numeric_sentence_states_the_rise_its_band_and_its_unit():
+    said = sentence(_numeric(48_213.0, 44_120.0, 52_310.0), "price ($)")
+    assert said.startswith("price ($) rises most with area: from the 10th to the 90th "
+                           "percentile of area (52.5 to 148), price ($) goes up by about")
+    assert "goes up by about $48,000" in said and "95 % band 44,000 to 52,000" in said
+    fall = sentence(_numeric(-5.59, -6.15, -5.03, rank=2), "Sales")
+    assert fall.startswith("Next, area:") and "goes down by about 5.6" in fall
+    assert "95 % band 5.0 to 6.2" in fall  # a fall's band as falls, smaller first
+    unsure = sentence(_numeric(3.0, -9.0, 16.0, swing=13.0, rank=3), "y")
+    assert "includes no change" in unsure and "not steadily" in unsure
+    chance = sentence(_numeric(10.2, 7.1, 13.3, label="P(default = Yes)"), "default")
+    assert chance.startswith("The chance of default = Yes rises most with area")
+    assert "10 percentage points" in chance
+
+
+def test_a_category_sentence_says_which_is_above_which():
+    f = Finding("region", "categorical", 20_300.0, 18_100.0, 22_500.0, "north", "south",
+                rank=1)
+    assert sentence(f, "price") == (
+        "price depends most on region: region south is about 20,000 above north (95 % band "
+        "18,000 to 23,000), other columns held alike.")
+
+
+def test_the_engine_records_the_rise_and_its_band():
+    frame = houses(n=600)
+    curve = stratpd(frame, "price", "area", n_trials=10)
+    rise = curve.attrs["rise"]
+    lo, hi = np.percentile(frame["area"], [10, 90], method="inverted_cdf")
+    assert (rise["x_from"], rise["x_to"]) == (lo, hi)
+    # 50 per m2, within a 600-row sample's noise, and the band holds the estimate.
+    assert rise["change"] == pytest.approx(50 * (hi - lo), rel=0.1)
+    assert rise["low"] < rise["change"] < rise["high"]
+    assert rise["change"] == pytest.approx(
+        np.interp(hi, curve["x"], curve["pd"]) - np.interp(lo, curve["x"], curve["pd"]),
+        rel=0.02)
+    garden = catstratpd(frame, "price", "garden", n_trials=10).attrs["contrast"]
+    assert garden["versus"] == "no" and garden["category"] == "yes"
+    assert garden["change"] == pytest.approx(30_000, rel=0.1)
+    assert garden["low"] < garden["change"] < garden["high"]
+
+
+def test_the_report_says_it_in_words_with_every_note(csv_path, tmp_path, capsys):
+    frame = houses()
+    frame["id"] = range(len(frame))  # left out as an identifier: a note
+    path = tmp_path / "with-id.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "report.xlsx"
+    assert main(["report", str(path), "-t", "price", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    notes = [line.removeprefix("note: ") for line in err.splitlines()
+             if line.startswith("note: ")]
+    said = [line for line in err.splitlines()[-3:] if "other columns held alike" in line]
+    assert len(said) == 3 and said[0].startswith("price depends most on garden: garden yes is")
+    ws = openpyxl.load_workbook(out)["Summary"]
+    cells = [str(c.value).removeprefix("note: ") for row in ws.iter_rows() for c in row
+             if c.value is not None]
+    assert notes and all(n in cells for n in notes)
+    assert all(s in cells for s in said)
+    assert cells.index(said[0]) < cells.index("feature")  # read before the table

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import stratpd_xl as sx
 from stratpd_xl.errors import StratPDInputError
+from stratpd_xl.presentation.labels import PLAIN_PARAMETERS
 from stratpd_xl.presentation.report import (
     curve_table,
     unique_sheet_names,
@@ -125,12 +126,14 @@ def test_numeric_curve_workbook(tmp_path):
     assert book.sheetnames == ["carat"]
     ws = book["carat"]
     assert ws["A1"].value == "partial dependence of price on carat (StratPD, n=1,180)"
-    header = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(2, 20)}
+    header = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(2, 40)}
     assert header["target"] == "price" and header["feature"] == "carat"
     assert header["method"] == "StratPD"
     assert header["rows in data"] == 1200 and header["rows used"] == 1180
-    assert header["min_samples_leaf"] == 10 and header["n_trials"] == 20
-    assert header["random_state"] == "(not set)"
+    # The settings in plain words, not Python's keywords.
+    plain = {key: label for key, (label, _) in PLAIN_PARAMETERS.items()}
+    assert header[plain["min_samples_leaf"]] == 10 and header[plain["n_trials"]] == 20
+    assert header[plain["random_state"]] == "none: new halves each run"
 
     headers, rows = read_table(ws)
     assert headers == list(curve_table(result).columns)
@@ -213,7 +216,7 @@ def test_categorical_curve_workbook_keeps_text_as_text(tmp_path):
     assert hidden.hidden and (hidden.min, hidden.max) == (6, 7)
     minus = [ws.cell(r, 6).value for r in range(ws.min_row, ws.max_row + 1)]
     assert minus[-3:] == [40, 40, 40]
-    header = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(2, 20)}
+    header = {ws.cell(r, 1).value: ws.cell(r, 2).value for r in range(2, 40)}
     assert header["baseline category"] == "=1+1"
 
 
@@ -288,7 +291,8 @@ def test_report_sheets_links_charts_pictures_and_progress(tmp_path):
 
     names = zip_names(path)
     assert len([n for n in names if re.fullmatch(r"xl/charts/chart\d+\.xml", n)]) == 5
-    assert len([n for n in names if n.startswith("xl/media/")]) == 5
+    # One picture per feature; the summary's ranking is its native chart alone.
+    assert len([n for n in names if n.startswith("xl/media/")]) == 4
 
 
 def test_report_sheet_names_from_awkward_features(tmp_path):

@@ -147,6 +147,43 @@ def _band(trials: np.ndarray, centre: np.ndarray, n: int) -> tuple[np.ndarray, n
     return centre - half, centre + half
 
 
+#: The percentiles of x between which a curve's rise is stated ("from the 10th to the 90th
+#: percentile of area, price goes up by about 48,000"): wide enough to matter, narrow
+#: enough to stay where the data are.
+RISE_PERCENTILES = (10, 90)
+
+
+def _rise(x: np.ndarray, grid: np.ndarray, pd_values: np.ndarray,
+          trials: np.ndarray | None, n: int) -> dict[str, Any]:
+    """How much the curve moves from the 10th to the 90th percentile of ``x`` (the rows).
+
+    The percentiles are values the rows have (``inverted_cdf``), so a whole-number feature
+    rises from one age to another, not from 24.7; when they coincide (a feature that is
+    mostly one value) the rows' smallest and largest values are used.  ``swing`` is the
+    curve's largest minus smallest value between the two, so a curve that rises and falls
+    back is not read as flat.  With trials, ``low``/``high`` is the 95 % band of the rise
+    itself (the trials' rises, as :func:`_band`), not of either end.
+    """
+    ends = np.percentile(x, RISE_PERCENTILES, method="inverted_cdf")
+    if ends[0] == ends[1]:
+        ends = np.array([x.min(), x.max()])
+    at = np.interp(ends, grid, pd_values)
+    inside = (grid > ends[0]) & (grid < ends[1])
+    between = np.concatenate([at, pd_values[inside]])
+    out: dict[str, Any] = {
+        "percentiles": RISE_PERCENTILES,
+        "x_from": float(ends[0]), "x_to": float(ends[1]),
+        "change": float(at[1] - at[0]),
+        "swing": float(between.max() - between.min()),
+    }
+    if trials is not None:
+        rises = np.array([np.interp(ends[1], grid, t) - np.interp(ends[0], grid, t)
+                          if np.isfinite(t).all() else np.nan for t in trials])
+        low, high = _band(rises[:, None], np.array([out["change"]]), n)
+        out.update(low=float(low[0]), high=float(high[0]))
+    return out
+
+
 # Below this share of its variance left inside the strata, a feature is nearly a function of
 # the other columns (diamonds: carat given x, y, z keeps 0.8 %; ordinary features keep 50-90 %).
 LOW_WITHIN_SHARE = 0.1
@@ -600,6 +637,7 @@ def _stratpd_table(
         "slope": curve.slope,
         "n_slopes": curve.count.astype(np.int64),
     }
+    trials = None
     if p.n_trials > 1:
         trials = np.empty((p.n_trials, curve.x.size))
         for t, (pick, leaf_b) in enumerate(_half_samples(xb, rows.y, p, rng, tree_threads)):
@@ -612,6 +650,7 @@ def _stratpd_table(
         # its spread (their mean drifts at the sparse ends, where halves lose points).
         low, high = _band(trials, full_pd, rows.y.size)
         out.update(pd_low=low, pd_high=high)
+    rise = _rise(x, curve.x, full_pd, trials, rows.y.size)
     n_full = int(curve.x.size)
     if p.max_points is not None and n_full > p.max_points:
         summary = summarise(curve.x, curve.pd, curve.count, field_.ux, field_.ux_rows,
@@ -623,6 +662,13 @@ def _stratpd_table(
     for name in ("pd", "pd_low", "pd_high"):
         if name in out:
             out[name] = out[name] * table.y_scale
+    for name in ("change", "swing", "low", "high"):
+        if name in rise:
+            rise[name] *= table.y_scale
+    ends = _numeric_x_out(np.array([rise["x_from"], rise["x_to"]]) * x_scale,
+                          table.frame[feature])
+    rise["x_from"], rise["x_to"] = (v.item() if hasattr(v, "item") else v
+                                    for v in list(ends))
     with np.errstate(over="ignore"):
         # A local slope beyond the float range (a huge target over a small x step) cannot
         # be shown: it becomes missing, as any cell would show it.
@@ -654,7 +700,7 @@ def _stratpd_table(
     result.attrs = _attrs(
         table, feature, NUMERIC, rows, field_.n_ignored, field_.n_leaves, p,
         n_unique_x=int(field_.ux.size), n_points_full=n_full, within_strata_share=share,
-        adjusted=part is not None, others_r2=r2,
+        adjusted=part is not None, others_r2=r2, rise=rise,
         warnings=warnings_,
     )
     if not row_pd:
@@ -734,12 +780,27 @@ def _catstratpd_table(
     result.attrs = _attrs(
         table, feature, CATEGORICAL, rows, eff.n_ignored, eff.n_leaves, p,
         baseline=cats[eff.baseline], categories_without_estimate=unknown, warnings=warnings_,
-        adjusted=part is not None,
+        adjusted=part is not None, contrast=_contrast(result, cats[eff.baseline]),
     )
     if not row_pd:
         return result, None
     per_row = values[codes]
     return result, per_row[~np.isnan(per_row)]
+
+
+def _contrast(result: pd.DataFrame, baseline: Any) -> dict[str, Any]:
+    """The category farthest from the baseline, its effect and (with trials) its band.
+
+    The band of an effect is already relative to the baseline (every trial is), so it is
+    the band of this contrast ("south is 20,000 above north").
+    """
+    values = result["pd"].to_numpy(dtype=float)
+    i = int(np.nanargmax(np.abs(values)))
+    out: dict[str, Any] = {"category": result["category"].iloc[i], "versus": baseline,
+                           "change": float(values[i])}
+    if "pd_low" in result.columns:
+        out.update(low=float(result["pd_low"].iloc[i]), high=float(result["pd_high"].iloc[i]))
+    return out
 
 
 _IMPLS = {NUMERIC: _stratpd_table, CATEGORICAL: _catstratpd_table}

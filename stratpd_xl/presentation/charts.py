@@ -20,6 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..errors import StratPDNote
+from ..schema import Finding
 from .labels import (
     BAND_COLOR,
     CATEGORICAL_COLOR,
@@ -31,6 +32,7 @@ from .labels import (
     share_fractions,
     value_label,
 )
+from .words import sentence
 
 __all__ = [
     "curve_figure",
@@ -96,6 +98,13 @@ def curve_figure(result: pd.DataFrame, *, width_in: float = 6.4, height_in: floa
     else:
         _draw_numeric(fig, result)
     fig.suptitle(_wrapped(curve_title(result), width_in), fontsize=11, **_PLAIN)
+    found = Finding.from_result(result)
+    if found is not None:
+        # The conclusion under the chart, so a pasted picture (and a formula's chart) carries
+        # its reading; constrained layout makes room for it.
+        target = str(result.attrs.get("target", "target"))
+        fig.supxlabel(_wrapped(sentence(found, target), width_in * 1.25), fontsize=8,
+                      color="#333333", **_PLAIN)
     return fig
 
 

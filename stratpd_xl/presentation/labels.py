@@ -17,6 +17,7 @@ from ..schema import CATEGORICAL, result_kind
 from ..yesno import probability_label
 
 __all__ = [
+    "PLAIN_PARAMETERS",
     "BAND_COLOR",
     "CATEGORICAL_COLOR",
     "CURVE_COLOR",
@@ -24,6 +25,7 @@ __all__ = [
     "curve_title",
     "impact_title",
     "is_categorical",
+    "rows_ignored_note",
     "share_fractions",
     "value_label",
     "unique_sheet_names",
@@ -34,6 +36,29 @@ CURVE_COLOR = "#1F5F9F"
 BAND_COLOR = "#8FB4D9"
 DENSITY_COLOR = "#9A9A9A"
 CATEGORICAL_COLOR = "#D9822B"
+
+#: Parameter -> (what it means in plain words, what "not set" means), for every sheet that
+#: lists the settings an answer was computed with.
+PLAIN_PARAMETERS: dict[str, tuple[str, str]] = {
+    "min_samples_leaf": ("smallest group of similar rows", "(not set)"),
+    "min_slopes_per_x": ("fewest slopes behind a curve point", "(not set)"),
+    "n_trials": ("trials on random halves (for the 95 % band)", "(not set)"),
+    "random_state": ("seed of the random halves", "none: new halves each run"),
+    "max_points": ("most points on a curve", "every value"),
+    "honest": ("groups formed on the other half of the rows (honest)", "(not set)"),
+    "adjust": ("other columns' straight-line part taken out first (adjust)", "(not set)"),
+}
+
+
+def rows_ignored_note(result: pd.DataFrame) -> str:
+    """Why rows were ignored, said next to their count."""
+    feature = result.attrs.get("feature", "the feature")
+    if is_categorical(result):
+        return (f"in their group of similar rows every row has the same {feature}, so the "
+                "group shows no difference between categories")
+    return (f"in their group of similar rows every row has the same {feature}, so the group "
+            "shows no slope")
+
 
 # Excel's forbidden characters, plus what XML 1.0 cannot hold (control characters,
 # surrogates, U+FFFE/U+FFFF).

@@ -29,17 +29,21 @@ from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
 from ..errors import StratPDInputError
+from ..schema import Finding
 from .drawing import Chart, Picture, PictureDrawer, draw_picture
 from .labels import (
     BAND_COLOR,
     CATEGORICAL_COLOR,
     CURVE_COLOR,
+    PLAIN_PARAMETERS,
     curve_title,
     impact_title,
     is_categorical,
+    rows_ignored_note,
     unique_sheet_names,
 )
 from .tables import BAND_HIGH, BAND_LOW, SUMMARISED, curve_table, impact_table, pd_header
+from .words import conclusion, sentence
 
 __all__ = [
     "curve_table",
@@ -231,31 +235,106 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
     return last_row, last_col, widths
 
 
+# Column A's width on a sheet with a header block: longer labels wrap.
+_LABEL_CHARS = 30.0
+
+
 def _write_info(ws: Worksheet, fmts: _Formats, top: int,
-                items: Sequence[tuple[str, Any]]) -> int:
-    """Write label/value pairs in columns A:B from row ``top``; return the next free row."""
-    for i, (label, value) in enumerate(items):
-        ws.write_string(top + i, 0, label, fmts.label)
-        # Counts read better as 53,940; parameters (a seed of 12345) stay as typed.
-        count = label.startswith(_COUNT_LABELS)
-        _write_value(ws, top + i, 1, value,
-                     fmts.get(align="left", num_format="#,##0" if count else "General"))
+                items: Sequence[tuple[Any, ...]], *, text_cols: int = 1,
+                text_chars: float = 40.0, label_chars: float = _LABEL_CHARS) -> int:
+    """Write label/value pairs in columns A:B from row ``top``; return the next free row.
+
+    A long text value (a warning, an explanation) is wrapped in B merged across
+    ``text_cols`` columns about ``text_chars`` characters wide, and its row made tall
+    enough, so it neither runs behind the chart nor off the printed page.  An item may carry
+    a third element, an explanation written the same way from column C.  Labels longer than
+    column A wrap too.
+    """
+    wrap = fmts.get(text_wrap=True, valign="top", align="left")
+    for i, item in enumerate(items):
+        label, value = item[0], item[1]
+        row = top + i
+        lines = _lines(label, label_chars + 6)
+        ws.write_string(row, 0, label, fmts.get(font_color="#555555", text_wrap=True,
+                                                valign="top"))
+        if isinstance(value, str) and len(value) > text_chars * 0.9:
+            lines = max(lines, _lines(value, text_chars))
+            _merge(ws, row, 1, value, text_cols, wrap)
+        else:
+            # Counts read better as 53,940; parameters (a seed of 12345) stay as typed.
+            count = label.startswith(_COUNT_LABELS)
+            _write_value(ws, row, 1, value, fmts.get(
+                align="left", valign="top", num_format="#,##0" if count else "General"))
+        if len(item) > 2 and item[2]:
+            grey = fmts.get(text_wrap=True, valign="top", font_color="#666666", italic=True)
+            lines = max(lines, _lines(str(item[2]), text_chars - 8))
+            _merge(ws, row, 2, str(item[2]), max(text_cols - 1, 1), grey)
+        if lines > 1:
+            ws.set_row(row, _ROW_PT * lines)
     return top + len(items)
+
+
+def _lines(text: str, chars: float) -> int:
+    """Lines ``text`` takes when wrapped about ``chars`` characters wide (words wrap a
+    little early, so a margin)."""
+    return sum(max(1, math.ceil(len(part) / max(chars * 0.9, 8.0))) for part in text.split("\n"))
+
+
+def _merge(ws: Worksheet, row: int, col: int, text: str, n_cols: int, fmt: Any) -> None:
+    if n_cols > 1:
+        ws.merge_range(row, col, row, col + n_cols - 1, text[:32767], fmt)
+    else:
+        ws.write_string(row, col, text[:32767], fmt)
+
+
+def _write_wrapped(ws: Worksheet, fmts: _Formats, row: int, col: int, text: str, n_cols: int,
+                   chars: float, fmt: Any) -> None:
+    """``text`` wrapped in ``n_cols`` merged cells about ``chars`` characters wide."""
+    _merge(ws, row, col, text, n_cols, fmt)
+    # Rows of wrapped text are not measured by Excel on opening, nor by LibreOffice when
+    # printing: give the row the height its lines need.
+    lines = _lines(text, chars)
+    if lines > 1:
+        ws.set_row(row, _ROW_PT * lines)
+
+
+def _paragraphs(ws: Worksheet, fmts: _Formats, top: int, heading: str,
+                items: Sequence[tuple[str, Sequence[str]]], n_cols: int, chars: float) -> int:
+    """A bold heading, then each text wrapped across ``n_cols`` columns with its caveats
+    (grey, indented) right under it; returns the next free row."""
+    if not items:
+        return top
+    ws.write_string(top, 0, heading, fmts.get(bold=True, font_size=12))
+    row = top + 1
+    for text, caveats in items:
+        _write_wrapped(ws, fmts, row, 0, text, n_cols, chars,
+                       fmts.get(text_wrap=True, valign="top"))
+        row += 1
+        for caveat in caveats:
+            _write_wrapped(ws, fmts, row, 0, f"note: {caveat}", n_cols, chars - 3,
+                           fmts.get(text_wrap=True, valign="top", indent=1,
+                                    font_color="#666666", italic=True))
+            row += 1
+    return row + 1
 
 
 _COUNT_LABELS = ("rows ", "leaves", "distinct ")
 
 
 def _param_items(params: Any) -> list[tuple[str, Any]]:
+    """The parameters in plain words (see :data:`labels.PLAIN_PARAMETERS`)."""
     if not isinstance(params, Mapping):
         return []
     items = []
     for key, value in params.items():
+        label, when_none = PLAIN_PARAMETERS.get(str(key), (str(key), "(not set)"))
         if value is None:
-            value = "(not set)"
+            value = when_none
+        elif isinstance(value, bool | np.bool_):
+            value = "yes" if value else "no"
         elif not isinstance(value, numbers.Real | str):
             value = str(value)
-        items.append((str(key), value))
+        items.append((label, value))
     return items
 
 
@@ -273,7 +352,10 @@ def _curve_info(result: pd.DataFrame) -> list[tuple[str, Any]]:
         ("distinct x values", "n_unique_x"),
         ("baseline category", "baseline"),
     ]
-    items = [(label, attrs[key]) for label, key in labels if key in attrs]
+    items: list[tuple[Any, ...]] = [
+        (label, attrs[key], rows_ignored_note(result) if key == "n_ignored" and attrs[key] else "")
+        for label, key in labels if key in attrs
+    ]
     full = attrs.get("n_points_full")
     if isinstance(full, int) and full > len(result):
         items.append((
@@ -393,19 +475,29 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
 
 def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFrame,
                        top: int = 0) -> _Slot:
-    """Header block, table and native chart of one curve, from row ``top``; the picture's
-    place is returned (:func:`_place`)."""
+    """Title, the curve in words, header block, table and native chart of one curve, from
+    row ``top``; the picture's place is returned (:func:`_place`)."""
     fmts = wb.formats
     _page_setup(ws)
     table = curve_table(result)
     ws.write_string(top, 0, curve_title(result), fmts.title)
+    guess = _guess_widths(table)
+    n_cols = len(guess) + _CHART_COLS
+    row = top + 2
+    found = Finding.from_result(result)
+    if found is not None:
+        target = str(result.attrs.get("target", "target"))
+        _write_wrapped(ws, fmts, top + 1, 0, sentence(found, target), n_cols,
+                       sum(guess) + _CHART_COLS * 8.43, fmts.get(text_wrap=True, valign="top",
+                                                                 font_size=11))
     info = _curve_info(result)
-    row = _write_info(ws, fmts, top + 2, info)
+    row = _write_info(ws, fmts, row, info, text_cols=max(len(guess) - 1, 1),
+                      text_chars=max(sum(guess[1:]), 30.0))
     table_top = row + 1
     _, last_col, widths = _write_table(ws, fmts, table, table_top, 0,
                                        general_columns=[str(table.columns[0])])
     # Column A holds both the header labels and the feature values; fit the longer.
-    widths[0] = max(max(len(label) for label, _ in info) + 2.0, widths[0])
+    widths[0] = max(min(max(len(item[0]) for item in info) + 2.0, _LABEL_CHARS), widths[0])
     ws.set_column(0, 0, widths[0])
 
     error_cols = None
@@ -415,9 +507,20 @@ def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFram
         widths.update({error_cols[0]: 0.0, error_cols[1]: 0.0})
         chart_col = last_col + 4
     chart = _curve_chart(wb.book, result, table, sheet, table_top, 0, error_cols)
-    wb.insert_chart(ws, top + 2, chart_col, chart, (_CHART_W, _CHART_H), curve_title(result))
-    return _Slot(ws, sheet, top + 2 + _rows_for(_CHART_H), chart_col, widths,
+    wb.insert_chart(ws, table_top, chart_col, chart, (_CHART_W, _CHART_H), curve_title(result))
+    return _Slot(ws, sheet, table_top + _rows_for(_CHART_H), chart_col, widths,
                  curve_title(result))
+
+
+# Default-width columns (8.43 characters, 64 pixels) a native chart covers.
+_CHART_COLS = math.ceil(_CHART_W / 64)
+
+
+def _guess_widths(table: pd.DataFrame) -> list[float]:
+    """The widths :func:`_write_table` will give ``table``'s columns, known before writing."""
+    return [_column_width(str(c), table.iloc[:, j],
+                          pd.api.types.is_datetime64_any_dtype(table.iloc[:, j]))
+            for j, c in enumerate(table.columns)]
 
 
 def _write_error_lengths(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int,
@@ -514,16 +617,25 @@ def _impact_chart(book: Workbook, ranking: pd.DataFrame, table: pd.DataFrame, sh
 
 
 def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFrame, *,
-                        title: str, links: Sequence[str | None] | None = None) -> _Slot:
+                        title: str, links: Sequence[str | None] | None = None,
+                        said: Sequence[tuple[str, Sequence[str]]] = (),
+                        notes: Sequence[str] = ()) -> _Slot:
+    """Title, the conclusion in words (with each sentence's caveats), the other notes, the
+    settings in plain words, the ranking table and its native chart beside the table."""
     fmts = wb.formats
     _page_setup(ws)
     table = impact_table(ranking)
     ws.write_string(0, 0, title, fmts.title)
+    guess = _guess_widths(table)
+    n_cols = len(guess) + _CHART_COLS + 1
+    chars = sum(guess) + (_CHART_COLS + 1) * 8.43
+    row = _paragraphs(ws, fmts, 2, "What the data say", said, n_cols, chars)
+    row = _paragraphs(ws, fmts, row, "Notes", [(n, ()) for n in notes], n_cols, chars)
     items: list[tuple[str, Any]] = [("target", ranking.attrs.get("target", ""))]
     if "n_rows" in ranking.attrs:
         items.append(("rows in data", ranking.attrs["n_rows"]))
     items += _param_items(ranking.attrs.get("params"))
-    row = _write_info(ws, fmts, 2, items)
+    row = _write_info(ws, fmts, row if row > 2 else 2, items)
     if links is not None:
         ws.write_string(row, 0, "Click a feature to open its curve.", fmts.label)
         row += 1
@@ -536,15 +648,19 @@ def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFr
         # silently: an analyst looking for "zip code" needs to know why it is missing.
         ws.write_string(last_row + 2, 0, "Not estimated", fmts.get(bold=True))
         for i, (feature, reason) in enumerate(skipped.items()):
-            ws.write_string(last_row + 3 + i, 0, str(feature))
-            ws.write_string(last_row + 3 + i, 1, str(reason))
-    widths[0] = max(max(len(label) for label, _ in items) + 2.0, widths[0], 12.0)
+            ws.write_string(last_row + 3 + i, 0, str(feature), fmts.get(valign="top"))
+            _write_wrapped(ws, fmts, last_row + 3 + i, 1, str(reason), max(last_col, 1),
+                           max(sum(guess[1:]), 30.0), fmts.get(text_wrap=True, valign="top"))
+    widths[0] = max(min(max(len(label) for label, _ in items) + 2.0, _LABEL_CHARS),
+                    widths[0], 12.0)
     ws.set_column(0, 0, widths[0])
     chart = _impact_chart(wb.book, ranking, table, sheet, table_top)
     chart_col = last_col + 2
     chart_h = _impact_chart_height(len(table))
-    wb.insert_chart(ws, 2, chart_col, chart, (_CHART_W, chart_h), impact_title(ranking))
-    return _Slot(ws, sheet, 2 + _rows_for(chart_h), chart_col, widths, impact_title(ranking))
+    wb.insert_chart(ws, table_top, chart_col, chart, (_CHART_W, chart_h),
+                    impact_title(ranking))
+    return _Slot(ws, sheet, table_top + _rows_for(chart_h), chart_col, widths,
+                 impact_title(ranking))
 
 
 @dataclass(frozen=True)
@@ -729,7 +845,9 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
                  drawer: PictureDrawer | None = None) -> None:
     """Write a full report: a "Summary" sheet with the ranking and one sheet per feature.
 
-    The summary has the impact ranking (table, native bar chart, picture); each feature name
+    The summary has the conclusion in words (one sentence per top feature, its caveats
+    under it), every other note, the settings in plain words and the impact ranking (table
+    and native bar chart); each feature name
     in it links to the feature's sheet, which holds its curve table, native chart and picture
     and a link back.  Sheets follow the ranking's order; curves of features missing from the
     ranking come last.
@@ -772,9 +890,16 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
             progress(0, total, SUMMARY)
         links = [f"internal:{_quoted(names[f])}!A1" if f in names else None for f in ranked]
         target = ranking.attrs.get("target", "target")
+        found = list(getattr(analysis, "findings", None) or [])
+        said = conclusion(found, str(target))
+        # Every note the command line printed, once: a top feature's own warnings stand
+        # under its sentence, the rest (columns left out, rows skipped...) under "Notes".
+        shown = {n for f in found for n in f.notes}
+        notes = [n for n in getattr(analysis, "notes", None) or [] if n not in shown]
         slots.append(_write_impact_sheet(
             wb, summary, SUMMARY, ranking,
-            title=f"What drives {target}: StratPD report", links=links,
+            title=f"What drives {target}: StratPD report", links=links, said=said,
+            notes=notes,
         ))
         for done, feature in enumerate(order, start=1):
             if progress is not None:
@@ -784,9 +909,13 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
                          string="<< back to Summary")
             slots.append(_write_curve_sheet(wb, ws, names[feature], curves[feature], top=1))
 
-    charts = [Chart("impact", ranking)] + [Chart("curve", curves[f]) for f in order]
+    # The summary's ranking is its native chart alone (a picture of the same bars under it
+    # said nothing new); each feature's sheet keeps its picture, which has the data strip.
+    charts = [Chart("curve", curves[f]) for f in order]
     pictures = (drawer or PictureDrawer()).draw(charts, meanwhile=write_sheets)
-    for slot, picture in zip(slots, pictures, strict=True):
+    first = slots[0]
+    _print_layout(first.ws, first.widths, first.col, first.row, 0)
+    for slot, picture in zip(slots[1:], pictures, strict=True):
         _place(slot, picture)
     wb.close()
     if progress is not None:

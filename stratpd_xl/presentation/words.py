@@ -1,0 +1,183 @@
+"""The conclusion in words: one sentence per top feature, numbers rounded as a person says them.
+
+    "price rises most with carat: from the 10th to the 90th percentile of carat (0.31 to
+    1.51), price goes up by about 6,800 (95 % band 6,200 to 7,400), other columns held alike."
+
+The numbers come from :class:`stratpd_xl.workflow.Finding` (computed by the engine and the
+workflow); this module only words and rounds them, so the report's summary sheet, the chart
+pictures' captions and the command line say the same thing.  No matplotlib, no xlsxwriter.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Sequence
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..schema import Finding
+
+__all__ = ["conclusion", "sentence", "spoken", "spoken_value", "unit_of"]
+
+# A unit at the end of a column name: "price ($)", "mass [kg]", "body_mass_g", "length mm".
+_BRACKETED_UNIT = re.compile(r"[(\[]\s*([^()\[\]]{1,12}?)\s*[)\]]\s*$")
+_SUFFIX_UNIT = re.compile(
+    r"[_\s](mm|cm|km|m|g|kg|lb|lbs|oz|usd|eur|gbp|chf|jpy|pct|s|sec|min|h|hrs|days|kwh)$",
+    re.IGNORECASE,
+)
+# A curve that swings this many times its start-to-end change does not "go up" or "down".
+_UNSTEADY = 1.5
+
+
+def unit_of(name: str) -> str:
+    """The unit a column name states, or ``""``: ``"price ($)"`` -> ``"$"``,
+    ``"body_mass_g"`` -> ``"g"``, ``"price"`` -> ``""``."""
+    text = str(name).strip()
+    m = _BRACKETED_UNIT.search(text) or _SUFFIX_UNIT.search(text)
+    return m.group(1) if m else ""
+
+
+def _place(value: float, digits: int = 2) -> int:
+    """The decimal place to round ``value`` to so it keeps ``digits`` significant digits."""
+    if value == 0 or not math.isfinite(value):
+        return 0
+    return int(math.floor(math.log10(abs(value)))) - digits + 1
+
+
+def _at(value: float, place: int) -> str:
+    """``value`` rounded to 10**place (halves away from zero, as people round), with
+    thousands separators and no "-0"."""
+    step = Decimal(1).scaleb(place)
+    rounded = (Decimal(repr(float(value))) / step).quantize(Decimal(1), ROUND_HALF_UP) * step
+    decimals = max(0, -place)
+    text = f"{rounded:,.{decimals}f}"
+    return text[1:] if rounded == 0 and text.startswith("-") else text
+
+
+def spoken(value: float, digits: int = 2) -> str:
+    """A number as a person says it: two significant digits, thousands separated.
+
+    >>> spoken(48213.7), spoken(-5.591), spoken(0.07342), spoken(1234567)
+    ('48,000', '-5.6', '0.073', '1,200,000')
+    """
+    if not math.isfinite(value):
+        return "unknown"
+    return _at(value, max(_place(value, digits), -6))
+
+
+def spoken_value(value: Any) -> str:
+    """A feature value (a percentile, a category) as it reads in a sentence."""
+    if isinstance(value, pd.Timestamp | dt.datetime | np.datetime64):
+        stamp = pd.Timestamp(value)
+        return stamp.strftime("%Y-%m-%d" if stamp == stamp.normalize() else "%Y-%m-%d %H:%M")
+    if isinstance(value, bool | np.bool_):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | np.integer):
+        # Years and codes read without separators; counts above 9,999 with them.
+        return f"{int(value):,}" if abs(int(value)) >= 10_000 else str(int(value))
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        if v.is_integer() and abs(v) < 10_000:
+            return str(int(v))
+        if abs(v) >= 1e15:
+            return f"{v:.3g}"
+        # Four significant digits, never in e-notation: 0.3123, 180.2, 15,790.
+        return f"{v:,.0f}" if abs(v) >= 1000 else f"{float(f'{v:.4g}'):,}"
+    return str(value)
+
+
+def _band(finding: Finding, place: int) -> str:
+    if finding.low is None or finding.high is None:
+        return ""
+    low, high = _at(finding.low, place), _at(finding.high, place)
+    if finding.low <= 0 <= finding.high:
+        return f" (95 % band {low} to {high}, which includes no change)"
+    if finding.change < 0:  # said as a fall: the band as falls too, smaller first
+        low, high = _at(-finding.high, place), _at(-finding.low, place)
+    return f" (95 % band {low} to {high})"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _subject(target: str, finding: Finding) -> str:
+    label = finding.target_label
+    return f"the chance of {label[2:-1]}" if label and label.startswith("P(") else target
+
+
+def _lead(f: Finding, subject: str, first: str, alone: str) -> str:
+    """How a sentence opens: by the feature's place in the ranking (0: not ranked)."""
+    if f.rank == 1:
+        return f"{subject} {first} {f.feature}"
+    if f.rank == 0:
+        return f"{subject} {alone} {f.feature}"
+    return f"{'Next' if f.rank == 2 else 'Then'}, {f.feature}"
+
+
+def sentence(finding: Finding, target: str) -> str:
+    """One finding in words (see the module docstring for the shape).
+
+    Parameters
+    ----------
+    finding : Finding
+        From :func:`stratpd_xl.workflow.findings` or :func:`~stratpd_xl.workflow.finding`.
+    target : str
+        The target's name, as the data have it; its unit (``"price ($)"``) is used.
+    """
+    unit = unit_of(target)
+    f = finding
+    # Two significant digits for the change, and enough for the band to show its width
+    # (one digit of its half-width): 6,800 (6,200 to 7,400); 30,000 (29,900 to 30,100).
+    places = [_place(f.change, 2)] if f.change else []
+    if f.low is not None and f.high is not None and f.high > f.low:
+        places.append(_place((f.high - f.low) / 2, 1))
+    place = max(min(places), -6) if places else 0
+    subject = _subject(target, f)
+
+    def amount(value: float) -> str:
+        number = _at(abs(value), place)
+        if f.target_label:
+            return f"{number} percentage point{'' if number == '1' else 's'}"
+        if not unit:
+            return number
+        return f"{unit}{number}" if unit in ("$", "€", "£", "¥") else f"{number} {unit}"
+
+    band = _band(f, place)
+    if f.kind == "categorical":
+        where = "above" if f.change >= 0 else "below"
+        lead = _lead(f, subject, "depends most on", "depends on")
+        end, start = spoken_value(f.end), spoken_value(f.start)
+        if _at(abs(f.change), place) == "0":
+            body = f"{f.feature} {end} is about level with {start}"
+        else:
+            body = f"{f.feature} {end} is about {amount(f.change)} {where} {start}"
+        return f"{lead}: {body}{band}, other columns held alike."
+    verb = "rises" if f.change >= 0 else "falls"
+    lead = _lead(f, subject, f"{verb} most with", f"{verb} with")
+    lo, hi = (f.percentiles + (10, 90))[:2] if f.percentiles else (10, 90)
+    span = (f"from the {_ordinal(lo)} to the {_ordinal(hi)} percentile of {f.feature} "
+            f"({spoken_value(f.start)} to {spoken_value(f.end)})")
+    if _at(abs(f.change), place) == "0":
+        move = f"{subject} ends about where it started"
+    else:
+        move = f"{subject} goes {'up' if f.change >= 0 else 'down'} by about {amount(f.change)}"
+    text = f"{lead}: {span}, {move}{band}, other columns held alike"
+    if f.swing is not None and f.swing > _UNSTEADY * abs(f.change) and f.swing > 0:
+        text += (f"; not steadily: in between it moves up and down by up to "
+                 f"{amount(f.swing)} (see its curve)")
+    text += "."
+    # A sentence that starts with our own words starts with a capital; a column name stays
+    # as the data spell it ("price rises most with ...").
+    return text[0].upper() + text[1:] if text.startswith(("the chance", "next", "then")) else text
+
+
+def conclusion(found: Sequence[Finding], target: str) -> list[tuple[str, list[str]]]:
+    """Each finding's sentence with the caveats (warnings) to read right under it."""
+    return [(sentence(f, target), list(f.notes)) for f in found]
