@@ -161,3 +161,24 @@ def test_the_client_uses_the_standard_library_only():
     assert {name.split(".")[0] for name in imported} <= set(sys.stdlib_module_names) | {
         "__future__"}
     assert os.path.basename(calc_client.__file__) == "calc_client.py"
+
+
+@pytest.mark.parametrize("rows", [
+    DATA[:50],  # numbers and text columns
+    [["a", "b"], [1.0, None], [2.5, "x"], [None, 3.0]],  # blanks: the column goes as cells
+    [["a", "b"], [1.0, 2.0]],
+    [["only a header"]],  # too short to pack
+    [["a", "b"], [1.0]],  # not a rectangle
+])
+def test_packed_blocks_unpack_to_the_same_rows(rows):
+    wire = json.loads(json.dumps(calc_client.pack_block(tuple(map(tuple, rows)))))
+    got = worker.unpack_block(wire)
+    assert [list(r) for r in got] == [list(r) for r in rows]
+    assert all(type(a) is type(b) for r, s in zip(got, rows, strict=True)
+               for a, b in zip(r, s, strict=True))
+
+
+def test_numbers_travel_as_doubles_not_digits():
+    packed = calc_client.pack_block(tuple(map(tuple, DATA)))
+    kinds = {c["head"]: "doubles" in c for c in packed["columns"]}
+    assert kinds["carat"] and kinds["price"] and not kinds["cut"]

@@ -1,9 +1,9 @@
 """The Calc extension's side of the worker: start it, talk to it, restart it, never hang.
 
 This file runs inside LibreOffice's own Python (copied into the extension as
-``pythonpath/stratpd_xl_calc_client.py``), which may be another version than the user's and
-lacks numpy and pandas, so it uses the standard library only and imports nothing of
-stratpd-xl.  It starts ``<python> -m stratpd_xl.libreoffice.worker`` with the interpreter
+``pythonpath/stratpd_xl_calc_client.py``), which may be another version than the user's (as
+old as 3.8) and lacks numpy and pandas, so it uses the standard library only and imports
+nothing of stratpd-xl.  It starts ``<python> -m stratpd_xl.libreoffice.worker`` with the interpreter
 recorded when the extension was built, sends one JSON line per request and reads one JSON line
 back (:mod:`stratpd_xl.libreoffice.worker` is the other side).
 
@@ -15,6 +15,7 @@ does not work on Windows pipes).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import queue
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from array import array
 from typing import Any
 
 #: Protocol version: the worker says it in its first line; a mismatch means "rebuild".
@@ -177,8 +179,9 @@ class Worker:
                 self.stop()
                 self._start()
             self._next_id += 1
+            # default=str: a UNO value JSON does not know (a struct, an enum) goes as its text.
             request = json.dumps({"id": self._next_id, "op": op, "args": args},
-                                 ensure_ascii=False, separators=(",", ":"))
+                                 ensure_ascii=False, separators=(",", ":"), default=str)
             try:
                 self._proc.stdin.write(request.encode("utf-8") + b"\n")  # type: ignore[union-attr]
                 self._proc.stdin.flush()  # type: ignore[union-attr]
@@ -192,6 +195,28 @@ class Worker:
             if "error" in answer:
                 raise WorkerError(str(answer["error"]))
             return answer.get("result")
+
+
+def pack_block(rows: list | tuple) -> Any:
+    """A block of cells (rows of floats, text and None, as Calc hands a range) for the wire.
+
+    A column whose cells under the header are all numbers travels as the bytes of its doubles
+    (base64), which JSON would otherwise write and read digit by digit - most of the cost of a
+    large range; other columns travel as JSON lists.  :func:`unpack_block` in the worker
+    rebuilds the same rows, so the formulas see exactly what Calc gave.  A block that is not a
+    rectangle of at least two rows goes as it is.
+    """
+    if len(rows) < 2 or len({len(r) for r in rows}) != 1:
+        return rows
+    columns = []
+    for column in zip(*rows):  # noqa: B905 - LibreOffice's Python may predate strict=
+        body = column[1:]
+        if all(type(v) is float for v in body):
+            packed = base64.b64encode(array("d", body).tobytes()).decode("ascii")
+            columns.append({"head": column[0], "doubles": packed})
+        else:
+            columns.append({"head": column[0], "cells": list(body)})
+    return {"columns": columns, "rows": len(rows)}
 
 
 def load_config(path: str) -> dict:

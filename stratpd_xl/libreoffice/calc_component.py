@@ -53,9 +53,9 @@ def worker():
 
 
 def _value(value):
-    """A Calc argument as JSON: ranges as lists of rows, everything else as it is."""
+    """A Calc argument for the worker: a range packed by columns, the rest as it is."""
     if isinstance(value, tuple):
-        return [[_plain(v) for v in row] for row in value]
+        return client.pack_block(value)
     return _plain(value)
 
 

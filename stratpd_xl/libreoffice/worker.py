@@ -16,11 +16,14 @@ formulas are :mod:`stratpd_xl.spreadsheet`'s, as in Excel; an answer never carri
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
 from collections.abc import Callable
 from typing import Any, BinaryIO
+
+import numpy as np
 
 from .. import __version__, spreadsheet
 from ..errors import error_text
@@ -30,12 +33,31 @@ from .report import cells_for_calc
 __all__ = ["main", "serve"]
 
 
+def unpack_block(value: Any) -> Any:
+    """The rows :func:`~stratpd_xl.libreoffice.calc_client.pack_block` packed; other values
+    as they are."""
+    if not isinstance(value, dict) or "columns" not in value:
+        return value
+    columns = []
+    for column in value["columns"]:
+        if "doubles" in column:
+            body = np.frombuffer(base64.b64decode(column["doubles"]), dtype="<f8").tolist()
+        else:
+            body = column["cells"]
+        if len(body) != value["rows"] - 1:
+            raise ValueError("a packed column has the wrong length")
+        columns.append([column["head"], *body])
+    return [list(row) for row in zip(*columns, strict=True)]
+
+
 def _stratpd(args: dict[str, Any]) -> list[list[Any]]:
-    return cells_for_calc(spreadsheet.stratpd(**args).cells)
+    data = unpack_block(args.pop("data", None))
+    return cells_for_calc(spreadsheet.stratpd(data, **args).cells)
 
 
 def _stratimpact(args: dict[str, Any]) -> list[list[Any]]:
-    return cells_for_calc(spreadsheet.stratimpact(**args))
+    data = unpack_block(args.pop("data", None))
+    return cells_for_calc(spreadsheet.stratimpact(data, **args))
 
 
 def _report(args: dict[str, Any]) -> dict[str, Any]:
