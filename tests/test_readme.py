@@ -137,3 +137,14 @@ def test_set_up_block_is_recognised():
     spared = [line for line, lang, code in BLOCKS if lang in SHELL_LANGS and _is_setup(code)]
     assert len(spared) == 1
     assert not _is_setup("make demo\nrm -rf /\n")
+
+
+def test_readme_is_for_users():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 400, "README.md is for users: put the long form in docs/"
+    # No story of how the project is worked on, and no path outside the repository.
+    assert not re.search(r"\bsessions?\b", text, re.I)
+    assert "../" not in text
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+        if "://" not in target:
+            assert (ROOT / target).exists(), f"README.md links to a missing file: {target}"
