@@ -70,8 +70,10 @@ def free_port() -> int:
 
 
 def run_calc(profile: Path, request: dict, workdir: Path, *, python: str,
-             timeout: float = 600) -> dict:
+             timeout: float = 600, env: dict[str, str] | None = None) -> dict:
     """Start soffice on ``profile``, run the driver on ``request``, stop soffice; the result.
+
+    ``env`` adds environment variables for soffice (and so for the extension inside it).
 
     soffice, oosplash, soffice.bin and the extension's worker share one session, which is
     ended whatever happens.
@@ -85,6 +87,7 @@ def run_calc(profile: Path, request: dict, workdir: Path, *, python: str,
              "--nolockcheck", f"-env:UserInstallation={profile.as_uri()}",
              f"--accept=socket,host=127.0.0.1,port={port};urp;"],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, **(env or {})},
         )
         try:
             # The driver waits for the socket itself (with a time-out).
