@@ -98,12 +98,15 @@ class Functions(unohelper.Base, XStratPD):
 # --------------------------------------------------------------------------- the menu command
 
 
+class SelectionError(Exception):
+    """The selection or the document cannot be analysed; the message says what to do."""
+
+
 def _selected_block(doc):
     """Cell values of the selection (a single cell stands for the table around it)."""
     selection = doc.getCurrentController().getSelection()
     if selection is None or not hasattr(selection, "getRangeAddress"):
-        raise client.WorkerError(
-            "select one block of cells: the table including its header row")
+        raise SelectionError("select one block of cells: the table including its header row")
     sheet = selection.getSpreadsheet()
     address = selection.getRangeAddress()
     if address.StartColumn == address.EndColumn and address.StartRow == address.EndRow:
@@ -136,12 +139,12 @@ def _target(doc):
             return content[1:-1].replace('""', '"')
         cells = names.getByName(name).getReferredCells()
         if cells is None:
-            raise client.WorkerError(
+            raise SelectionError(
                 f"the name {TARGET_NAME} refers to {content}; let it refer to a cell holding "
                 "the target column's name")
         text = cells.getCellByPosition(0, 0).getString().strip()
         if not text:
-            raise client.WorkerError(
+            raise SelectionError(
                 f"the cell named {TARGET_NAME} is empty; type the target there")
         return text
     return None
@@ -261,10 +264,10 @@ class AnalyseSelection(unohelper.Base, XDispatchProvider, XDispatch, XInitializa
         try:
             values, source = _selected_block(doc)
             taken = list(doc.getSheets().getElementNames())
-            plan = worker().call("REPORT", values=values, target=_target(doc), source=source,
-                                 taken=taken)
+            plan = worker().call("REPORT", values=client.pack_block(values),
+                                 target=_target(doc), source=source, taken=taken)
             write_report(doc, plan)
-        except client.WorkerError as exc:
+        except (SelectionError, client.WorkerError) as exc:
             _message(self.ctx, doc, f"StratPD: {exc}", True)
         except Exception as exc:  # noqa: BLE001 - one sentence, never a traceback
             _message(self.ctx, doc,

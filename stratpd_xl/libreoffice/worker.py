@@ -61,7 +61,8 @@ def _stratimpact(args: dict[str, Any]) -> list[list[Any]]:
 
 
 def _report(args: dict[str, Any]) -> dict[str, Any]:
-    return report.plan(**args)
+    values = unpack_block(args.pop("values", None))
+    return report.plan(values, **args)
 
 
 OPERATIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
