@@ -182,3 +182,51 @@ def test_numbers_travel_as_doubles_not_digits():
     packed = calc_client.pack_block(tuple(map(tuple, DATA)))
     kinds = {c["head"]: "doubles" in c for c in packed["columns"]}
     assert kinds["carat"] and kinds["price"] and not kinds["cut"]
+
+
+def _old_python() -> str | None:
+    """A Python 3.8-3.10 (LibreOffice bundles such): ``STRATPD_XL_OLD_PYTHON``, on PATH, or
+    under pyenv."""
+    import glob
+    import shutil
+    import subprocess
+
+    candidates = [os.environ.get("STRATPD_XL_OLD_PYTHON")]
+    candidates += [shutil.which(f"python3.{minor}") for minor in (8, 9, 10)]
+    candidates += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.[89]*/bin/python3")))
+    for exe in filter(None, candidates):
+        ok = subprocess.run([exe, "-c", "import sys; print(sys.version_info[1])"],
+                            capture_output=True, text=True, timeout=60)
+        if ok.returncode == 0 and ok.stdout.strip().isdigit() and int(ok.stdout) < 11:
+            return exe
+    return None
+
+
+def test_the_extension_code_runs_in_an_older_python(tmp_path):
+    import subprocess
+
+    old = _old_python()
+    if old is None:
+        pytest.skip("no Python 3.8-3.10 here to stand in for LibreOffice's bundled one")
+    here = Path(calc_client.__file__).parent
+    # The component imports uno; compiling it is what an older Python can check here.
+    for source in (here / "calc_client.py", here / "calc_component.py"):
+        compiled = subprocess.run([old, "-m", "py_compile", str(source)], capture_output=True,
+                                  text=True, timeout=60, cwd=tmp_path)
+        assert compiled.returncode == 0, compiled.stderr
+    script = tmp_path / "call.py"
+    script.write_text(
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(here)!r})\n"
+        "import calc_client\n"
+        "rows = tuple(map(tuple, json.loads(sys.argv[2])))\n"
+        "w = calc_client.Worker(sys.argv[1])\n"
+        "print(json.dumps(w.call('STRATIMPACT', data=calc_client.pack_block(rows), "
+        "target='price')))\n"
+        "w.stop()\n"
+    )
+    run = subprocess.run([old, str(script), sys.executable, json.dumps(DATA[:200])],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    assert got == cells_for_calc(spreadsheet.stratimpact(DATA[:200], "price"))
