@@ -181,6 +181,7 @@ def test_errors_are_the_excel_formulas_one_cell_texts(calc, key, expected):
 def test_function_wizard_lists_both_formulas_with_argument_help(calc):
     wizard = calc["wizard"]
     assert set(wizard) == {"STRATPD", "STRATIMPACT"}
+    assert "chart" not in extension.CALC_DESCRIPTIONS["STRATPD"], "Calc draws no picture"
     for name, args in extension.FORMULAS.items():
         entry = wizard[name]
         assert entry["description"] == extension.CALC_DESCRIPTIONS[name]

@@ -291,7 +291,7 @@ def _unopkg(args: list[str], *, profile: Path | None, shared: bool) -> None:
 
 def install(
     *, shared: bool = False, profile: Path | None = None, python: str | None = None
-) -> Path:
+) -> None:
     """Build the extension for this environment and add it with ``unopkg add``.
 
     Parameters
@@ -303,10 +303,10 @@ def install(
     python : str, optional
         The interpreter the extension starts (default: this one).
 
-    Returns
-    -------
-    Path
-        Where the ``.oxt`` that was added is kept (unopkg copies it, so it may be deleted).
+    Raises
+    ------
+    StratPDInputError
+        When unopkg is missing, fails or takes too long (one sentence saying what to do).
     """
     folder = Path(tempfile.mkdtemp(prefix="stratpd-xl-oxt-"))
     oxt = build(folder / "stratpd-xl.oxt", python=python)
@@ -314,8 +314,7 @@ def install(
         _unopkg(["add", "--force", "--suppress-license", str(oxt)], profile=profile,
                 shared=shared)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    return oxt
+        shutil.rmtree(folder, ignore_errors=True)  # unopkg keeps its own copy
 
 
 def uninstall(*, shared: bool = False, profile: Path | None = None) -> None:
