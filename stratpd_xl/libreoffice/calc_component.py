@@ -18,6 +18,7 @@ import stratpd_xl_calc_client as client  # the extension's pythonpath/
 import uno
 import unohelper
 from com.sun.star.awt import Rectangle
+from com.sun.star.chart.ChartAxisPosition import START as AXIS_AT_START
 from com.sun.star.frame import XDispatch, XDispatchProvider
 from com.sun.star.lang import XInitialization
 from com.sun.star.table import CellRangeAddress
@@ -173,7 +174,11 @@ def _add_chart(sheet, sheet_index, spec):
         diagram = doc.createInstance("com.sun.star.chart.BarDiagram")
         doc.setDiagram(diagram)
         diagram = doc.getDiagram()
-        diagram.Vertical = kind == "ranking"  # the ranking's bars lie, largest on top
+        if kind == "ranking":  # bars lying down, the largest (first row) on top
+            diagram.Vertical = True
+            diagram.getXAxis().ReverseDirection = True
+    if kind != "ranking":  # the x axis at the bottom of the plot, not across it at y = 0
+        diagram.getXAxis().CrossoverPosition = AXIS_AT_START
     doc.HasMainTitle = True
     doc.getTitle().String = spec["title"]
     doc.HasLegend = len(spec["columns"]) > 2
