@@ -158,16 +158,23 @@ def main():
                 "label": step["label"], "seconds": seconds,
                 "cells": read_block(shown),
             })
-        if "select" in request:
-            spec = request["select"]
+        dispatcher = ctx.ServiceManager.createInstanceWithContext(
+            "com.sun.star.frame.DispatchHelper", ctx)
+        controller = doc.getCurrentController()
+
+        def command(spec):
             sheet = sheets.getByName(spec["sheet"])
-            controller = doc.getCurrentController()
             controller.setActiveSheet(sheet)
             controller.select(sheet.getCellRangeByName(spec["range"]))
-            before = list(sheets.getElementNames())
-            dispatcher = ctx.ServiceManager.createInstanceWithContext(
-                "com.sun.star.frame.DispatchHelper", ctx)
             dispatcher.executeDispatch(controller.getFrame(), request["command"], "", 0, ())
+
+        if "select_bad" in request:  # a selection the command must refuse, writing nothing
+            before = list(sheets.getElementNames())
+            command(request["select_bad"])
+            result["bad_sheets"] = [before, list(sheets.getElementNames())]
+        if "select" in request:
+            before = list(sheets.getElementNames())
+            command(request["select"])
             result["sheets_before"] = before
             result["sheets_after"] = list(sheets.getElementNames())
             new = [n for n in result["sheets_after"] if n not in before]

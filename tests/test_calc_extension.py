@@ -26,6 +26,7 @@ import pytest
 import stratpd_xl as sx
 from stratpd_xl import spreadsheet
 from stratpd_xl.cli import main as cli_main
+from stratpd_xl.errors import error_text
 from stratpd_xl.input.sheet import frame_from_cells
 from stratpd_xl.libreoffice import extension
 from tests.office import install_extension, run_calc, soffice, uno_python
@@ -97,9 +98,15 @@ def _run_calc(base: Path, python: str) -> dict[str, Any]:
         # The target by name, as Insert > Named Expressions does it (the last column is "z").
         "names": {"StratPD_target": '"price"'},
         "select": {"sheet": "Data", "range": "A1:J301"},
+        "select_bad": {"sheet": "Data", "range": "B1:C301"},  # cut and color, no "price"
         "command": COMMAND,
     }
-    return run_calc(profile, request, base, python=python, timeout=DRIVER_TIMEOUT)
+    # TMPDIR: the worker's log (where a refusal is written, headless) in this folder.
+    result = run_calc(profile, request, base, python=python, timeout=DRIVER_TIMEOUT,
+                      env={"TMPDIR": str(base)})
+    log = base / "stratpd-xl-calc.log"
+    result["log"] = log.read_text(encoding="utf-8") if log.exists() else ""
+    return result
 
 
 @pytest.fixture(scope="module")
@@ -214,6 +221,15 @@ def test_analyse_selection_writes_the_report_sheet(calc):
     assert "%" in report["share_format_string"]
     # Nothing written is a live formula: every cell holds a value.
     assert all(not str(f).startswith("=") for row in report["formulas"] for f in row)
+
+
+def test_a_selection_it_cannot_analyse_writes_nothing_and_says_why(calc):
+    before, after = calc["bad_sheets"]
+    assert before == after, "no sheet is added"
+    # The named target "price" is not among the selected columns.
+    with pytest.raises(sx.StratPDInputError) as caught:
+        spreadsheet.report_sheet([r[1:3] for r in DATA], target="price")
+    assert error_text(caught.value, prefix="StratPD") in calc["log"].splitlines()
 
 
 def test_report_has_a_native_chart_per_feature_and_the_ranking(calc):

@@ -217,17 +217,20 @@ def write_report(doc, plan):
     return name
 
 
-def _message(ctx, doc, text, error):
-    """One message box; headless LibreOffice has no window to show it on."""
+def _tell(ctx, doc, text):
+    """One sentence in a message box, and in the worker's log (headless has no window)."""
     try:
-        frame = doc.getCurrentController().getFrame()
-        window = frame.getContainerWindow()
+        with open(worker().log_path, "a", encoding="utf-8") as log:
+            log.write(text + "\n")
+    except OSError:
+        pass
+    try:
+        window = doc.getCurrentController().getFrame().getContainerWindow()
         toolkit = ctx.ServiceManager.createInstanceWithContext("com.sun.star.awt.Toolkit", ctx)
-        from com.sun.star.awt.MessageBoxType import ERRORBOX, INFOBOX
+        from com.sun.star.awt.MessageBoxType import ERRORBOX
 
-        box = toolkit.createMessageBox(window, ERRORBOX if error else INFOBOX, 1, "StratPD", text)
-        box.execute()
-    except Exception:  # noqa: BLE001 - nowhere to show it (headless): the log has it
+        toolkit.createMessageBox(window, ERRORBOX, 1, "StratPD", text).execute()
+    except Exception:  # noqa: BLE001 - nowhere to show it: the log has it
         pass
 
 
@@ -273,10 +276,9 @@ class AnalyseSelection(unohelper.Base, XDispatchProvider, XDispatch, XInitializa
                                  target=_target(doc), source=source, taken=taken)
             write_report(doc, plan)
         except (SelectionError, client.WorkerError) as exc:
-            _message(self.ctx, doc, f"StratPD: {exc}", True)
+            _tell(self.ctx, doc, f"StratPD: {exc}")
         except Exception as exc:  # noqa: BLE001 - one sentence, never a traceback
-            _message(self.ctx, doc,
-                     f"StratPD: the extension failed ({type(exc).__name__}: {exc})", True)
+            _tell(self.ctx, doc, f"StratPD: the extension failed ({type(exc).__name__}: {exc})")
 
 
 g_ImplementationHelper = unohelper.ImplementationHelper()
