@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import openpyxl
+import pandas as pd
 import pytest
 
 from stratpd_xl import catstratpd, stratpd
@@ -130,3 +131,30 @@ def test_the_report_says_it_in_words_with_every_note(csv_path, tmp_path, capsys)
     assert notes and all(n in cells for n in notes)
     assert all(s in cells for s in said)
     assert cells.index(said[0]) < cells.index("feature")  # read before the table
+
+
+# --------------------------------------------------------------------------- yes/no
+
+
+def _rare_event(n: int = 4000, seed: int = 1) -> pd.DataFrame:
+    """Defaults as in ISLP's Default: rare (about 3 %), and nearly certain at high balances."""
+    rng = np.random.default_rng(seed)
+    balance = rng.gamma(2.0, 400.0, n)
+    income = rng.normal(40_000, 12_000, n)
+    chance = 1 / (1 + np.exp(-(balance - 2000) / 120))
+    default = np.where(rng.random(n) < chance, "Yes", "No")
+    return pd.DataFrame({"balance": balance, "income": income, "default": default})
+
+
+def test_a_yes_no_curve_stays_a_possible_chance():
+    frame = _rare_event()
+    curve = stratpd(frame, "default", "balance", n_trials=10)
+    base = 100 * (frame["default"] == "Yes").mean()
+    for column in ("pd", "pd_low", "pd_high"):
+        level = base + curve[column].to_numpy()
+        assert level.min() >= -0.5 and level.max() <= 100.5, column
+        assert curve[column].max() - curve[column].min() <= 100.0
+    assert any("cannot go below 0 % or above 100 %" in w for w in curve.attrs["warnings"])
+    effects = catstratpd(frame.assign(high=frame["balance"] > 1500), "default", "high",
+                         n_trials=10)
+    assert effects[["pd", "pd_low", "pd_high"]].abs().max().max() <= 100.0

@@ -153,6 +153,21 @@ def _band(trials: np.ndarray, centre: np.ndarray, n: int) -> tuple[np.ndarray, n
 RISE_PERCENTILES = (10, 90)
 
 
+def _probability_limits(table: Table, y: np.ndarray) -> tuple[float, float] | None:
+    """For a yes/no target, the changes a curve centred on the rows can show: the rows'
+    chance ``m`` plus a change must stay within 0 and 100 % (in the table's scaled units),
+    so the change stays within [-m, 100 - m].  None for any other target."""
+    if not table.yes_no:
+        return None
+    m = float(np.mean(y))
+    return -m, 100.0 / table.y_scale - m
+
+
+def _within(values: np.ndarray, limits: tuple[float, float] | None) -> np.ndarray:
+    """``values`` clipped to ``limits`` (NaN stays NaN); unchanged without limits."""
+    return values if limits is None else np.clip(values, *limits)
+
+
 def _rise(x: np.ndarray, grid: np.ndarray, pd_values: np.ndarray,
           trials: np.ndarray | None, n: int) -> dict[str, Any]:
     """How much the curve moves from the 10th to the 90th percentile of ``x`` (the rows).
@@ -630,7 +645,9 @@ def _stratpd_table(
             "add rows"
         )
     weights = _row_weights(curve.x, field_.ux, field_.ux_rows)
-    full_pd = _centred(curve.pd, weights)
+    limits = _probability_limits(table, rows.y)
+    full_pd = _within(_centred(curve.pd, weights), limits)
+    n_cut = int(np.sum(full_pd != _centred(curve.pd, weights)))
     out = {
         "x": curve.x,
         "pd": full_pd,
@@ -643,13 +660,13 @@ def _stratpd_table(
         for t, (pick, leaf_b) in enumerate(_half_samples(xb, rows.y, p, rng, tree_threads)):
             # Every trial is centred with the same (full-data) weights, so the band measures
             # the spread of the curve's shape, not of an arbitrary anchor point.
-            trials[t] = _centred(curve_on_grid(
+            trials[t] = _within(_centred(curve_on_grid(
                 slope_field(x[pick], y_slopes[pick], leaf_b), p.min_slopes_per_x, curve.x
-            ), weights)
+            ), weights), limits)
         # pd stays the full-data curve (the same as without trials); the trials only give
         # its spread (their mean drifts at the sparse ends, where halves lose points).
         low, high = _band(trials, full_pd, rows.y.size)
-        out.update(pd_low=low, pd_high=high)
+        out.update(pd_low=_within(low, limits), pd_high=_within(high, limits))
     rise = _rise(x, curve.x, full_pd, trials, rows.y.size)
     n_full = int(curve.x.size)
     if p.max_points is not None and n_full > p.max_points:
@@ -691,6 +708,13 @@ def _stratpd_table(
             f"least-squares fit explains {r2:.1%} of it): they carry the same information, "
             "so no data show its effect with them held fixed; leave out the columns that "
             "duplicate it or analyse them together"
+        )
+    if n_cut:
+        warnings_.append(
+            f'a chance cannot go below 0 % or above 100 %, but the curve of "{feature}" went '
+            f"past that at {n_cut:,} of its {n_full:,} points (where few rows back its slopes "
+            "or the chance is near 0 % or 100 %); those points are cut at the limits: read "
+            "them with care, or add rows"
         )
     warnings_ += _gap_warnings(table, feature, NUMERIC, rows.index, part is not None)
     dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
@@ -756,6 +780,9 @@ def _catstratpd_table(
     for name in ("pd", "pd_low", "pd_high"):
         if name in out:
             out[name] = out[name] * table.y_scale
+            if table.yes_no:
+                # Two categories' chances differ by at most 100 points.
+                out[name] = np.clip(out[name], -100.0, 100.0)
     result = pd.DataFrame(out)
     unknown = [str(c) for c in cats[np.isnan(eff.effect)]]
     warnings_ = []
