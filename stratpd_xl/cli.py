@@ -10,11 +10,17 @@ Exit codes: 0 success, 2 bad input (one sentence on stderr, no traceback), 1 int
 from __future__ import annotations
 
 import argparse
+import datetime
 import errno
 import importlib
+import json
+import math
 import os
 import secrets
+import shutil
 import sys
+import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -32,7 +38,7 @@ from .params import PARAMETERS, Settings
 from .presentation.drawing import PictureDrawer
 from .presentation.tables import inert_table
 
-__all__ = ["ProgressBar", "build_parser", "main"]
+__all__ = ["CommandProgress", "ProgressBar", "build_parser", "main"]
 
 PROG = "stratpd-xl"
 # How a CLI user analyses a column that looks like an identifier.
@@ -46,7 +52,10 @@ _OPTIONS = {
     "max_points": "--max-points",
 }
 
-_CURVE_FORMATS = (".csv", ".xlsx", ".png")
+_CURVE_FORMATS = (".csv", ".xlsx", ".png", ".svg", ".pdf")
+_FIGURES = (".png", ".svg", ".pdf")
+# What "-" as INPUT reads: standard input, saved under this name (so messages name it).
+STDIN = "-"
 _REPORT_FORMATS = (".xlsx",)
 
 
@@ -79,22 +88,31 @@ class ProgressBar:
         Number of cells of the bar.
     """
 
-    def __init__(self, stream: TextIO | None = None, *, width: int = 28) -> None:
+    def __init__(self, stream: TextIO | None = None, *, width: int = 28,
+                 progress: CommandProgress | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.width = width
         self.start = time.monotonic()
-        self.isatty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.progress = progress
+        self.isatty = bool(getattr(self.stream, "isatty", lambda: False)()) and not (
+            progress is not None and progress.quiet)
         self._drawn = False
 
     def __call__(self, done: int, total: int, feature: str) -> None:
         if done >= total:
             self.finish(total)
             return
-        if not self.isatty:
-            return
         filled = int(self.width * done / total) if total else self.width
         bar = "#" * filled + "-" * (self.width - filled)
         label = feature if len(feature) <= 30 else feature[:27] + "..."
+        elapsed = time.monotonic() - self.start
+        # After a feature or two, the time left at the pace so far.
+        left = f", about {elapsed / done * (total - done):.0f} s left" if done else ""
+        if self.progress is not None:
+            self.progress._detail_to(f"[{bar}] {done}/{total} {label}{left}")
+            return
+        if not self.isatty:
+            return
         # \r and a clear-to-end-of-line redraw in place; no dependency on tqdm.
         self.stream.write(f"\r[{bar}] {done}/{total} {label}\x1b[K")
         self.stream.flush()
@@ -102,12 +120,112 @@ class ProgressBar:
 
     def finish(self, total: int) -> None:
         """Write the final line: how many features and how long it took."""
+        if self.progress is not None:
+            elapsed = time.monotonic() - self.start
+            self.progress.note(
+                f"analysed {total} feature{'s' if total != 1 else ''} in {elapsed:.1f} s")
+            return
         elapsed = time.monotonic() - self.start
         prefix = "\r" if self._drawn else ""
         line = f"analysed {total} feature{'s' if total != 1 else ''} in {elapsed:.1f} s"
         self.stream.write(f"{prefix}{line}\x1b[K\n" if self._drawn else f"{line}\n")
         self.stream.flush()
         self._drawn = False
+
+
+class CommandProgress:
+    """Progress of a whole command on stderr: read, analyse, draw, write, with elapsed time.
+
+    On a terminal the current step and its elapsed seconds are redrawn in place every second
+    (so a long single curve with many trials is not silent), the analysis adds its bar and an
+    estimate of the time left; at the end one line gives each step's time.  Off a terminal
+    only the closing lines are written; with ``quiet`` nothing.
+
+    Parameters
+    ----------
+    stream
+        Where to draw; default ``sys.stderr``.
+    quiet
+        Write nothing.
+    """
+
+    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.quiet = quiet
+        self.isatty = bool(getattr(self.stream, "isatty", lambda: False)()) and not quiet
+        self.start = time.monotonic()
+        self.steps: list[tuple[str, float]] = []
+        self._step = ""
+        self._step_start = self.start
+        self._detail = ""
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        if self.isatty:
+            self._ticker = threading.Thread(target=self._tick, name="stratpd-progress",
+                                            daemon=True)
+            self._ticker.start()
+
+    def step(self, name: str) -> None:
+        """Start a step ("reading houses.csv"); the previous one is timed."""
+        with self._lock:
+            self._end_step()
+            self._step, self._step_start, self._detail = name, time.monotonic(), ""
+            self._draw()
+
+    def analysis(self) -> ProgressBar:
+        """The callback for the analysis: a bar inside this progress line."""
+        return ProgressBar(self.stream, progress=self)
+
+    def note(self, text: str) -> None:
+        """Write a note line above the progress line."""
+        if self.quiet:
+            return
+        with self._lock:
+            self.stream.write(("\r\x1b[K" if self.isatty else "") + text + "\n")
+            self._draw()
+
+    def _detail_to(self, text: str) -> None:
+        with self._lock:
+            self._detail = text
+            self._draw()
+
+    def _end_step(self) -> None:
+        if self._step:
+            self.steps.append((self._step.split(" ", 1)[0], time.monotonic() - self._step_start))
+            self._step = ""
+
+    def _draw(self) -> None:
+        if not self.isatty or not self._step:
+            return
+        elapsed = time.monotonic() - self.start
+        detail = f" {self._detail}" if self._detail else ""
+        self.stream.write(f"\r{self._step}...{detail} ({elapsed:.0f} s)\x1b[K")
+        self.stream.flush()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(1.0):
+            with self._lock:
+                self._draw()
+
+    def close(self, done: bool = True) -> None:
+        """Stop drawing and, when the command ``done``, write the closing line with each
+        step's time (after a failure the error is the last word)."""
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        with self._lock:
+            self._end_step()
+            if self.quiet or not done:
+                if self.isatty:
+                    self.stream.write("\r\x1b[K")
+                return
+            total = time.monotonic() - self.start
+            parts = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.steps)
+            clear = "\r\x1b[K" if self.isatty else ""
+            self.stream.write(f"{clear}done in {total:.1f} s" + (f" ({parts})" if parts else "")
+                              + "\n")
+            self.stream.flush()
 
 
 # --------------------------------------------------------------------------- arguments
@@ -127,6 +245,15 @@ def _parameter(name: str) -> Callable[[str], int | None]:
         return getattr(value, name)
 
     return parse
+
+
+def _order(text: str) -> tuple[str, list[str]]:
+    column, sep, values = text.partition("=")
+    items = [v.strip() for v in values.split(",") if v.strip()]
+    if not sep or not column.strip() or not items:
+        raise argparse.ArgumentTypeError(
+            f"expected COLUMN=first,second,... such as \"cut=Fair,Good,Ideal\"; got '{text}'")
+    return column.strip(), items
 
 
 def _decimal(text: str) -> str:
@@ -157,7 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
     reading = _Parser(add_help=False)
     r = reading.add_argument_group("reading the input")
     r.add_argument(
-        "input", metavar="INPUT", help="a .csv, .txt, .tsv, .xlsx, .xlsm, .xlsb, .xls or .ods file"
+        "input", metavar="INPUT",
+        help="a .csv, .txt, .tsv, .xlsx, .xlsm, .xlsb, .xls or .ods file, or - for standard "
+        "input",
     )
     r.add_argument(
         "--sheet", metavar="NAME", help="worksheet of a workbook file (default: first)"
@@ -182,9 +311,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="treat this column of numbers as categories (codes such as store or month "
         "numbers); may repeat",
     )
+    r.add_argument(
+        "--order",
+        action="append",
+        type=_order,
+        metavar="COL=A,B,...",
+        help="show the categories of COL in this order, the first as the one the others are "
+        "compared with (e.g. --order \"cut=Fair,Good,Very Good\"); may repeat",
+    )
 
     writing = _Parser(add_help=False)
     writing.add_argument("--force", action="store_true", help="overwrite existing output files")
+    writing.add_argument(
+        "--quiet", "-q", action="store_true",
+        help="no progress, notes or conclusion on stderr (errors still show)",
+    )
+    scripts = _Parser(add_help=False)
+    scripts.add_argument(
+        "--json", action="store_true",
+        help="print the result as JSON on stdout (table rows, attributes, notes and the "
+        "conclusion) instead of the table",
+    )
 
     parser = _Parser(
         prog=PROG,
@@ -198,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "curve",
-        parents=[reading, engine, writing],
+        parents=[reading, engine, writing, scripts],
         help="partial dependence of the target on one feature",
         description="How the target moves with one feature, all else equal. Numbers and dates "
         "give a curve (StratPD), text and TRUE/FALSE columns one effect per category "
@@ -212,13 +359,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         type=Path,
         metavar="FILE",
-        help="write .csv (table), .xlsx (table and chart) or .png (chart); may repeat; "
-        "default: print the table",
+        help="write .csv (table), .xlsx (table and chart), or .png, .svg or .pdf (chart); "
+        "may repeat; default: print the table",
     )
 
     p = sub.add_parser(
         "impact",
-        parents=[reading, engine, writing],
+        parents=[reading, engine, writing, scripts],
         help="rank the features by how much each alone moves the target",
         description="Rank features by impact: the average distance of each feature's partial "
         "dependence from its mean, in target units.",
@@ -231,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         type=Path,
         metavar="FILE",
-        help="write .csv, .xlsx or .png; may repeat; default: print the table",
+        help="write .csv, .xlsx, .png, .svg or .pdf; may repeat; default: print the table",
     )
 
     p = sub.add_parser(
@@ -249,7 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "demo",
-        parents=[engine],
+        parents=[engine, writing],
         help="write a report for the bundled diamonds data (no arguments needed)",
         description="Analyse the price of 53,940 diamonds (bundled data, MIT licence) and "
         "write a report workbook, an impact chart and the data itself (diamonds.csv, to try "
@@ -424,21 +571,57 @@ def _csv_writer(table: pd.DataFrame, source: dict[str, Any] | None) -> Callable[
     return write
 
 
-def _png_writer(make_figure: Callable[[], Any]) -> Callable[[Path], None]:
+def _figure_writer(make_figure: Callable[[], Any], suffix: str = ".png"
+                   ) -> Callable[[Path], None]:
     def write(path: Path) -> None:
-        from .presentation.charts import figure_png
+        from .presentation.charts import figure_bytes
 
-        path.write_bytes(figure_png(make_figure()))
+        path.write_bytes(figure_bytes(make_figure(), suffix))
 
     return write
 
 
 def _read(args: argparse.Namespace) -> pd.DataFrame:
-    return read_table(args.input, sheet=args.sheet, decimal=args.decimal, encoding=args.encoding)
+    name = "standard input" if args.input == STDIN else Path(args.input).name
+    _step(f"reading {name}")
+    if args.input != STDIN:
+        return read_table(args.input, sheet=args.sheet, decimal=args.decimal,
+                          encoding=args.encoding)
+    with tempfile.TemporaryDirectory(prefix="stratpd-") as folder:
+        # Copied to a file in pieces (bounded memory), named after what it holds so the
+        # readers' checks and messages apply as to any file.
+        head = sys.stdin.buffer.read(8)
+        suffix = (".xlsx" if head.startswith(b"PK\x03\x04")
+                  else ".xls" if head.startswith(b"\xd0\xcf\x11\xe0") else ".csv")
+        path = Path(folder) / f"stdin{suffix}"
+        with open(path, "wb") as fh:
+            fh.write(head)
+            shutil.copyfileobj(sys.stdin.buffer, fh, 1 << 20)
+        frame = read_table(path, sheet=args.sheet, decimal=args.decimal, encoding=args.encoding)
+    if frame.attrs.get("source"):
+        frame.attrs["source"] = {**frame.attrs["source"], "path": STDIN}
+    return frame
+
+
+#: The progress of the command being run (None outside a command, e.g. in tests of helpers).
+_progress: CommandProgress | None = None
+
+
+def _step(name: str) -> None:
+    if _progress is not None:
+        _progress.step(name)
+
+
+def _say(text: str) -> None:
+    """A line on stderr for the user (quiet-aware, above the progress line)."""
+    if _progress is not None:
+        _progress.note(text)
+    else:
+        sys.stderr.write(text + "\n")
 
 
 def _note(text: str) -> None:
-    sys.stderr.write(f"note: {text}\n")
+    _say(f"note: {text}")
 
 
 def _print_table(table: pd.DataFrame) -> None:
@@ -456,33 +639,71 @@ def _conclude(found: Sequence[Any], target: str) -> None:
 
     sys.stdout.flush()
     for f in found:
-        sys.stderr.write(sentence(f, target) + "\n")
-    sys.stderr.flush()
+        _say(sentence(f, target))
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` as JSON can hold it: numpy scalars as numbers, NaN as null, dates as text."""
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_value(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, pd.Timestamp | datetime.datetime | datetime.date):
+        return value.isoformat()
+    return str(value)
+
+
+def _print_json(table: pd.DataFrame, notes: Sequence[str], found: Sequence[Any],
+                target: str) -> None:
+    """The result for scripts: its rows (documented column names), attributes, notes and
+    the conclusion's sentences, as one JSON object on stdout."""
+    from .presentation.words import sentence
+
+    rows = json.loads(table.to_json(orient="records", date_format="iso", date_unit="s"))
+    payload = {
+        "columns": [str(c) for c in table.columns],
+        "rows": rows,
+        "attrs": _json_value(dict(table.attrs)),
+        "notes": list(notes),
+        "conclusion": [sentence(f, target) for f in found],
+    }
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+
+
+def _input_path(args: argparse.Namespace) -> Path | None:
+    return None if args.input == STDIN else Path(args.input)
 
 
 def _cmd_curve(args: argparse.Namespace) -> int:
-    outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, Path(args.input))
+    outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
     frame = _read(args)
+    _step("analysing")
     result = workflow.curve(
         frame, args.target, args.feature, settings=_settings(args),
-        categorical=args.categorical or (), how_to_keep=KEEP_HINT,
-        how_to_expand="--all-points", positive=args.positive,
+        categorical=args.categorical or (), orders=dict(args.order or ()),
+        how_to_keep=KEEP_HINT, how_to_expand="--all-points", positive=args.positive,
     )
     a = result.curve.attrs
     used, given = a.get("n_used"), a.get("n_rows", len(frame))
     used_text = f"{used:,} of {given:,}" if isinstance(used, int) else f"{given:,}"
     for note in result.notes:
         _note(note)
-    sys.stderr.write(
-        f"{a.get('method', 'StratPD')}: {result.target} on {result.feature}, "
-        f"{used_text} rows used\n"
-    )
+    _say(f"{a.get('method', 'StratPD')}: {result.target} on {result.feature}, "
+         f"{used_text} rows used")
+    found = [result.finding] if result.finding is not None else []
     _deliver(
         result.curve, outs, frame.attrs.get("source"), args.force,
         _lazy(".presentation.charts", "curve_figure"),
         _lazy(".presentation.report", "write_curve_workbook"),
+        json_of=(result.notes, found, result.target) if args.json else None,
     )
-    _conclude([result.finding] if result.finding is not None else [], result.target)
+    _conclude(found, result.target)
     return 0
 
 
@@ -505,33 +726,43 @@ def _deliver(
     force: bool,
     figure: Callable[[pd.DataFrame], Any],
     workbook: Callable[[pd.DataFrame, Path], None],
+    json_of: tuple[Sequence[str], Sequence[Any], str] | None = None,
 ) -> None:
-    """Print ``table``, or write it to each output in the format its suffix names.
+    """Print ``table`` (or its JSON), and write it to each output in the format its suffix
+    names.
 
-    The printout and ``.csv`` keep the result's documented column names
+    The printout, the JSON and ``.csv`` keep the result's documented column names
     (:mod:`stratpd_xl.schema`), so scripts can read them; workbooks label them for people.
     """
-    if not outs:
+    if json_of is not None:
+        _print_json(table, *json_of)
+    elif not outs:
         _print_table(table)
+    if outs:
+        _step("writing")
     for out in outs:
         suffix = out.suffix.lower()
         if suffix == ".csv":
             writer = _csv_writer(table, source)
-        elif suffix == ".png":
-            writer = _png_writer(lambda: figure(table))
+        elif suffix in _FIGURES:
+            writer = _figure_writer(lambda: figure(table), suffix)
         else:
             writer = partial(workbook, table)
         _write_atomic(out, writer, force)
-        print(f"wrote {out}")
+        if json_of is None:
+            print(f"wrote {out}")
 
 
 def _analyse(
     frame: pd.DataFrame, target: str, args: argparse.Namespace
 ) -> workflow.AnalysisResult:
+    _step("analysing")
     result = workflow.analysis(
         frame, target, args.features if getattr(args, "features", None) else None,
         settings=_settings(args), categorical=getattr(args, "categorical", None) or (),
-        how_to_keep=KEEP_HINT, progress=ProgressBar(), positive=getattr(args, "positive", None),
+        orders=dict(getattr(args, "order", None) or ()), how_to_keep=KEEP_HINT,
+        progress=_progress.analysis() if _progress is not None else ProgressBar(),
+        positive=getattr(args, "positive", None),
     )
     for note in result.notes:
         _note(note)
@@ -539,13 +770,14 @@ def _analyse(
 
 
 def _cmd_impact(args: argparse.Namespace) -> int:
-    outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, Path(args.input))
+    outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
     frame = _read(args)
     result = _analyse(frame, args.target, args)
     _deliver(
         result.impact, outs, frame.attrs.get("source"), args.force,
         _lazy(".presentation.charts", "impact_figure"),
         _lazy(".presentation.report", "write_impact_workbook"),
+        json_of=(result.notes, result.findings, result.target) if args.json else None,
     )
     _conclude(result.findings, result.target)
     return 0
@@ -554,10 +786,11 @@ def _cmd_impact(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from .presentation.report import write_report
 
-    (out,) = _check_outputs([args.out], _REPORT_FORMATS, args.force, Path(args.input))
+    (out,) = _check_outputs([args.out], _REPORT_FORMATS, args.force, _input_path(args))
     # Started before the read, so the helper's imports overlap it; see presentation.drawing.
     with PictureDrawer(helper=True) as drawer:
         result = _analyse(_read(args), args.target, args)
+        _step("drawing")
         _write_atomic(out, lambda p: write_report(result, p, drawer=drawer), args.force)
     print(f"wrote {out}")
     _conclude(result.findings, result.target)
@@ -572,23 +805,24 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if out_dir.exists() and not out_dir.is_dir():
         raise _UserError(f'"{out_dir}" is a file; give a folder for the demo outputs')
     out_dir.mkdir(parents=True, exist_ok=True)
+    _step("reading the diamonds")
     frame = demo_data()
-    sys.stderr.write(
-        f"demo: what drives the {DEMO_TARGET} of {len(frame):,} diamonds "
-        f"({_settings(args).n_trials} trials for the band)\n"
-    )
-    _note(
+    _say(f"demo: what drives the {DEMO_TARGET} of {len(frame):,} diamonds "
+         f"({_settings(args).n_trials} trials for the band)")
+    frame = frame.drop(columns=list(DEMO_LEFT_OUT))
+    # A note of the data, so the report's summary lists it with the others.
+    frame.attrs["notes"] = [*frame.attrs.get("notes", []), (
         "left out " + ", ".join(f'"{c}" ({m})' for c, m in DEMO_LEFT_OUT.items())
         + ": the dimensions nearly determine carat, so they cannot vary with carat held fixed"
-    )
-    frame = frame.drop(columns=list(DEMO_LEFT_OUT))
+    )]
     with PictureDrawer(helper=True) as drawer:
         result = _analyse(frame, DEMO_TARGET, args)
+        _step("drawing")
         report = out_dir / "diamonds-report.xlsx"
         picture = out_dir / "diamonds-impact.png"
         # The demo folder is our own output, so replacing earlier demo files is expected.
         _write_atomic(report, lambda p: write_report(result, p, drawer=drawer), force=True)
-    _write_atomic(picture, _png_writer(lambda: impact_figure(result.impact)), force=True)
+    _write_atomic(picture, _figure_writer(lambda: impact_figure(result.impact)), force=True)
     data = out_dir / DEMO_FILE
     _write_atomic(data, lambda p: p.write_bytes(demo_csv_bytes()), force=True)
     top = result.impact.iloc[0]
@@ -616,10 +850,16 @@ def _run_command(args: argparse.Namespace) -> int:
     spreadsheet user: the places where useful ones arise re-issue them as
     :class:`StratPDNote` in plain words.  ``STRATPD_XL_DEBUG=1`` shows the others.
     """
+    global _progress
+    ok = False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        if args.command != "libreoffice":
+            _progress = CommandProgress(quiet=getattr(args, "quiet", False))
         try:
-            return _COMMANDS[args.command](args)
+            code = _COMMANDS[args.command](args)
+            ok = True
+            return code
         finally:
             shown: set[str] = set()
             for w in caught:
@@ -629,6 +869,9 @@ def _run_command(args: argparse.Namespace) -> int:
                     _note(text)
                 elif os.environ.get("STRATPD_XL_DEBUG"):
                     sys.stderr.write(f"{w.category.__name__}: {text}\n")
+            if _progress is not None:
+                _progress.close(done=ok)
+                _progress = None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,7 +15,7 @@ No I/O, no drawing: results are plain DataFrames inside small dataclasses.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,6 +147,7 @@ def prepare(
     *,
     settings: Settings | None = None,
     categorical: Sequence[Any] = (),
+    orders: Mapping[Any, Sequence[Any]] | None = None,
     how_to_keep: str = KEEP_BY_NAMING,
     positive: Any = None,
 ) -> Problem:
@@ -166,6 +167,9 @@ def prepare(
         Analysis parameters (only ``min_samples_leaf`` matters here).
     categorical : sequence of str
         Columns to treat as categories (number codes such as store or month).
+    orders : mapping, optional
+        Column -> its categories in the order tables and charts show them (the first is the
+        baseline the others are compared with); values not listed follow in their own order.
     how_to_keep : str
         End of the "looks like an identifier" sentence: how, in the calling front end, to
         analyse such a column anyway.
@@ -201,6 +205,7 @@ def prepare(
         notes += [f'"{n}" is named {given.count(n)} times; it is analysed once'
                   for n in named if given.count(n) > 1]
     frame = _with_categories(frame, target_name, categorical)
+    frame = _with_orders(frame, target_name, orders or {})
     check_rows(
         frame, target_name, named[0] if named is not None and len(named) == 1 else None,
         min_samples_leaf=settings.min_samples_leaf, positive=positive,
@@ -240,6 +245,39 @@ def _with_categories(
     return frame
 
 
+def _with_orders(frame: pd.DataFrame, target: str,
+                 orders: Mapping[Any, Sequence[Any]]) -> pd.DataFrame:
+    """The ``orders`` columns as ordered categories (values matched as typed: case and
+    surrounding spaces ignored)."""
+    if not orders:
+        return frame
+    frame = frame.copy(deep=False)
+    for name, wanted in orders.items():
+        column = resolve_column(frame, name, role="ordered")
+        if column == target:
+            raise StratPDInputError(
+                f'the target "{target}" has no categories to order; give the order of a feature'
+            )
+        series = frame[column]
+        present = (list(series.cat.categories) if isinstance(series.dtype, pd.CategoricalDtype)
+                   else list(pd.unique(series.dropna())))
+        by_text = {str(v).strip().casefold(): v for v in present}
+        chosen: list[Any] = []
+        for value in wanted:
+            found = by_text.get(str(value).strip().casefold())
+            if found is None:
+                shown = ", ".join(f'"{v}"' for v in present[:8])
+                raise StratPDInputError(
+                    f'"{column}" has no value "{value}" to order; its values are {shown}'
+                    + (" ..." if len(present) > 8 else "")
+                )
+            if found not in chosen:
+                chosen.append(found)
+        rest = [v for v in present if v not in chosen]
+        frame[column] = pd.Categorical(series, categories=chosen + rest, ordered=True)
+    return frame
+
+
 def curve(
     frame: pd.DataFrame,
     target: Any,
@@ -247,6 +285,7 @@ def curve(
     *,
     settings: Settings | None = None,
     categorical: Sequence[Any] = (),
+    orders: Mapping[Any, Sequence[Any]] | None = None,
     how_to_keep: str = KEEP_BY_NAMING,
     how_to_expand: str = EVERY_POINT,
     positive: Any = None,
@@ -266,7 +305,7 @@ def curve(
 
     settings = settings or Settings()
     problem = prepare(
-        frame, target, [feature], settings=settings, categorical=categorical,
+        frame, target, [feature], settings=settings, categorical=categorical, orders=orders,
         how_to_keep=how_to_keep, positive=positive,
     )
     name = problem.features[0]
@@ -284,6 +323,7 @@ def analysis(
     *,
     settings: Settings | None = None,
     categorical: Sequence[Any] = (),
+    orders: Mapping[Any, Sequence[Any]] | None = None,
     how_to_keep: str = KEEP_BY_NAMING,
     progress: Progress | None = None,
     positive: Any = None,
@@ -302,7 +342,7 @@ def analysis(
 
     settings = settings or Settings()
     problem = prepare(
-        frame, target, features, settings=settings, categorical=categorical,
+        frame, target, features, settings=settings, categorical=categorical, orders=orders,
         how_to_keep=how_to_keep, positive=positive,
     )
     result = engine.analyse(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -123,7 +126,8 @@ def test_the_report_says_it_in_words_with_every_note(csv_path, tmp_path, capsys)
     err = capsys.readouterr().err
     notes = [line.removeprefix("note: ") for line in err.splitlines()
              if line.startswith("note: ")]
-    said = [line for line in err.splitlines()[-3:] if "other columns held alike" in line]
+    said = [line for line in err.splitlines() if "other columns held alike" in line]
+    assert err.splitlines()[-1].startswith("done in ")  # then the time each step took
     assert len(said) == 3 and said[0].startswith("price depends most on garden: garden yes is")
     ws = openpyxl.load_workbook(out)["Summary"]
     cells = [str(c.value).removeprefix("note: ") for row in ws.iter_rows() for c in row
@@ -158,3 +162,52 @@ def test_a_yes_no_curve_stays_a_possible_chance():
     effects = catstratpd(frame.assign(high=frame["balance"] > 1500), "default", "high",
                          n_trials=10)
     assert effects[["pd", "pd_low", "pd_high"]].abs().max().max() <= 100.0
+
+
+# --------------------------------------------------------------------------- scripts
+
+
+class _Stdin:
+    def __init__(self, data: bytes) -> None:
+        self.buffer = io.BytesIO(data)
+
+
+def test_stdin_json_and_quiet(csv_path, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", _Stdin(csv_path.read_bytes()))
+    assert main(["impact", "-", "-t", "price", "--json", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""  # quiet: no progress, notes or conclusion
+    answer = json.loads(out)
+    assert answer["columns"] == ["feature", "kind", "impact", "share"]
+    assert [r["feature"] for r in answer["rows"]][:2] == ["garden", "area"]
+    assert answer["attrs"]["target"] == "price"
+    assert answer["conclusion"][0].startswith("price depends most on garden")
+
+    monkeypatch.setattr(sys, "stdin", _Stdin(csv_path.read_bytes()))
+    assert main(["curve", "-", "-t", "price", "-f", "area", "--json"]) == 0
+    out, err = capsys.readouterr()
+    curve = json.loads(out)
+    assert curve["columns"][:2] == ["x", "pd"] and len(curve["rows"]) > 20
+    assert curve["attrs"]["rise"]["percentiles"] == [10, 90]
+    # Not quiet: the steps' times and the conclusion on stderr.
+    assert "done in" in err and "(reading " in err and "analysing " in err
+    assert "price rises with area" in err
+
+
+def test_vector_charts_and_a_category_order(csv_path, tmp_path, capsys):
+    svg, pdf = tmp_path / "garden.svg", tmp_path / "garden.pdf"
+    args = ["curve", str(csv_path), "-t", "price", "-f", "garden", "--order", "garden=yes,no",
+            "-o", str(svg), "-o", str(pdf)]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert svg.read_text(encoding="utf-8").lstrip().startswith("<?xml")
+    assert "<svg" in svg.read_text(encoding="utf-8")
+    assert pdf.read_bytes().startswith(b"%PDF")
+    # "yes" first: the baseline the other is compared with.
+    assert "garden no is about 30,000 below yes" in err
+    first = (svg.read_bytes(), pdf.read_bytes())
+    assert main([*args, "--force"]) == 0
+    assert (svg.read_bytes(), pdf.read_bytes()) == first  # the same bytes again
+    assert main(["curve", str(csv_path), "-t", "price", "-f", "garden", "--order",
+                 "garden=maybe"]) == 2
+    assert 'no value "maybe"' in capsys.readouterr().err

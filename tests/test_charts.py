@@ -114,7 +114,7 @@ def test_numeric_curve_labels_title_and_band():
     fig = curve_figure(result)
     ax, density = fig.axes
     assert fig.get_suptitle() == "partial dependence of price on carat (StratPD, n=1,180)"
-    assert ax.get_ylabel() == "partial dependence of price"
+    assert ax.get_ylabel() == "change in price vs its average"
     assert density.get_xlabel() == "carat"
     (line,) = ax.get_lines()[1:]  # the first line is the zero reference
     np.testing.assert_allclose(line.get_ydata(), result["pd"])
@@ -200,7 +200,7 @@ def test_categorical_bars_in_given_order_with_error_bars():
     ax = _main_axes(fig)
     assert fig.get_suptitle() == "partial dependence of price on cut (CatStratPD, n=1,190)"
     assert ax.get_xlabel() == "cut"
-    assert ax.get_ylabel() == "partial dependence of price"
+    assert ax.get_ylabel().startswith("change in price vs ")  # vs the baseline category
     bars = _bars(ax)
     assert len(bars.patches) == 5
     assert [p.get_height() for p in bars.patches] == list(result["pd"])

@@ -168,7 +168,7 @@ def test_curve_workbook_prints_title_chart_and_picture(converted, name):
     # Once in the sheet's title cell and once as the native chart's title (the picture
     # is a bitmap, so its title is not text).
     assert case["text"].count(title) == 2, case["text"][:2000]
-    assert "partial dependence of price" in case["text"].replace(title, "")
+    assert "change in price vs " in case["text"].replace(title, "")  # the value axis
     assert case["images"] == [(704, 440)]
     # Header, chart and picture share the first printed page.
     first_page = subprocess.run(["pdfimages", "-list", "-f", "1", "-l", "1", str(case["pdf"])],

@@ -35,7 +35,9 @@ from .labels import (
 from .words import sentence
 
 __all__ = [
+    "FIGURE_FORMATS",
     "curve_figure",
+    "figure_bytes",
     "curve_title",
     "figure_png",
     "impact_figure",
@@ -328,6 +330,32 @@ def figure_png(fig: Figure, *, dpi: int = 110) -> bytes:
         warnings.warn(StratPDNote(
             f"the chart pictures show boxes for characters their font lacks ({shown})"
         ), stacklevel=2)
+    return buffer.getvalue()
+
+
+#: File types a chart can be written as: a picture, or vectors for decks and printed reports.
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def figure_bytes(fig: Figure, fmt: str) -> bytes:
+    """Render a figure as ``"png"``, ``"svg"`` or ``"pdf"``, the same bytes on every run.
+
+    The vector formats carry no creation date and SVG's element ids come from a fixed salt,
+    so the same result gives the same file (as :func:`figure_png` does).
+    """
+    fmt = fmt.lower().lstrip(".")
+    if fmt == "png":
+        return figure_png(fig)
+    if fmt not in FIGURE_FORMATS:
+        raise ValueError(f"unknown figure format {fmt!r}; use one of {FIGURE_FORMATS}")
+    from matplotlib import rc_context
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    buffer = io.BytesIO()
+    metadata = {"Date": None} if fmt == "svg" else {"CreationDate": None, "ModDate": None}
+    with rc_context({"svg.hashsalt": "stratpd-xl", "svg.fonttype": "none"}):
+        fig.savefig(buffer, format=fmt, facecolor="white", metadata=metadata)
     return buffer.getvalue()
 
 

@@ -117,11 +117,17 @@ def curve_title(result: pd.DataFrame) -> str:
 
 
 def value_label(result: pd.DataFrame) -> str:
-    """What the ``pd`` values measure: ``"partial dependence of price"`` or, for a yes/no
-    target, ``"change in P(churn = yes), points"``."""
-    return probability_label(result.attrs) or (
-        f"partial dependence of {result.attrs.get('target', 'target')}"
-    )
+    """What the ``pd`` values measure, said where they are read (a chart's value axis):
+    ``"change in price vs its average"`` for a curve (it averages 0 over the rows),
+    ``"change in price vs Fair"`` for categories (the baseline is 0), and for a yes/no
+    target ``"change in P(churn = yes) vs its average, points"``."""
+    attrs = result.attrs
+    what = attrs.get("target_label") or attrs.get("target", "target")
+    baseline = attrs.get("baseline")
+    versus = (f"vs {baseline}" if is_categorical(result) and baseline is not None
+              else "vs its average")
+    points = ", points" if attrs.get("target_label") else ""
+    return f"change in {what} {versus}{points}"
 
 
 def impact_title(ranking: pd.DataFrame) -> str:

@@ -41,6 +41,7 @@ from .labels import (
     is_categorical,
     rows_ignored_note,
     unique_sheet_names,
+    value_label,
 )
 from .tables import BAND_HIGH, BAND_LOW, SUMMARISED, curve_table, impact_table, pd_header
 from .words import conclusion, sentence
@@ -254,7 +255,7 @@ def _write_info(ws: Worksheet, fmts: _Formats, top: int,
     for i, item in enumerate(items):
         label, value = item[0], item[1]
         row = top + i
-        lines = _lines(label, label_chars + 6)
+        lines = _lines(label, label_chars)
         ws.write_string(row, 0, label, fmts.get(font_color="#555555", text_wrap=True,
                                                 valign="top"))
         if isinstance(value, str) and len(value) > text_chars * 0.9:
@@ -275,9 +276,12 @@ def _write_info(ws: Worksheet, fmts: _Formats, top: int,
 
 
 def _lines(text: str, chars: float) -> int:
-    """Lines ``text`` takes when wrapped about ``chars`` characters wide (words wrap a
-    little early, so a margin)."""
-    return sum(max(1, math.ceil(len(part) / max(chars * 0.9, 8.0))) for part in text.split("\n"))
+    """Lines ``text`` takes when wrapped about ``chars`` characters wide.
+
+    ``chars`` counts widths of "0" (Excel's column unit); ordinary text is narrower, about
+    1.15 characters to a "0" in Calibri and LibreOffice's stand-in, less a little for
+    words that wrap early."""
+    return sum(max(1, math.ceil(len(part) / max(chars * 1.1, 8.0))) for part in text.split("\n"))
 
 
 def _merge(ws: Worksheet, row: int, col: int, text: str, n_cols: int, fmt: Any) -> None:
@@ -404,7 +408,6 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
     first, last = top + 1, top + max(n, 1)
     headers = list(table.columns)
     col = {h: left + j for j, h in enumerate(headers)}
-    target = str(result.attrs.get("target", "target"))
     feature = headers[0]
     if is_categorical(result):
         chart = book.add_chart({"type": "column"})
@@ -428,7 +431,8 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
         chart.add_series(series)
         chart.show_hidden_data()
         chart.set_legend({"none": True})
-        chart.set_x_axis({"name": _chart_text(feature),
+        # Tick labels at the bottom ("low"), not on the zero line among the bars.
+        chart.set_x_axis({"name": _chart_text(feature), "label_position": "low",
                           "num_font": {"rotation": -45} if n > 6 else {}})
     else:
         few = n <= 30
@@ -457,7 +461,9 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
                     "marker": {"type": "none"},
                 })
         chart.add_series(main)
-        x_axis: dict[str, Any] = {"name": _chart_text(feature),
+        # The value axis crosses at 0, inside the curve: tick labels at the bottom ("low")
+        # keep them off the curve.
+        x_axis: dict[str, Any] = {"name": _chart_text(feature), "label_position": "low",
                                   "major_gridlines": {"visible": False}}
         if pd.api.types.is_datetime64_any_dtype(table[feature]):
             x_axis["num_format"] = _date_format(table[feature])
@@ -466,7 +472,7 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
         chart.set_legend({"position": "bottom"} if has_band else {"none": True})
     chart.set_title({"name": _chart_text(curve_title(result)),
                      "name_font": {"size": 11, "bold": True}})
-    chart.set_y_axis({"name": _chart_text(f"partial dependence of {target}"),
+    chart.set_y_axis({"name": _chart_text(value_label(result)),
                       "num_format": _axis_format(table[pd_header(table)]),
                       "major_gridlines": {"visible": True, "line": {"color": "#E5E5E5"}}})
     chart.set_size({"width": _CHART_W, "height": _CHART_H})
@@ -913,8 +919,8 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
     # said nothing new); each feature's sheet keeps its picture, which has the data strip.
     charts = [Chart("curve", curves[f]) for f in order]
     pictures = (drawer or PictureDrawer()).draw(charts, meanwhile=write_sheets)
-    first = slots[0]
-    _print_layout(first.ws, first.widths, first.col, first.row, 0)
+    # The summary has no picture to keep on its first page: one page wide, as long as it is.
+    slots[0].ws.fit_to_pages(1, 0)
     for slot, picture in zip(slots[1:], pictures, strict=True):
         _place(slot, picture)
     wb.close()
