@@ -635,8 +635,10 @@ def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFr
     guess = _guess_widths(table)
     n_cols = len(guess) + _CHART_COLS + 1
     chars = sum(guess) + (_CHART_COLS + 1) * 8.43
-    row = _paragraphs(ws, fmts, 2, "What the data say", said, n_cols, chars)
-    row = _paragraphs(ws, fmts, row, "Notes", [(n, ()) for n in notes], n_cols, chars)
+    # Merged cells across the table and the chart hold more text than their widths in "0"s
+    # suggest (the chart's columns are counted at their default width).
+    row = _paragraphs(ws, fmts, 2, "What the data say", said, n_cols, chars * 1.15)
+    row = _paragraphs(ws, fmts, row, "Notes", [(n, ()) for n in notes], n_cols, chars * 1.15)
     items: list[tuple[str, Any]] = [("target", ranking.attrs.get("target", ""))]
     if "n_rows" in ranking.attrs:
         items.append(("rows in data", ranking.attrs["n_rows"]))
