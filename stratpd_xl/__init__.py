@@ -6,7 +6,8 @@
 
 Layers, one folder each, each importing only those below it (``tests/test_layout.py``)::
 
-    front ends      cli, demo, excel/ (thin adapters)
+    front ends      cli, demo, excel/, libreoffice/ (thin adapters)
+    spreadsheet     the formulas and the report sheet, cells in and out (Excel and Calc)
     workflow        names -> checks -> usable columns -> engine -> results with notes
     input/          cells and files -> typed DataFrames (sheet: the typing step; files)
     engine/         the numbers (numpy/numba)
