@@ -211,3 +211,19 @@ def test_vector_charts_and_a_category_order(csv_path, tmp_path, capsys):
     assert main(["curve", str(csv_path), "-t", "price", "-f", "garden", "--order",
                  "garden=maybe"]) == 2
     assert 'no value "maybe"' in capsys.readouterr().err
+
+
+def test_the_data_strip_counts_rows_at_every_value():
+    rng = np.random.default_rng(3)
+    n = 3000
+    frame = pd.DataFrame({"year": rng.integers(2003, 2010, n), "age": rng.integers(18, 81, n)})
+    frame["wage"] = 0.5 * frame["age"] - frame["year"] + rng.normal(0, 5, n)
+    years = stratpd(frame, "wage", "year").attrs["strip"]
+    # The last year has rows (and a bar) even though no slope starts there.
+    assert years["values"] == list(range(2003, 2010))
+    assert years["count"] == np.bincount(frame["year"] - 2003).tolist()
+    ages = stratpd(frame, "wage", "age").attrs["strip"]
+    edges = np.asarray(ages["edges"])
+    # Whole-number ages: bins of whole numbers, edges half-way between them (no aliasing).
+    assert np.all(edges % 1 == 0.5) and len(set(np.diff(edges))) == 1
+    assert sum(ages["count"]) == n

@@ -153,6 +153,33 @@ def _band(trials: np.ndarray, centre: np.ndarray, n: int) -> tuple[np.ndarray, n
 RISE_PERCENTILES = (10, 90)
 
 
+#: The data strip under a curve: one bar per value up to this many distinct values, else this
+#: many bins.
+STRIP_BARS = 40
+
+
+def _data_strip(x: np.ndarray) -> dict[str, Any]:
+    """How many rows have each value of ``x`` (the rows within the curve's range), for the
+    strip under a curve.
+
+    Up to :data:`STRIP_BARS` distinct values: one bar per value (``values``, ``count``), so a
+    value with rows always has a bar (a last year with no slope still has rows).  More:
+    ``edges`` of :data:`STRIP_BARS` bins; whole numbers get bins a whole number of values
+    wide, centred on them, so ages do not alias into alternating tall and short bars.
+    """
+    values, counts = np.unique(x, return_counts=True)
+    if values.size <= STRIP_BARS:
+        return {"values": values.tolist(), "count": counts.tolist()}
+    lo, hi = float(values[0]), float(values[-1])
+    if np.all(values == np.round(values)) and hi - lo < 1e12:
+        width = math.ceil((hi - lo + 1) / STRIP_BARS)
+        edges = np.arange(lo - 0.5, hi + 0.5 + width, width)
+    else:
+        edges = np.histogram_bin_edges(x, bins=STRIP_BARS)
+    hist, edges = np.histogram(x, bins=edges)
+    return {"edges": edges.tolist(), "count": hist.tolist()}
+
+
 def _probability_limits(table: Table, y: np.ndarray) -> tuple[float, float] | None:
     """For a yes/no target, the changes a curve centred on the rows can show: the rows'
     chance ``m`` plus a change must stay within 0 and 100 % (in the table's scaled units),
@@ -725,6 +752,8 @@ def _stratpd_table(
         table, feature, NUMERIC, rows, field_.n_ignored, field_.n_leaves, p,
         n_unique_x=int(field_.ux.size), n_points_full=n_full, within_strata_share=share,
         adjusted=part is not None, others_r2=r2, rise=rise,
+        **({} if dates else {"strip": _data_strip(
+            x[(x >= curve.x[0]) & (x <= curve.x[-1])] * x_scale)}),
         warnings=warnings_,
     )
     if not row_pd:

@@ -146,6 +146,19 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
 
+    strip = result.attrs.get("strip")
+    if isinstance(strip, dict) and "count" in strip:
+        # The engine counted the rows at each value (or in whole-number-aligned bins): every
+        # value with rows has a bar, whether or not the curve has a point there.
+        counts = np.asarray(strip["count"], dtype=float)
+        if "values" in strip:
+            ax_density.vlines(np.asarray(strip["values"], dtype=float), 0, counts,
+                              color=DENSITY_COLOR, linewidth=3)
+        else:
+            ax_density.stairs(counts, np.asarray(strip["edges"], dtype=float), fill=True,
+                              color=DENSITY_COLOR, linewidth=0)
+        _finish_strip(ax_density, feature, x, result, "rows")
+        return
     weights = _column(result, "n_slopes")
     weights = np.ones(len(result)) if weights is None else np.nan_to_num(weights, nan=0.0)
     spans = _column(result, "n_x")
@@ -165,9 +178,14 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
             weights=weights,
         )
         ax_density.stairs(counts, edges, fill=True, color=DENSITY_COLOR, linewidth=0)
+    _finish_strip(ax_density, feature, x, result, "data")
+
+
+def _finish_strip(ax_density: Any, feature: str, x: Any, result: pd.DataFrame,
+                  label: str) -> None:
     ax_density.set_ylim(bottom=0)
     ax_density.set_yticks([])
-    ax_density.set_ylabel("data", fontsize=8, rotation=0, ha="right", va="center")
+    ax_density.set_ylabel(label, fontsize=8, rotation=0, ha="right", va="center")
     ax_density.set_xlabel(feature, **_PLAIN)
     for side in ("top", "right", "left"):
         ax_density.spines[side].set_visible(False)
