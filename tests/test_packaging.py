@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -37,7 +38,13 @@ def _make_plan(target: str, tmp_path: Path) -> str:
         pytest.skip("make is not installed")
     shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    done = subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True)
+    # Run as from a shell, not as a sub-make of `make test` (whose MAKEFLAGS would print
+    # "Entering directory <tmp path>" lines).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-n", target],
+        cwd=tmp_path, capture_output=True, text=True, env=env,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
