@@ -25,9 +25,7 @@ unopkg and a Python with ``uno`` (apt python3-uno).
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -39,7 +37,12 @@ sys.path.insert(0, str(ROOT))
 from stratpd_xl import impact, spreadsheet  # noqa: E402
 from stratpd_xl.input.sheet import frame_from_cells  # noqa: E402
 from stratpd_xl.libreoffice import extension  # noqa: E402
-from tests.office import install_extension, run_calc, uno_python  # noqa: E402
+from tests.office import (  # noqa: E402
+    folder_for_calc,
+    install_extension,
+    run_calc,
+    uno_python,
+)
 
 
 def table(n: int, seed: int = 0) -> list[list[object]]:
@@ -83,9 +86,7 @@ def main() -> None:
     spreadsheet.stratimpact(cells[:2000], "y")  # compile / load the kernels first
     formula_s, api_s = python_seconds(cells, args.repeat)
 
-    base = Path(tempfile.mkdtemp(prefix="stratpd-bench-calc-"))
-    try:
-        base.chmod(0o755)
+    with folder_for_calc("stratpd-bench-calc-") as base:
         oxt = extension.build(base / "stratpd-xl.oxt")
         install_extension(base / "profile", oxt, extension.find_unopkg())
         last = args.rows + 1
@@ -102,8 +103,6 @@ def main() -> None:
             ],
         }
         result = run_calc(base / "profile", request, base, python=python, timeout=1800)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
     # Again after Calc, so that a busier or quieter spell of a shared machine is not all on
     # one side; the faster of the two counts.
     again = python_seconds(cells, args.repeat)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +33,41 @@ def soffice() -> str:
 
 DRIVER = Path(__file__).resolve().parent / "calc_driver.py"
 NOBODY = 65534  # unopkg refuses per-user installs as root; "nobody" installs instead
+
+
+def _require(condition: bool, message: str) -> None:
+    """Skip when a tool is missing, but fail under CI, where .ci/run installs it."""
+    if condition:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def require_calc_tools() -> str:
+    """soffice, unopkg and a Python with ``uno`` must be there; that Python is returned."""
+    from stratpd_xl.errors import StratPDInputError
+    from stratpd_xl.libreoffice import extension
+
+    soffice()
+    python = uno_python()
+    _require(python is not None, "no Python with uno (apt-get install python3-uno)")
+    try:
+        extension.find_unopkg()
+    except StratPDInputError as exc:
+        _require(False, str(exc))
+    return python  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def folder_for_calc(prefix: str) -> Iterator[Path]:
+    """A temporary folder the user "nobody" can enter (pytest's, as root, is closed to it)."""
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        base.chmod(0o755)
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def uno_python() -> str | None:

@@ -9,35 +9,22 @@ again).  Each must come back at once as one sentence in its cell.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-import stratpd_xl as sx
 from stratpd_xl.cli import main as cli_main
 from stratpd_xl.libreoffice import extension
-from tests.office import install_extension, run_calc, soffice, uno_python
-from tests.test_calc_extension import _require
+from tests.office import folder_for_calc, install_extension, require_calc_tools, run_calc
 
 TABLE = [["x", "y"], [1.0, 2.0], [2.0, 4.5], [3.0, 5.5]]
 
 
 @pytest.fixture(scope="module")
 def broken() -> Iterator[dict[str, Any]]:
-    soffice()
-    python = uno_python()
-    _require(python is not None, "no Python with uno (apt-get install python3-uno)")
-    try:
-        extension.find_unopkg()
-    except sx.StratPDInputError as exc:
-        _require(False, str(exc))
-    base = Path(tempfile.mkdtemp(prefix="stratpd-calc-broken-"))
-    try:
-        base.chmod(0o755)
+    python = require_calc_tools()
+    with folder_for_calc("stratpd-calc-broken-") as base:
         oxt = base / "stratpd-xl.oxt"
         assert cli_main(["libreoffice", "build", "-o", str(oxt)]) == 0
         install_extension(base / "profile", oxt, extension.find_unopkg())
@@ -50,8 +37,6 @@ def broken() -> Iterator[dict[str, Any]]:
         }
         yield run_calc(base / "profile", request, base, python=python, timeout=300,
                        env={"STRATPD_XL_PYTHON": str(base / "gone" / "python")})
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.mark.parametrize(("key", "prefix"), [("impact", "STRATIMPACT"), ("again", "STRATPD")])
