@@ -230,3 +230,12 @@ def test_the_extension_code_runs_in_an_older_python(tmp_path):
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     assert got == cells_for_calc(spreadsheet.stratimpact(DATA[:200], "price"))
+
+
+def test_the_log_starts_afresh_once_it_is_large(tmp_path):
+    log = tmp_path / "worker.log"
+    log.write_bytes(b"old line\n" * (calc_client.LOG_LIMIT // 9 + 1))
+    python = fake_python(tmp_path, "echo 'the new start' >&2; exit 1")
+    with pytest.raises(WorkerError, match="the new start"):
+        Worker(python, log_path=str(log)).call("PING")
+    assert log.read_bytes() == b"the new start\n"

@@ -31,6 +31,7 @@ PROTOCOL = 1
 WORKER_MODULE = "stratpd_xl.libreoffice.worker"
 DEFAULT_START_TIMEOUT = 120.0  # first start: imports and loading compiled kernels
 DEFAULT_CALL_TIMEOUT = 600.0  # one formula on a million rows stays well under this
+LOG_LIMIT = 1_000_000  # bytes of the worker's log kept before it starts afresh
 REINSTALL = "run `stratpd-xl libreoffice install` again from the Python where stratpd-xl is " \
     "installed"
 
@@ -77,7 +78,9 @@ class Worker:
             env.pop(name, None)
         env["PYTHONIOENCODING"] = "utf-8"
         try:
-            log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child, closed below
+            # Appended to across starts, begun afresh once it passes LOG_LIMIT.
+            big = os.path.exists(self.log_path) and os.path.getsize(self.log_path) > LOG_LIMIT
+            log = open(self.log_path, "wb" if big else "ab")  # noqa: SIM115 - closed below
         except OSError:
             log = subprocess.DEVNULL
         try:
