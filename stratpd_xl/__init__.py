@@ -3,6 +3,7 @@
 >>> import stratpd_xl as sx
 >>> curve = sx.stratpd(df, "price", "carat")          # doctest: +SKIP
 >>> ranking = sx.impact(df, "price")                  # doctest: +SKIP
+>>> pairs = sx.interactions(df, "price")              # doctest: +SKIP
 
 Layers, one folder each, each importing only those below it (``tests/test_layout.py``)::
 
@@ -26,7 +27,16 @@ from .errors import StratPDInputError
 from .params import PARAMETERS, Settings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Analysis, analyse, catstratpd, impact, partial_dependence, stratpd
+    from .engine import (
+        Analysis,
+        analyse,
+        catstratpd,
+        impact,
+        interactions,
+        partial_dependence,
+        stratpd,
+        stratpd2,
+    )
 
 __all__ = [
     "PARAMETERS",
@@ -36,14 +46,17 @@ __all__ = [
     "analyse",
     "catstratpd",
     "impact",
+    "interactions",
     "main",
     "partial_dependence",
     "stratpd",
+    "stratpd2",
 ]
 __version__ = "0.1.0"
 
 _ENGINE_NAMES = frozenset(
-    {"Analysis", "analyse", "catstratpd", "impact", "partial_dependence", "stratpd"}
+    {"Analysis", "analyse", "catstratpd", "impact", "interactions", "partial_dependence",
+     "stratpd", "stratpd2"}
 )
 
 

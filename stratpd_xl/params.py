@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import StratPDInputError
 
-__all__ = ["DEFAULT_SEED", "PARAMETERS", "Parameter", "Settings"]
+__all__ = ["DEFAULT_SEED", "INTERACTION_PARAMETERS", "PARAMETERS", "Parameter", "Settings"]
 
 #: The seed every front end uses unless told otherwise (documented in the README).
 DEFAULT_SEED = 0
@@ -45,6 +45,8 @@ class Parameter:
     report_default : int, bool or None
         The default of a full report (``report``, ``demo``, the ribbon) where it differs
         from ``default``; ``None`` when it does not.
+    column : bool
+        The value is a column name (text), not a number or a flag.
     """
 
     name: str
@@ -54,10 +56,15 @@ class Parameter:
     help: str
     example: str = ""
     report_default: int | bool | None = None
+    column: bool = False
 
     @property
     def is_flag(self) -> bool:
-        return self.minimum is None
+        return self.minimum is None and not self.column
+
+    @property
+    def is_column(self) -> bool:
+        return self.column
 
 
 #: The table.  Bounds are generous but finite, so no option can ask for unbounded work
@@ -102,8 +109,31 @@ PARAMETERS: dict[str, Parameter] = {
             "compare rows after removing the other columns' linear part (guards against "
             "many correlated columns)",
         ),
+        Parameter(
+            "by", None, None, None,
+            "one curve per level of this column (or per band of its values, if numeric)",
+            "region", column=True,
+        ),
+        Parameter(
+            "bands", 4, 2, 12,
+            "bands of a numeric by column (equal numbers of rows, labelled by their ranges)",
+            "4",
+        ),
+        Parameter(
+            "grid", 10, 3, 40,
+            "points per feature of a two-way surface", "10",
+        ),
+        Parameter(
+            "max_features", 10, 2, 100,
+            "interactions: pair only this many features (those with the largest local "
+            "effects)", "10",
+        ),
     )
 }
+
+#: Parameters of the by-group curves, the interaction ranking and the two-way surface; the
+#: other results leave them out of ``attrs["params"]``.
+INTERACTION_PARAMETERS = ("by", "bands", "grid", "max_features")
 
 
 def _whole(p: Parameter, value: Any) -> int:
@@ -148,6 +178,10 @@ class Settings:
         ``None`` keeps every distinct x value (full resolution).
     honest : bool, default True
     adjust : bool, default True
+    by : str or None, default None
+    bands : int, default 4
+    grid : int, default 10
+    max_features : int, default 10
     """
 
     min_samples_leaf: int = PARAMETERS["min_samples_leaf"].default  # type: ignore[assignment]
@@ -157,6 +191,10 @@ class Settings:
     max_points: int | None = PARAMETERS["max_points"].default  # type: ignore[assignment]
     honest: bool = PARAMETERS["honest"].default  # type: ignore[assignment]
     adjust: bool = PARAMETERS["adjust"].default  # type: ignore[assignment]
+    by: str | None = PARAMETERS["by"].default  # type: ignore[assignment]
+    bands: int = PARAMETERS["bands"].default  # type: ignore[assignment]
+    grid: int = PARAMETERS["grid"].default  # type: ignore[assignment]
+    max_features: int = PARAMETERS["max_features"].default  # type: ignore[assignment]
 
     @classmethod
     def make(cls, base: Settings | None = None, /, **values: Any) -> Settings:
@@ -186,7 +224,9 @@ class Settings:
         checked: dict[str, Any] = {}
         for name, p in PARAMETERS.items():
             value = merged[name]
-            if p.is_flag:
+            if p.is_column:
+                checked[name] = _column_name(p, value)
+            elif p.is_flag:
                 if not isinstance(value, bool | int) or isinstance(value, float):
                     raise StratPDInputError(f"{name} must be True or False; got {value!r}")
                 checked[name] = bool(value)
@@ -217,16 +257,33 @@ class Settings:
         """A copy with some values changed, checked like :meth:`make`."""
         return Settings.make(self, **values)
 
-    def as_dict(self, *, categorical: bool = False) -> dict[str, Any]:
+    def as_dict(self, *, categorical: bool = False,
+                interactions: bool = False) -> dict[str, Any]:
         """The values as a plain dict, as results record them in ``attrs["params"]``.
 
-        Categorical results leave out the parameters that only shape numeric curves.
+        Categorical results leave out the parameters that only shape numeric curves; only
+        the by-group, interaction and surface results (``interactions=True``) keep
+        :data:`INTERACTION_PARAMETERS`.
         """
         d = dataclasses.asdict(self)
+        if not interactions:
+            for name in INTERACTION_PARAMETERS:
+                d.pop(name)
         if categorical:
             d.pop("min_slopes_per_x")
             d.pop("max_points")
         return d
+
+
+def _column_name(p: Parameter, value: Any) -> str | None:
+    """A column name given as text (or a number, as a header cell may hold); blank is None."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | numbers.Integral):
+        raise StratPDInputError(
+            f"{p.name} must be a column name such as {p.example}; got {value!r}"
+        )
+    return str(value).strip()
 
 
 def settings_from(values: Mapping[str, Any]) -> Settings:

@@ -2,6 +2,7 @@
 
 from .._backend import get_backend, set_backend
 from .api import Analysis, analyse, catstratpd, impact, partial_dependence, stratpd
+from .pairs import interactions, stratpd2
 
 __all__ = [
     "Analysis",
@@ -9,7 +10,9 @@ __all__ = [
     "catstratpd",
     "get_backend",
     "impact",
+    "interactions",
     "partial_dependence",
     "set_backend",
     "stratpd",
+    "stratpd2",
 ]

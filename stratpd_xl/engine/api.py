@@ -23,6 +23,7 @@ from ..errors import StratPDInputError
 from ..params import PARAMETERS, Settings
 from ..yesno import POINTS, yes_no_target
 from ._categorical import category_effects
+from ._groups import curves_by_group
 from ._numeric import curve_on_grid, integrate, slope_field
 from ._stratify import stratify
 from ._summary import summarise
@@ -894,6 +895,8 @@ def stratpd(
     honest: bool = _DEFAULT["honest"],
     adjust: bool = _DEFAULT["adjust"],
     positive: Any = None,
+    by: str | None = None,
+    bands: int = _DEFAULT["bands"],
 ) -> pd.DataFrame:
     """Partial dependence of ``target`` on a numeric ``feature``, from the data alone.
 
@@ -943,6 +946,13 @@ def stratpd(
         others count as 0.  Results are then changes in the probability of that value, in
         percentage points, and ``attrs`` gain ``positive``, ``target_label``
         (``"P(churn = yes)"``) and ``units``.
+    by : str, optional
+        A column to group the rows by: one curve per level of a categorical ``by`` (at most
+        12), or per band of a numeric one (``bands`` bands holding equal numbers of rows,
+        labelled by their ranges).  See "Returns, by group".
+    bands : int, default 4
+        Bands of a numeric ``by``; a column with that many distinct values or fewer gets
+        one group per value.
 
     Returns
     -------
@@ -965,18 +975,51 @@ def stratpd(
         ``warnings`` (sentences for the analyst, e.g. when the other columns nearly determine
         the feature so that "all else equal" leaves it almost no room to vary).
 
+    Returns, by group
+    -----------------
+    DataFrame
+        The groups' curves one under the other, each made exactly as without ``by`` on the
+        group's rows (so each is centred on its own rows and has its own band): a
+        ``group`` column first (an ordered category: the levels' order, or bands low to
+        high), then the curve's columns.  ``attrs`` hold ``method`` ("StratPD by group"),
+        ``target``, ``feature``, ``kind``, ``by``, ``groups`` (labels), ``group_rows``,
+        ``group_slopes`` (each curve's average slope: least squares of pd on x, weighted by
+        the data), ``n_rows``, ``n_used``, ``params``, ``warnings`` (the groups' own, named),
+        ``skipped_groups`` (group -> why it has no curve) and ``findings``: a sentence when
+        the groups' slopes differ beyond their bands ("the effect of price on sales is
+        twice as steep for region = south ...").
+
     Raises
     ------
     StratPDInputError
-        Unknown column, text feature, too few rows, or no x value with enough slopes.
+        Unknown column, text feature, too few rows, or no x value with enough slopes; with
+        ``by``: a categorical ``by`` of more than 12 levels, or fewer than two groups with
+        a curve.
     """
     p = Settings.make(
         min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
         n_trials=n_trials, random_state=random_state, max_points=max_points, honest=honest,
-        adjust=adjust,
+        adjust=adjust, by=by, bands=bands,
     )
+    if p.by is not None:
+        return _by_group(data, target, feature, p, lambda sub: stratpd(
+            sub, target, feature, min_samples_leaf=p.min_samples_leaf,
+            min_slopes_per_x=p.min_slopes_per_x, n_trials=p.n_trials,
+            random_state=p.random_state, max_points=p.max_points, honest=p.honest,
+            adjust=p.adjust, positive=positive,
+        ))
     table = _table(data, target, positive)
     return _run(table, feature, NUMERIC, p)[0]
+
+
+def _by_group(data: Any, target: str, feature: str, p: Settings,
+              run: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
+    """``run`` on the rows of each group of ``p.by`` (see :func:`curves_by_group`)."""
+    if not isinstance(data, pd.DataFrame):
+        data = build_table(data, target).frame  # the same checks and sentences
+    require_column([str(c) for c in data.columns], target, "target")
+    return curves_by_group(data, str(target), str(feature), str(p.by), p.bands, run,
+                           p.as_dict(interactions=True))
 
 
 def catstratpd(
@@ -990,10 +1033,13 @@ def catstratpd(
     honest: bool = _DEFAULT["honest"],
     adjust: bool = _DEFAULT["adjust"],
     positive: Any = None,
+    by: str | None = None,
+    bands: int = _DEFAULT["bands"],
 ) -> pd.DataFrame:
     """Effect of each category of ``feature`` on ``target``, all else equal.
 
-    Parameters are as for :func:`stratpd`; any column can be treated as categorical.
+    Parameters are as for :func:`stratpd` (``by`` too: one table per group, one under the
+    other, with a ``group`` column first); any column can be treated as categorical.
     ``adjust`` fits the feature's categories as indicator columns (at most 50 categories).
 
     Returns
@@ -1009,8 +1055,13 @@ def catstratpd(
     """
     p = Settings.make(
         min_samples_leaf=min_samples_leaf, n_trials=n_trials,
-        random_state=random_state, honest=honest, adjust=adjust,
+        random_state=random_state, honest=honest, adjust=adjust, by=by, bands=bands,
     )
+    if p.by is not None:
+        return _by_group(data, target, feature, p, lambda sub: catstratpd(
+            sub, target, feature, min_samples_leaf=p.min_samples_leaf, n_trials=p.n_trials,
+            random_state=p.random_state, honest=p.honest, adjust=p.adjust, positive=positive,
+        ))
     table = _table(data, target, positive)
     return _run(table, feature, CATEGORICAL, p)[0]
 
@@ -1022,9 +1073,14 @@ def partial_dependence(
     """:func:`stratpd` or :func:`catstratpd`, chosen from the feature column's type.
 
     Numbers and dates are numeric; bool, text and pandas category columns are categorical.
-    ``kind="categorical"`` forces CatStratPD on a numeric code column.
+    ``kind="categorical"`` forces CatStratPD on a numeric code column; ``by=column`` gives
+    one curve per group (see :func:`stratpd`).
     """
     p = Settings.make(**kw)
+    if p.by is not None:
+        curve_kw = {k: v for k, v in kw.items() if k not in ("by", "bands")}
+        return _by_group(data, target, feature, p, lambda sub: partial_dependence(
+            sub, target, feature, kind=kind, positive=positive, **curve_kw))
     table = _table(data, target, positive)
     return _run(table, feature, kind, p)[0]
 

@@ -1,0 +1,490 @@
+"""Two columns at a time, from the data alone: an interaction ranking and a two-way surface.
+
+:func:`interactions` measures how much the effect of one column changes with another (0
+when the two add up); :func:`stratpd2` estimates the two-way partial dependence of the
+target on two columns (experimental).  Both stratify like StratPD: one tree per feature on
+every other column; the other feature's groups then split the strata further.  The method
+and its evidence are in ``docs/method.md`` ("Interactions").
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StratPDInputError
+from ..params import PARAMETERS, Settings
+from ._groups import (
+    MAX_GROUPS,
+    Effects,
+    Groups,
+    groups_of,
+    leaf_halves,
+    local_reach,
+    main_effect,
+    short_number,
+    spread,
+)
+from ._stratify import stratify
+from ._table import CATEGORICAL, NUMERIC, Table, as_float, category_codes, require_column
+from .api import _numeric_x_out, _table
+
+__all__ = ["interactions", "stratpd2"]
+
+_DEFAULT: dict[str, Any] = {name: p.default for name, p in PARAMETERS.items()}
+Progress = Callable[[int, int, str], None]
+# Random splits of the strata into halves for the noise floor (more: steadier, slower).
+NOISE_SPLITS = 4
+# The spread between group curves that counts is what exceeds this many times its noise.
+NOISE_MARGIN = 2.0
+# Most categories on a surface's axis.
+MAX_AXIS_CATEGORIES = 40
+
+
+def _effects(table: Table, feature: str, p: Settings) -> tuple[Effects, np.ndarray] | None:
+    """The feature's strata over the rows that have it, or None when there are too few."""
+    kind = table.kinds[feature]
+    if kind == NUMERIC:
+        value = as_float(table.frame[feature])
+        present = ~np.isnan(value)
+        n_categories = 0
+    else:
+        value, cats = category_codes(table.frame[feature])
+        present = value >= 0
+        n_categories = len(cats)
+    rows = np.flatnonzero(present)
+    if rows.size < 4 * p.min_samples_leaf:
+        return None
+    y = table.y[rows]
+    # The same seed per feature as its StratPD curve, so the strata are the curve's.
+    rng = np.random.default_rng(p.random_state)
+    leaf = stratify(table.strata_matrix(feature, rows), y, p.min_samples_leaf, rng,
+                    honest=p.honest)
+    return Effects(kind, value[rows], y, leaf, p.min_slopes_per_x, n_categories), rows
+
+
+def _names(table: Table, features: Iterable[str] | None) -> list[str]:
+    names = list(table.columns) if features is None else [str(f) for f in features]
+    for f in names:
+        require_column(table.all_columns, f, "feature")
+    return list(dict.fromkeys(f for f in names if f != table.target))
+
+
+def interactions(
+    data: pd.DataFrame,
+    target: str,
+    features: Iterable[str] | None = None,
+    *,
+    min_samples_leaf: int = _DEFAULT["min_samples_leaf"],
+    min_slopes_per_x: int = _DEFAULT["min_slopes_per_x"],
+    random_state: int | None = _DEFAULT["random_state"],
+    honest: bool = _DEFAULT["honest"],
+    bands: int = _DEFAULT["bands"],
+    max_features: int = _DEFAULT["max_features"],
+    positive: Any = None,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
+    """Model-free ranking of pairs of columns by how much one's effect changes with the other.
+
+    For a pair (a, b): the StratPD curve (CatStratPD effects) of ``a`` is estimated in each
+    group of ``b`` (its levels, or ``bands`` bands of its values) with ``a``'s strata, and
+    compared with ``a``'s curve over all rows, each centred on the group's rows.  The mean
+    square of the differences, less twice what estimation noise alone gives (measured by
+    splitting the strata into random halves), is the interaction's size I_ab; it is
+    averaged over the two directions (a in groups of b, b in groups of a) and scaled like
+    Friedman's H^2::
+
+        strength = I / (I + M_a + M_b)
+
+    where M_a is the mean square of a's own (centred) curve over the rows.  0 means the
+    effects add up; 1 would mean all of the pair's effect is interaction.  Grouping by bands
+    sees the part of the interaction between bands (about 94 % of x1 x2 with four bands
+    of a uniform x2).
+
+    Parameters
+    ----------
+    data, target, features
+        As for :func:`stratpd_xl.analyse`; ``features`` default every other column.
+    min_samples_leaf, min_slopes_per_x, random_state, honest
+        As for :func:`stratpd_xl.stratpd` (``adjust`` does not apply: the target is used
+        as it is).
+    bands : int, default 4
+        Bands of a numeric column used as groups; a categorical column with more than 12
+        levels is not used as groups (its pairs use the other direction only).
+    max_features : int, default 10
+        Pair only this many features: those whose values move the target most inside their
+        strata (interactions included, so a feature whose effect averages out is kept).
+    positive : optional
+        The value of a yes/no target that counts as 1 (see :func:`stratpd_xl.stratpd`).
+    progress : callable(done, total, feature), optional
+        Called before each feature's strata are grown and once at the end.
+
+    Returns
+    -------
+    DataFrame
+        One row per pair, strongest first: ``feature_1``, ``feature_2``, ``strength`` (0 to
+        1), ``size`` (the root mean square of the interaction part, target units).
+        ``attrs``: ``method``, ``target``, ``n_rows``, ``params``, ``paired`` (the features
+        paired, by local effect), ``skipped`` (feature -> reason) and ``warnings``.
+
+    Raises
+    ------
+    StratPDInputError
+        Fewer than two usable features, or an unknown column.
+    """
+    p = Settings.make(min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
+                      random_state=random_state, honest=honest, bands=bands,
+                      max_features=max_features)
+    table = _table(data, target, positive)
+    names = _names(table, features)
+    if len(names) < 2:
+        raise StratPDInputError(
+            "interactions need at least two columns besides the target; name two or more "
+            "features"
+        )
+    table.bin_columns(list(table.columns))
+    found: dict[str, tuple[Effects, np.ndarray]] = {}
+    skipped: dict[str, str] = {}
+    for i, f in enumerate(names):
+        if progress is not None:
+            progress(i, len(names), f)
+        made = _effects(table, f, p)
+        if made is None:
+            skipped[f] = (f"fewer than {4 * p.min_samples_leaf} rows have a value; add rows "
+                          "or lower min_samples_leaf")
+        else:
+            found[f] = made
+    if progress is not None:
+        progress(len(names), len(names), "")
+    reach = {f: local_reach(e) for f, (e, _) in found.items()}
+    paired = sorted(found, key=lambda f: -reach[f])[: p.max_features]
+    if len(paired) < 2:
+        raise StratPDInputError(
+            "fewer than two features could be stratified ("
+            + "; ".join(f'"{f}": {why}' for f, why in skipped.items())
+            + "); add rows or lower min_samples_leaf"
+        )
+    groups: dict[str, Groups | None] = {}
+    for f in paired:
+        try:
+            groups[f] = groups_of(table.frame[f], f, p.bands, kind=table.kinds[f])
+        except StratPDInputError:
+            groups[f] = None  # too many levels, or one value: not a grouping column
+    rng = np.random.default_rng(p.random_state)
+    fits = {}
+    for f in paired:
+        eff, _ = found[f]
+        pooled = eff.fit(np.arange(eff.y.size))
+        halves = leaf_halves(eff.leaf, rng, NOISE_SPLITS)
+        grid = pooled[0] if pooled is not None else np.zeros(0)
+        pooled_halves = [[eff.refit(np.flatnonzero(h), grid), eff.refit(np.flatnonzero(~h), grid)]
+                         for h in halves]
+        fits[f] = (pooled, main_effect(eff, pooled), halves, pooled_halves)
+    rows_out = []
+    min_rows = 2 * p.min_samples_leaf
+    for a, b in itertools.combinations(paired, 2):
+        sizes = []
+        for j, k in ((a, b), (b, a)):
+            gk = groups[k]
+            if gk is None:
+                continue
+            eff, rows = found[j]
+            pooled, _, halves, pooled_halves = fits[j]
+            if pooled is None:
+                continue
+            s = spread(eff, pooled, gk.codes[rows], len(gk.labels), min_rows, halves,
+                       pooled_halves)
+            if math.isfinite(s.between):
+                # Only the spread beyond what noise explains with room to spare counts:
+                # without interaction the spread is noise x a chance factor that rarely
+                # exceeds 2 (a noise-sized residue would be a large share of two tiny
+                # effects).
+                sizes.append(max(0.0, s.between - NOISE_MARGIN * s.noise))
+        if not sizes:
+            continue
+        size = float(np.mean(sizes))
+        total = size + fits[a][1] + fits[b][1]
+        rows_out.append({
+            "feature_1": a, "feature_2": b,
+            "strength": size / total if total > 0 else 0.0,
+            "size": math.sqrt(size) * table.y_scale,
+        })
+    result = pd.DataFrame(rows_out, columns=["feature_1", "feature_2", "strength", "size"])
+    result = result.sort_values("strength", ascending=False, kind="stable").reset_index(
+        drop=True)
+    warnings_ = []
+    left = [f for f in found if f not in paired]
+    if left:
+        warnings_.append(
+            f"{len(left)} feature(s) with the smallest local effects were not paired "
+            f"({', '.join(left[:8])}{' ...' if len(left) > 8 else ''}); raise max_features "
+            "to pair them too"
+        )
+    many = [f for f in paired if groups[f] is None and table.kinds[f] == CATEGORICAL]
+    if many:
+        warnings_.append(
+            f"{', '.join(many)}: more than {MAX_GROUPS} levels, so the pairs with "
+            f"{'it' if len(many) == 1 else 'them'} look only at how "
+            f"{'its' if len(many) == 1 else 'their'} effect changes with the other column"
+        )
+    result.attrs = {
+        "method": "StratPD interactions",
+        "target": table.target,
+        "n_rows": table.n_rows,
+        "params": p.as_dict(interactions=True),
+        "paired": paired,
+        "skipped": skipped,
+        "warnings": warnings_,
+        **table.yes_no,
+    }
+    return result
+
+
+# --------------------------------------------------------------------------- surface
+
+
+def _axis_points(eff: Effects, grid: int) -> np.ndarray:
+    """Where the surface is read along the curve axis: quantiles of x, or the categories.
+
+    The middles of ``grid`` equal shares of the rows, not the extremes: a band's curve
+    rarely reaches the overall minimum or maximum.
+    """
+    if eff.kind == NUMERIC:
+        return np.unique(np.quantile(eff.value, (np.arange(grid) + 0.5) / grid))
+    return np.unique(eff.value)
+
+
+def _nearest(eff: Effects, points: np.ndarray) -> np.ndarray:
+    """Each row's axis point: the nearest grid x (numeric), or its category."""
+    if eff.kind != NUMERIC:
+        return np.searchsorted(points, eff.value)
+    mids = (points[1:] + points[:-1]) / 2
+    return np.searchsorted(mids, eff.value)
+
+
+def stratpd2(
+    data: pd.DataFrame,
+    target: str,
+    f1: str,
+    f2: str,
+    *,
+    min_samples_leaf: int = _DEFAULT["min_samples_leaf"],
+    min_slopes_per_x: int = _DEFAULT["min_slopes_per_x"],
+    random_state: int | None = _DEFAULT["random_state"],
+    honest: bool = _DEFAULT["honest"],
+    grid: int = _DEFAULT["grid"],
+    positive: Any = None,
+) -> pd.DataFrame:
+    """Two-way partial dependence of ``target`` on ``f1`` and ``f2``, from the data alone.
+
+    Experimental (see ``docs/method.md``).  The rows are stratified on every column but
+    ``f1`` (``f2`` included); the strata are split further by ``grid`` bands of ``f2``
+    (its levels when categorical).  Inside each, the changes of y over ``f1`` give f1's
+    curve in that band; its differences from f1's curve over all rows, band to band, are
+    the mixed second differences, which summed up give the interaction part, centred as
+    ALE's second-order effect is (zero mean over each band and over each f1 point).  The
+    surface is f1's curve + f2's curve (each StratPD/CatStratPD) + that interaction.  When
+    ``f1`` is categorical and ``f2`` numeric, the roles swap (the numeric one gives the
+    curve); the columns keep the names given.
+
+    Parameters
+    ----------
+    data, target
+        As for :func:`stratpd_xl.stratpd`.
+    f1, f2 : str
+        Two different columns, numeric or categorical.
+    grid : int, default 10
+        Points along a numeric f1 (the middle quantiles of ``grid`` equal shares of its
+        rows) and bands of a numeric f2.
+    min_samples_leaf, min_slopes_per_x, random_state, honest, positive
+        As for :func:`stratpd_xl.stratpd`.
+
+    Returns
+    -------
+    DataFrame
+        One row per cell, ``x2`` slowest: ``x1`` (f1's value at the grid point, or its
+        category), ``x2`` (f2's band, read at its median, or its category), ``band``
+        (f2's band or category as text), ``pd`` (the surface, averaging 0 over the rows),
+        ``interaction`` (its interaction part), ``n_rows`` (rows nearest the cell) and
+        ``thin`` (fewer than ``min_samples_leaf`` rows, or no estimate).  ``attrs``:
+        ``method``, ``target``, ``feature_1``, ``feature_2``, ``kind_1``, ``kind_2``,
+        ``n_rows``, ``n_used``, ``interaction_share`` (mean square of the interaction part
+        over that of the surface, over the cells with data; not corrected for noise),
+        ``params``, ``warnings`` (where the data are thin).
+
+    Raises
+    ------
+    StratPDInputError
+        The same column twice, too few rows for the grid, a categorical f2 with more than
+        12 levels (or f1 with more than 40), or no curve of f1 in two bands.
+    """
+    p = Settings.make(min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
+                      random_state=random_state, honest=honest, grid=grid)
+    f1, f2 = str(f1), str(f2)
+    if f1 == f2:
+        raise StratPDInputError(
+            f'a two-way surface needs two different columns; "{f1}" is given twice: choose '
+            "another column for the second feature"
+        )
+    table = _table(data, target, positive)
+    for f in (f1, f2):
+        require_column(table.all_columns, f, "feature")
+        if f == table.target:
+            raise StratPDInputError(f'"{f}" is the target; choose another column as feature')
+    swap = table.kinds[f1] == CATEGORICAL and table.kinds[f2] == NUMERIC
+    a, b = (f2, f1) if swap else (f1, f2)
+    made_a = _effects(table, a, p)
+    made_b = _effects(table, b, p)
+    if made_a is None or made_b is None:
+        raise StratPDInputError(
+            f'too few rows have values in "{a}" and "{b}" for a two-way surface; add rows or '
+            "lower min_samples_leaf"
+        )
+    eff_a, rows_a = made_a
+    eff_b, rows_b = made_b
+    gb = groups_of(table.frame[b].iloc[rows_a].reset_index(drop=True), b, p.grid,
+                   kind=table.kinds[b])
+    points = _axis_points(eff_a, p.grid)
+    if eff_a.kind == CATEGORICAL and points.size > MAX_AXIS_CATEGORIES:
+        raise StratPDInputError(
+            f'"{a}" has {points.size} categories, too many for a surface; choose a column with '
+            f"at most {MAX_AXIS_CATEGORIES} or group its levels first"
+        )
+    n_cells = points.size * len(gb.labels)
+    used = int((gb.codes >= 0).sum())
+    if used < n_cells * p.min_samples_leaf:
+        fewer = max(3, int(math.sqrt(used / p.min_samples_leaf)))
+        raise StratPDInputError(
+            f"{used:,} rows are too few for a {points.size} x {len(gb.labels)} surface (about "
+            f"{used // max(n_cells, 1)} per cell, fewer than min_samples_leaf = "
+            f"{p.min_samples_leaf}); use grid = {min(fewer, p.grid - 1)} or less, or add rows"
+        )
+    all_a = np.arange(eff_a.y.size)
+    pooled_a = eff_a.fit(all_a)
+    pooled_b = eff_b.fit(np.arange(eff_b.y.size))
+    if pooled_a is None or pooled_b is None:
+        raise StratPDInputError(
+            f'"{a if pooled_a is None else b}" gives no curve (it varies too little inside '
+            "the strata); lower min_slopes_per_x or min_samples_leaf, or add rows"
+        )
+    # Main effects, each centred on its rows (as every StratPD curve is).
+    row_a = eff_a.row_values(pooled_a, all_a)
+    centre_a = float(np.nanmean(row_a))
+    main_a = eff_a.at(pooled_a, points) - centre_a
+    row_b = eff_b.row_values(pooled_b, np.arange(eff_b.y.size))
+    row_b = row_b - np.nanmean(row_b)
+    # f2's effect of each band: its curve averaged over the band's rows (of f2's rows).
+    band_b = np.full(rows_b.size, -1)
+    where = np.searchsorted(rows_a, rows_b)
+    hit = (where < rows_a.size) & (rows_a[np.minimum(where, rows_a.size - 1)] == rows_b)
+    band_b[hit] = gb.codes[where[hit]]
+    n_bands = len(gb.labels)
+    main_b = np.array([np.nanmean(row_b[band_b == g]) if np.any(band_b == g) else np.nan
+                       for g in range(n_bands)])
+    nearest = _nearest(eff_a, points)
+    inter = np.full((points.size, n_bands), np.nan)
+    counts = np.zeros((points.size, n_bands), np.int64)
+    made = 0
+    for g in range(n_bands):
+        rows = np.flatnonzero(gb.codes == g)
+        counts[:, g] = np.bincount(nearest[rows], minlength=points.size)
+        fitted = eff_a.fit(rows) if rows.size >= 2 * p.min_samples_leaf else None
+        if fitted is None:
+            continue
+        own = eff_a.row_values(fitted, rows) - eff_a.row_values(pooled_a, rows)
+        ok = ~np.isnan(own)
+        if not ok.any():
+            continue
+        made += 1
+        inter[:, g] = (eff_a.at(fitted, points) - eff_a.at(pooled_a, points)
+                       - float(own[ok].mean()))
+    if made < 2:
+        raise StratPDInputError(
+            f'"{a}" has a curve in fewer than two bands of "{b}"; use a smaller grid or add rows'
+        )
+    # ALE's second centring: no part of f1's own effect left in the interaction.
+    w = np.where(np.isnan(inter), 0.0, counts.astype(float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        by_point = np.nansum(np.nan_to_num(inter) * w, axis=1) / w.sum(axis=1)
+    inter = inter - np.nan_to_num(by_point)[:, None]
+    surface = main_a[:, None] + main_b[None, :] + inter
+    ok = ~np.isnan(surface) & (counts > 0)
+    weights = np.where(ok, counts, 0).astype(float)
+    if weights.sum() > 0:
+        surface = surface - float(np.nansum(surface * weights) / weights.sum())
+    share = (float(np.nansum(inter**2 * weights) / np.nansum(surface**2 * weights))
+             if np.nansum(surface**2 * weights) > 0 else 0.0)
+    thin = np.isnan(surface) | (counts < p.min_samples_leaf)
+    # Axis values in the columns' own terms.
+    if eff_a.kind == NUMERIC:
+        a_values: Any = _numeric_x_out(points, table.frame[a])
+    else:
+        a_values = np.asarray(category_codes(table.frame[a])[1], dtype=object)[points]
+    if table.kinds[b] == NUMERIC:
+        # A band is read at the median of its rows (a value group at its value).
+        b_raw = as_float(table.frame[b].iloc[rows_a].reset_index(drop=True))
+        medians = np.array([np.median(b_raw[gb.codes == g]) for g in range(n_bands)])
+        b_values: Any = _numeric_x_out(medians, table.frame[b])
+    else:
+        b_values = np.array(gb.labels, dtype=object)
+    ia, ib = np.meshgrid(np.arange(points.size), np.arange(n_bands), indexing="ij")
+    ia, ib = ia.T.reshape(-1), ib.T.reshape(-1)  # the band (x2) varies slowest
+    out = {
+        "x1": np.asarray(a_values)[ia],
+        "x2": np.asarray(b_values)[ib],
+        "band": np.array(gb.labels, dtype=object)[ib],
+        "pd": surface[ia, ib] * table.y_scale,
+        "interaction": inter[ia, ib] * table.y_scale,
+        "n_rows": counts[ia, ib],
+        "thin": thin[ia, ib],
+    }
+    if swap:  # back to the order given: f2 (numeric) was the curve's axis
+        out = {"x1": out["x2"], "x2": out["x1"],
+               "band": np.array([short_number(float(v)) for v in points[ia]], dtype=object),
+               **{k: v for k, v in out.items() if k not in ("x1", "x2", "band")}}
+    result = pd.DataFrame(out)
+    warnings_ = _thin_note(result, f1, f2, p.min_samples_leaf)
+    result.attrs = {
+        "method": "StratPD2 (experimental)",
+        "target": table.target,
+        "feature_1": f1,
+        "feature_2": f2,
+        "kind_1": table.kinds[f1],
+        "kind_2": table.kinds[f2],
+        "n_rows": table.n_rows,
+        "n_used": used,
+        "interaction_share": share,
+        "params": p.as_dict(interactions=True),
+        "warnings": warnings_,
+        **table.yes_no,
+    }
+    return result
+
+
+def _thin_note(result: pd.DataFrame, f1: str, f2: str, min_rows: int) -> list[str]:
+    """A sentence on where the surface rests on few rows (or on none)."""
+    thin = result["thin"].to_numpy(bool)
+    if not thin.any():
+        return []
+    empty = int(result["pd"].isna().sum())
+    worst = result[thin].groupby("band", sort=False).size().sort_values(ascending=False)
+    places = []
+    for band in worst.index[:2]:
+        cells = result[thin & (result["band"] == band).to_numpy()]
+        x = cells["x1"]
+        if pd.api.types.is_numeric_dtype(x.dtype) and len(cells) > 1:
+            where = f"{f1} {short_number(float(x.min()))} to {short_number(float(x.max()))}"
+        else:
+            where = f"{f1} = " + ", ".join(str(v) for v in x.iloc[:3])
+        places.append(f"{f2} = {band} with {where}")
+    none = f", {empty} with no estimate" if empty else ""
+    return [
+        f"the data are thin in {int(thin.sum())} of {len(result)} cells (fewer than "
+        f"{min_rows} rows{none}; thin = True), most at {' and at '.join(places)}: read "
+        "those cells with care, or use a smaller grid"
+    ]

@@ -1,0 +1,155 @@
+"""By-group curves, the interaction ranking and the two-way surface, on known truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import stratpd_xl as sx
+from stratpd_xl import StratPDInputError
+
+
+def _uniform(n: int, p: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(rng.uniform(-1, 1, (n, p)), columns=[f"x{i}" for i in range(p)])
+
+
+@pytest.fixture(scope="module")
+def regions() -> pd.DataFrame:
+    # The effect of price is twice as steep in the south.
+    rng = np.random.default_rng(1)
+    n = 3000
+    df = pd.DataFrame({"price": rng.uniform(0, 10, n),
+                       "region": rng.choice(["north", "south"], n),
+                       "ads": rng.normal(size=n)})
+    df["sales"] = (np.where(df["region"] == "south", 2.0, 1.0) * df["price"] + df["ads"]
+                   + rng.normal(0, 0.5, n))
+    return df
+
+
+def test_by_group_recovers_each_groups_slope_and_says_so(regions):
+    curve = sx.stratpd(regions, "sales", "price", by="region", n_trials=6, random_state=0)
+    assert list(curve.columns[:2]) == ["group", "x"]
+    assert {"pd_low", "pd_high"} <= set(curve.columns)
+    assert list(curve["group"].cat.categories) == ["north", "south"]
+    slopes = curve.attrs["group_slopes"]
+    assert slopes["north"] == pytest.approx(1.0, abs=0.1)
+    assert slopes["south"] == pytest.approx(2.0, abs=0.15)
+    # each group's curve is centred on its own rows, as an ungrouped curve is
+    for _, part in curve.groupby("group", observed=True):
+        assert abs(np.average(part["pd"], weights=part["n_slopes"])) < 1.0
+    (finding,) = curve.attrs["findings"]
+    assert "twice as steep for region = south" in finding
+    assert "region" in curve.attrs["params"]["by"]
+
+
+def test_same_slopes_give_no_finding(regions):
+    df = regions.copy()
+    df["sales"] = df["price"] + df["ads"]
+    curve = sx.stratpd(df, "sales", "price", by="region", n_trials=6, random_state=0)
+    assert curve.attrs["findings"] == []
+
+
+def test_numeric_by_is_cut_into_labelled_bands(regions):
+    curve = sx.stratpd(regions, "sales", "price", by="ads", bands=3, random_state=0)
+    groups = curve.attrs["groups"]
+    assert len(groups) == 3 and all(" to " in g for g in groups)
+    assert sum(curve.attrs["group_rows"].values()) == len(regions)
+    # no interaction with ads: every band has the average slope (1.5)
+    assert all(abs(s - 1.5) < 0.2 for s in curve.attrs["group_slopes"].values())
+
+
+def test_categorical_feature_by_group(regions):
+    effects = sx.partial_dependence(regions, "sales", "region", by="ads", bands=2,
+                                    random_state=0)
+    assert set(effects.columns[:2]) == {"group", "category"}
+    south = effects[effects["category"] == "south"]["pd"]
+    assert len(south) == 2 and south.between(4.5, 5.5).all()  # (2 - 1) x mean price 5
+
+
+@pytest.mark.parametrize(
+    ("by", "phrase"),
+    [("store", "at most 12 levels"), ("price", "both the feature and the by column"),
+     ("sales", "is the target"), ("nope", 'by column "nope" not found')],
+)
+def test_bad_by_gets_one_sentence(regions, by, phrase):
+    df = regions.assign(store=[f"s{i % 300}" for i in range(len(regions))])
+    with pytest.raises(StratPDInputError, match=phrase):
+        sx.stratpd(df, "sales", "price", by=by)
+
+
+def test_interactions_rank_the_product_first_and_stay_near_zero_when_additive():
+    df = _uniform(4000, 5, 0)
+    rng = np.random.default_rng(5)
+    noise = rng.normal(0, 0.1, len(df))
+    df["y"] = df["x0"] * df["x1"] + df["x2"] + 0.5 * df["x3"] ** 2 + noise
+    ranking = sx.interactions(df, "y", random_state=0)
+    assert list(ranking.columns) == ["feature_1", "feature_2", "strength", "size"]
+    top = ranking.iloc[0]
+    assert {top["feature_1"], top["feature_2"]} == {"x0", "x1"}
+    assert top["strength"] > 0.9  # a pure product: all of the pair's effect is interaction
+    assert ranking["strength"].iloc[1] < 0.1
+    assert ranking["strength"].is_monotonic_decreasing
+    df["y"] = df["x0"] + df["x1"] + df["x2"] + 0.5 * df["x3"] ** 2 + noise
+    assert sx.interactions(df, "y", random_state=0)["strength"].max() < 0.05
+
+
+def test_interactions_need_two_features():
+    df = _uniform(200, 1, 0).assign(y=lambda d: d["x0"])
+    with pytest.raises(StratPDInputError, match="at least two columns"):
+        sx.interactions(df, "y")
+
+
+@pytest.fixture(scope="module")
+def product() -> pd.DataFrame:
+    df = _uniform(6000, 3, 2)
+    df["y"] = 3 * df["x0"] * df["x1"] + df["x2"] + np.random.default_rng(3).normal(
+        0, 0.1, len(df))
+    return df
+
+
+def test_surface_matches_the_true_product(product):
+    surface = sx.stratpd2(product, "y", "x0", "x1", grid=6, random_state=0)
+    assert list(surface.columns) == ["x1", "x2", "band", "pd", "interaction", "n_rows",
+                                     "thin"]
+    ok = ~surface["thin"]
+    truth = 3 * surface["x1"] * surface["x2"]
+    w = surface["n_rows"][ok]
+    truth = truth[ok] - np.average(truth[ok], weights=w)
+    error = surface["pd"][ok] - truth
+    assert np.sqrt(np.average(error**2, weights=w)) < 0.15 * truth.std()
+    assert surface.attrs["interaction_share"] > 0.9
+    assert surface.attrs["feature_1"] == "x0"
+
+
+def test_surface_with_a_categorical_column_keeps_the_order_given(product):
+    df = product.assign(g=np.where(product["x1"] > 0, "hi", "lo"))
+    df["y"] = np.where(df["g"] == "hi", 2.0, 0.0) * df["x0"] + df["x2"]
+    surface = sx.stratpd2(df.drop(columns="x1"), "y", "g", "x0", grid=5, random_state=0)
+    assert set(surface["x1"]) == {"hi", "lo"}
+    assert not surface["thin"].any()
+    hi = surface[surface["x1"] == "hi"].sort_values("x2")
+    lo = surface[surface["x1"] == "lo"].sort_values("x2")
+    gap = (hi["pd"].to_numpy() - lo["pd"].to_numpy())
+    # hi - lo = 2 x0 (plus a constant): its slope along x0 is 2
+    slope = np.polyfit(hi["x2"].to_numpy(dtype=float), gap, 1)[0]
+    assert slope == pytest.approx(2.0, abs=0.25)
+
+
+def test_surface_bad_input_gets_one_sentence(product):
+    with pytest.raises(StratPDInputError, match="given twice"):
+        sx.stratpd2(product, "y", "x0", "x0")
+    with pytest.raises(StratPDInputError, match=r"too few for a .* surface.*use grid = "):
+        sx.stratpd2(product.head(400), "y", "x0", "x1", grid=20)
+
+
+def test_thin_cells_are_flagged_and_named():
+    df = _uniform(3000, 3, 4)
+    df = df[~((df["x0"] > 0.5) & (df["x1"] > 0.5))]  # a corner without data
+    df = df.assign(y=df["x0"] * df["x1"] + df["x2"])
+    surface = sx.stratpd2(df, "y", "x0", "x1", grid=5, random_state=0)
+    corner = surface[(surface["x1"] > 0.6) & (surface["x2"] > 0.6)]
+    assert corner["thin"].all()
+    (note,) = surface.attrs["warnings"]
+    assert "thin" in note and "smaller grid" in note
