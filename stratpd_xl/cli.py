@@ -1,7 +1,9 @@
 """The ``stratpd-xl`` command: partial dependence from .csv/.xlsx/.ods files, without Excel.
 
-Sub-commands: ``curve`` (one feature), ``impact`` (ranking of all features), ``report`` (a
-workbook with everything) and ``demo`` (a report for the bundled diamonds data).
+Sub-commands: ``curve`` (one feature, ``--by`` a column for a curve per group), ``impact``
+(ranking of all features), ``interactions`` (ranking of pairs), ``surface`` (a two-way
+surface), ``report`` (a workbook with everything) and ``demo`` (a report for the bundled
+diamonds data).
 
 Exit codes: 0 success, 2 bad input (one sentence on stderr, no traceback), 1 internal error,
 130 interrupted.  Outputs are never overwritten without ``--force``.
@@ -363,6 +365,41 @@ def build_parser() -> argparse.ArgumentParser:
         "may repeat; default: print the table",
     )
 
+    _table_option(p, "by", "--by")
+    _table_option(p, "bands", "--bands")
+
+    p = sub.add_parser(
+        "interactions",
+        parents=[reading, engine, writing],
+        help="rank pairs of features by how much one's effect changes with the other",
+        description="Rank pairs of features by interaction strength, from the data alone: "
+        "0 when their effects add up, towards 1 when the pair's effect is all interaction.",
+    )
+    p.add_argument("--target", "-t", required=True, help="column to explain (numbers, or yes/no)")
+    _features_option(p)
+    _table_option(p, "bands", "--bands")
+    _table_option(p, "max_features", "--max-features")
+    p.add_argument(
+        "--out", "-o", action="append", type=Path, metavar="FILE",
+        help="write .csv, .xlsx or .png; may repeat; default: print the table",
+    )
+
+    p = sub.add_parser(
+        "surface",
+        parents=[reading, engine, writing],
+        help="two-way partial dependence of the target on two features (experimental)",
+        description="How the target moves with two features together, all else equal: a "
+        "table over a grid of both and a heat map (experimental).",
+    )
+    p.add_argument("--target", "-t", required=True, help="column to explain (numbers, or yes/no)")
+    p.add_argument("--feature", "-f", dest="features", action="append", required=True,
+                   metavar="F", help="one of the two features; give it twice: -f A -f B")
+    _table_option(p, "grid", "--grid")
+    p.add_argument(
+        "--out", "-o", action="append", type=Path, metavar="FILE",
+        help="write .csv, .xlsx or .png; may repeat; default: print the table",
+    )
+
     p = sub.add_parser(
         "impact",
         parents=[reading, engine, writing, scripts],
@@ -392,6 +429,11 @@ def build_parser() -> argparse.ArgumentParser:
     _features_option(p)
     p.add_argument(
         "--out", "-o", required=True, type=Path, metavar="FILE.xlsx", help="the workbook"
+    )
+    p.add_argument(
+        "--interactions", action="store_true",
+        help="add an Interactions sheet: the pairs ranked, with a by-group chart for the top "
+        "three (takes about as long again)",
     )
 
     p = sub.add_parser(
@@ -457,6 +499,17 @@ def _cmd_libreoffice(args: argparse.Namespace) -> int:
     return 0
 
 
+def _table_option(p: argparse.ArgumentParser, name: str, option: str) -> None:
+    """An option for one parameter of the table, with its help text and default."""
+    param = PARAMETERS[name]
+    if param.is_column:
+        p.add_argument(option, dest=name, metavar="COL",
+                       help=param.help.replace("%", "%%"))
+        return
+    p.add_argument(option, dest=name, type=_parameter(name), default=None, metavar="N",
+                   help=f"{param.help} (default {param.default})".replace("%", "%%"))
+
+
 def _features_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--feature",
@@ -474,7 +527,9 @@ def _features_option(p: argparse.ArgumentParser) -> None:
 def _settings(args: argparse.Namespace) -> Settings:
     """The parameters given on the command line, over the defaults (the demo has its own)."""
     base = Settings.for_report() if args.command in ("report", "demo") else Settings()
-    given = {name: getattr(args, name) for name in _OPTIONS if getattr(args, name) is not None}
+    names = [*_OPTIONS, "by", "bands", "grid", "max_features"]
+    given = {name: getattr(args, name) for name in names
+             if getattr(args, name, None) is not None}
     if getattr(args, "all_points", False):
         given["max_points"] = 0
     return Settings.make(base, **given)
@@ -697,13 +752,54 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     _say(f"{a.get('method', 'StratPD')}: {result.target} on {result.feature}, "
          f"{used_text} rows used")
     found = [result.finding] if result.finding is not None else []
+    grouped = getattr(args, "by", None) is not None
     _deliver(
         result.curve, outs, frame.attrs.get("source"), args.force,
         _lazy(".presentation.charts", "curve_figure"),
-        _lazy(".presentation.report", "write_curve_workbook"),
+        partial(_lazy(".presentation.report", "write_pairs_workbook"), "curve") if grouped
+        else _lazy(".presentation.report", "write_curve_workbook"),
         json_of=(result.notes, found, result.target) if args.json else None,
     )
     _conclude(found, result.target)
+    return 0
+
+
+def _cmd_interactions(args: argparse.Namespace) -> int:
+    outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
+    frame = _read(args)
+    result = workflow.interactions(
+        frame, args.target, args.features or None, settings=_settings(args),
+        categorical=args.categorical or (), how_to_keep=KEEP_HINT, progress=ProgressBar(),
+        positive=args.positive, top=0,
+    )
+    for note in result.notes:
+        _note(note)
+    _deliver(
+        result.ranking, outs, frame.attrs.get("source"), args.force,
+        _lazy(".presentation.pairs", "interactions_figure"),
+        partial(_lazy(".presentation.report", "write_pairs_workbook"), "interactions"),
+    )
+    return 0
+
+
+def _cmd_surface(args: argparse.Namespace) -> int:
+    if len(args.features) != 2:
+        raise _UserError(
+            f"surface needs exactly two features, got {len(args.features)}; give -f A -f B"
+        )
+    outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
+    frame = _read(args)
+    result = workflow.surface(
+        frame, args.target, *args.features, settings=_settings(args),
+        categorical=args.categorical or (), how_to_keep=KEEP_HINT, positive=args.positive,
+    )
+    for note in result.notes:
+        _note(note)
+    _deliver(
+        result.surface, outs, frame.attrs.get("source"), args.force,
+        _lazy(".presentation.pairs", "surface_figure"),
+        partial(_lazy(".presentation.report", "write_pairs_workbook"), "surface"),
+    )
     return 0
 
 
@@ -789,9 +885,20 @@ def _cmd_report(args: argparse.Namespace) -> int:
     (out,) = _check_outputs([args.out], _REPORT_FORMATS, args.force, _input_path(args))
     # Started before the read, so the helper's imports overlap it; see presentation.drawing.
     with PictureDrawer(helper=True) as drawer:
-        result = _analyse(_read(args), args.target, args)
+        frame = _read(args)
+        result = _analyse(frame, args.target, args)
+        pairs = None
+        if args.interactions:
+            pairs = workflow.interactions(
+                frame, args.target, args.features or None, settings=_settings(args),
+                categorical=args.categorical or (), how_to_keep=KEEP_HINT,
+                progress=ProgressBar(), positive=args.positive,
+            )
+            for note in pairs.notes:
+                _note(note)
         _step("drawing")
-        _write_atomic(out, lambda p: write_report(result, p, drawer=drawer), args.force)
+        _write_atomic(out, lambda p: write_report(result, p, drawer=drawer,
+                                                  interactions=pairs), args.force)
     print(f"wrote {out}")
     _conclude(result.findings, result.target)
     return 0
@@ -835,7 +942,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {
-    "curve": _cmd_curve, "impact": _cmd_impact, "report": _cmd_report, "demo": _cmd_demo,
+    "curve": _cmd_curve, "impact": _cmd_impact, "interactions": _cmd_interactions,
+    "surface": _cmd_surface, "report": _cmd_report, "demo": _cmd_demo,
     "libreoffice": _cmd_libreoffice,
 }
 

@@ -1,6 +1,7 @@
 """What the spreadsheet front ends do, whichever spreadsheet runs them: cells in, cells out.
 
-``=STRATPD(...)`` and ``=STRATIMPACT(...)`` exist in Excel (xlwings, :mod:`stratpd_xl.excel`)
+``=STRATPD(...)``, ``=STRATIMPACT(...)``, ``=STRATPDBY(...)`` (a curve per group) and
+``=STRATPD2(...)`` (a two-way surface) exist in Excel (xlwings, :mod:`stratpd_xl.excel`)
 and in LibreOffice Calc (an extension, :mod:`stratpd_xl.libreoffice`).  Both hosts hand over a
 2-D block of cell values and a few optional arguments, and show a 2-D block back; everything in
 between lives here once: the arguments' help texts and defaults (from :data:`PARAMETERS`), how a
@@ -22,7 +23,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +40,8 @@ from .presentation.labels import unique_sheet_names
 __all__ = [
     "DESCRIPTIONS", "KEEP_HINT", "STRATIMPACT_ARGS", "STRATPD_ARGS", "Cells", "Chart", "Curve",
     "FormulaResult", "Layout", "NumberFormat", "ReportSheet", "chart_png", "clear_cache",
-    "report_sheet", "start_warm_up", "stratimpact", "stratpd", "wait_for_warm_up",
+    "report_sheet", "start_warm_up", "stratimpact", "stratpd", "stratpd2", "stratpdby",
+    "wait_for_warm_up", "STRATPD2_ARGS", "STRATPDBY_ARGS",
 ]
 
 #: How a formula user analyses a column the sheet layer leaves out of rankings (an ID-like text).
@@ -68,12 +70,34 @@ STRATPD_ARGS: dict[str, str] = {
 STRATIMPACT_ARGS: dict[str, str] = {
     name: STRATPD_ARGS[name] for name in ("data", "target", "min_samples_leaf", "positive")
 }
+STRATPDBY_ARGS: dict[str, str] = {
+    **{name: STRATPD_ARGS[name] for name in ("data", "target", "col")},
+    "by": 'Column to group the rows by, e.g. "region": one curve per level, or per band of '
+    "its values if it holds numbers.",
+    "bands": f"Bands of a numeric by column (default {PARAMETERS['bands'].default}).",
+    **{name: STRATPD_ARGS[name] for name in ("min_samples_leaf", "trials", "chart",
+                                              "positive")},
+}
+STRATPD2_ARGS: dict[str, str] = {
+    **{name: STRATPD_ARGS[name] for name in ("data", "target")},
+    "col1": 'First column, across the heat map, e.g. "carat".',
+    "col2": 'Second column, up the heat map, e.g. "cut".',
+    "grid": f"Points per column (default {PARAMETERS['grid'].default}).",
+    "min_samples_leaf": STRATPD_ARGS["min_samples_leaf"],
+    "chart": "FALSE: no heat map picture beside the table (default TRUE).",
+    "positive": STRATPD_ARGS["positive"],
+}
 #: Formula -> the one-line description the function wizards show (Excel cuts at 255 characters).
 DESCRIPTIONS: dict[str, str] = {
     "STRATPD": "Partial dependence of target on col from the data alone (StratPD): a table of "
     "x values and how much the target changes, all else equal, plus a chart beside it.",
     "STRATIMPACT": "Model-free ranking of the columns by how much each alone moves the target "
     "(StratPD impact), largest first.",
+    "STRATPDBY": "Partial dependence of target on col in each group of another column (StratPD "
+    "by group): one curve per level of by, or per band of its values, in one table, plus a "
+    "chart with a line per group.",
+    "STRATPD2": "Two-way partial dependence of target on col1 and col2 from the data alone "
+    "(experimental): a table over a grid of both and a heat map beside it.",
 }
 
 _TRUE_WORDS = frozenset({"true", "wahr", "vrai", "yes", "1"})
@@ -125,11 +149,16 @@ def clear_cache() -> None:
 
 @dataclass
 class Curve:
-    """A formula's curve: the cells it shows, the engine's result, and its picture once drawn."""
+    """A formula's curve: the cells it shows, the engine's result, and its picture once drawn.
+
+    ``kind`` says which picture: ``"curve"`` (a curve, or curves by group) or ``"surface"``
+    (a heat map).
+    """
 
     cells: list[list[Any]]
     result: pd.DataFrame
     png: bytes | None = None
+    kind: str = "curve"
 
 
 @dataclass(frozen=True)
@@ -242,7 +271,13 @@ def chart_png(curve: Curve) -> bytes:
     if curve.png is None:
         from .presentation import charts  # matplotlib only when a picture is wanted
 
-        curve.png = charts.figure_png(charts.curve_figure(curve.result))
+        if curve.kind == "surface":
+            from .presentation.pairs import surface_figure
+
+            figure = surface_figure(curve.result)
+        else:
+            figure = charts.curve_figure(curve.result)
+        curve.png = charts.figure_png(figure)
     return curve.png
 
 
@@ -318,6 +353,102 @@ def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
         return cells
     except Exception as exc:  # the cell shows a sentence; never a traceback
         return [[error_text(exc, prefix="STRATIMPACT")]]
+
+
+def _pairs_formula(name: str, key: tuple[Any, ...], data: Any, chart: Any, kind: str,
+                   compute: Callable[[pd.DataFrame], tuple[pd.DataFrame, pd.DataFrame]],
+                   check: Callable[[], None] = lambda: None) -> FormulaResult:
+    """The shared steps of ``=STRATPDBY`` and ``=STRATPD2``: cache, cells, one-cell errors."""
+    try:
+        check()
+        want_chart = _flag(chart, "chart")
+        frame = _table(data)
+        full_key = (name, _frame_key(frame), *key)
+        curve = _cache.get(full_key)
+        if curve is None:
+            result, table = compute(frame)
+            curve = Curve(sheet.cells_from_frame(table), result, kind=kind)
+            _cache.put(full_key, curve)
+    except Exception as exc:  # the cell shows a sentence; never a traceback
+        return FormulaResult([[error_text(exc, prefix=name)]])
+    return FormulaResult(curve.cells, curve, want_chart)
+
+
+def stratpdby(data: Any, target: Any, col: Any, by: Any, **optional: Any) -> FormulaResult:
+    """``=STRATPDBY(...)``'s cells: the curve of col in each group of by, one under the other.
+
+    Parameters
+    ----------
+    data, target, col
+        As for :func:`stratpd`.
+    by : str
+        The column to group by: at most 12 levels, or numbers cut into ``bands`` bands.
+    **optional
+        ``bands``, ``min_samples_leaf``, ``trials``, ``chart`` and ``positive`` as
+        :data:`STRATPDBY_ARGS` explains them; blank or left out takes the default.
+
+    Returns
+    -------
+    FormulaResult
+        Header (the by column's name, the feature's, "partial dependence", band and count
+        columns) and one row per group and point; on bad input one cell
+        ``"STRATPDBY: <what to fix>"``.
+    """
+    from .presentation.pairs import by_group_table
+
+    given = _optional(optional, STRATPDBY_ARGS, "STRATPDBY")
+    chosen = _positive(given.get("positive"))
+    settings: list[Settings] = []
+
+    def check() -> None:
+        settings.append(_settings(min_samples_leaf=given.get("min_samples_leaf"),
+                                  n_trials=given.get("trials"), by=by,
+                                  bands=given.get("bands")))
+        if settings[0].by is None:
+            raise StratPDInputError('by is missing; name the column to group by, e.g. "region"')
+
+    def compute(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+        result = workflow.curve(frame, target, col, settings=settings[0],
+                                how_to_keep=KEEP_HINT, positive=chosen).curve
+        return result, by_group_table(result)
+
+    key = (str(target), str(col), repr(by), repr(sorted(given.items())))
+    return _pairs_formula("STRATPDBY", key, data, given.get("chart"), "curve", compute, check)
+
+
+def stratpd2(data: Any, target: Any, col1: Any, col2: Any, **optional: Any) -> FormulaResult:
+    """``=STRATPD2(...)``'s cells: the two-way surface of target over col1 and col2.
+
+    Parameters
+    ----------
+    data, target
+        As for :func:`stratpd`.
+    col1, col2 : str
+        Two different columns.
+    **optional
+        ``grid``, ``min_samples_leaf``, ``chart`` and ``positive`` as :data:`STRATPD2_ARGS`
+        explains them; blank or left out takes the default.
+
+    Returns
+    -------
+    FormulaResult
+        Header (col1, col2, "partial dependence", "interaction part", "rows", "thin") and one
+        row per cell; on bad input one cell ``"STRATPD2: <what to fix>"``.
+    """
+    from .presentation.pairs import surface_table
+
+    given = _optional(optional, STRATPD2_ARGS, "STRATPD2")
+    chosen = _positive(given.get("positive"))
+
+    def compute(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+        settings = _settings(min_samples_leaf=given.get("min_samples_leaf"),
+                             grid=given.get("grid"))
+        result = workflow.surface(frame, target, col1, col2, settings=settings,
+                                  how_to_keep=KEEP_HINT, positive=chosen).surface
+        return result, surface_table(result)
+
+    key = (str(target), str(col1), str(col2), repr(sorted(given.items())))
+    return _pairs_formula("STRATPD2", key, data, given.get("chart"), "surface", compute)
 
 
 # --------------------------------------------------------------------------- warm-up

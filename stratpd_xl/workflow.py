@@ -32,12 +32,16 @@ __all__ = [
     "AnalysisResult",
     "CurveResult",
     "Finding",
+    "InteractionsResult",
     "Problem",
+    "SurfaceResult",
     "analysis",
     "curve",
     "finding",
     "findings",
+    "interactions",
     "prepare",
+    "surface",
     "warm_up",
 ]
 
@@ -150,6 +154,7 @@ def prepare(
     orders: Mapping[Any, Sequence[Any]] | None = None,
     how_to_keep: str = KEEP_BY_NAMING,
     positive: Any = None,
+    keep: Sequence[str] = (),
 ) -> Problem:
     """Resolve names, check the rows and leave out columns that cannot inform the analysis.
 
@@ -176,6 +181,8 @@ def prepare(
     positive : optional
         For a yes/no target, the value that counts as 1 (default TRUE/yes/1, else the
         rarer value); results are then changes in its probability, in percentage points.
+    keep : sequence of str
+        Exact names of other columns never to leave out (a ``by`` column).
 
     Raises
     ------
@@ -211,7 +218,7 @@ def prepare(
         min_samples_leaf=settings.min_samples_leaf, positive=positive,
     )
     frame, usable, left_out = usable_table(
-        frame, target_name, named or [], how_to_keep=how_to_keep
+        frame, target_name, [*(named or []), *keep], how_to_keep=how_to_keep
     )
     chosen = named if named is not None else usable
     if not chosen:
@@ -304,13 +311,16 @@ def curve(
     from . import engine
 
     settings = settings or Settings()
+    by = None if settings.by is None else resolve_column(frame, settings.by, role="by")
     problem = prepare(
         frame, target, [feature], settings=settings, categorical=categorical, orders=orders,
-        how_to_keep=how_to_keep, positive=positive,
+        how_to_keep=how_to_keep, positive=positive, keep=[by] if by else [],
     )
     name = problem.features[0]
+    grouping = {} if by is None else {"by": by, "bands": settings.bands}
     result = engine.partial_dependence(
-        problem.frame, problem.target, name, positive=positive, **_engine_kwargs(settings)
+        problem.frame, problem.target, name, positive=positive, **_engine_kwargs(settings),
+        **grouping,
     )
     notes = problem.notes + _curve_notes(name, result, how_to_expand)
     return CurveResult(result, problem.target, name, notes)
@@ -391,6 +401,145 @@ def warm_up() -> pd.DataFrame:
     return numeric
 
 
+@dataclass(frozen=True)
+class InteractionsResult:
+    """The interaction ranking and, for its strongest pairs, a by-group curve each.
+
+    Attributes
+    ----------
+    ranking : DataFrame
+        ``feature_1``, ``feature_2``, ``strength``, ``size``, strongest first (see
+        :func:`stratpd_xl.interactions`).
+    curves : dict
+        (feature, by) -> the curve of ``feature`` by groups of ``by``, for the top pairs
+        whose strength is above 0 (the numeric feature of a pair as the curve's, when
+        there is one).
+    target : str
+        Exact name of the target.
+    notes : list of str
+        Reading notes, left-out columns, the ranking's warnings and the curves' findings.
+    """
+
+    ranking: pd.DataFrame
+    curves: dict[tuple[str, str], pd.DataFrame]
+    target: str
+    notes: list[str] = field(default_factory=list)
+
+
+def interactions(
+    frame: pd.DataFrame,
+    target: Any,
+    features: Sequence[Any] | None = None,
+    *,
+    settings: Settings | None = None,
+    categorical: Sequence[Any] = (),
+    how_to_keep: str = KEEP_BY_NAMING,
+    progress: Progress | None = None,
+    positive: Any = None,
+    top: int = 3,
+) -> InteractionsResult:
+    """The interaction ranking, and a by-group curve for each of its ``top`` pairs.
+
+    Parameters are as for :func:`analysis`; ``settings.bands`` and ``settings.max_features``
+    shape the ranking, ``top`` says how many pairs get a by-group curve (0: none).
+    """
+    from . import engine
+
+    settings = settings or Settings()
+    problem = prepare(
+        frame, target, features, settings=settings, categorical=categorical,
+        how_to_keep=how_to_keep, positive=positive,
+    )
+    ranking = engine.interactions(
+        problem.frame, problem.target, problem.features, positive=positive,
+        progress=progress, min_samples_leaf=settings.min_samples_leaf,
+        min_slopes_per_x=settings.min_slopes_per_x, random_state=settings.random_state,
+        honest=settings.honest, bands=settings.bands, max_features=settings.max_features,
+    )
+    notes = list(problem.notes) + [str(w) for w in ranking.attrs.get("warnings") or []]
+    notes += [f'skipped "{f}": {why}' for f, why in (ranking.attrs.get("skipped") or {}).items()]
+    curves: dict[tuple[str, str], pd.DataFrame] = {}
+    for _, row in ranking.head(top).iterrows():
+        if not row["strength"] > 0:
+            break
+        a, b = str(row["feature_1"]), str(row["feature_2"])
+        numeric_b = pd.api.types.is_numeric_dtype(problem.frame[b].dtype)
+        numeric_a = pd.api.types.is_numeric_dtype(problem.frame[a].dtype)
+        feature, by = (b, a) if numeric_b and not numeric_a else (a, b)
+        try:
+            curve = engine.partial_dependence(
+                problem.frame, problem.target, feature, positive=positive,
+                **_engine_kwargs(settings), by=by, bands=settings.bands,
+            )
+        except StratPDInputError as exc:
+            notes.append(f'no curve of "{feature}" by "{by}": {exc}')
+            continue
+        curves[(feature, by)] = curve
+        notes += [str(f) for f in curve.attrs.get("findings") or []]
+    return InteractionsResult(ranking, curves, problem.target, notes)
+
+
+@dataclass(frozen=True)
+class SurfaceResult:
+    """The two-way partial dependence of the target on two features (experimental).
+
+    Attributes
+    ----------
+    surface : DataFrame
+        See :func:`stratpd_xl.stratpd2`.
+    target, feature_1, feature_2 : str
+        Exact column names.
+    notes : list of str
+        Reading notes, left-out columns and where the data are thin.
+    """
+
+    surface: pd.DataFrame
+    target: str
+    feature_1: str
+    feature_2: str
+    notes: list[str] = field(default_factory=list)
+
+
+def surface(
+    frame: pd.DataFrame,
+    target: Any,
+    feature_1: Any,
+    feature_2: Any,
+    *,
+    settings: Settings | None = None,
+    categorical: Sequence[Any] = (),
+    how_to_keep: str = KEEP_BY_NAMING,
+    positive: Any = None,
+) -> SurfaceResult:
+    """The two-way surface of ``target`` over ``feature_1`` and ``feature_2``.
+
+    ``settings.grid`` sets its points per feature.  The same column twice, or too few rows
+    for the grid, is one sentence naming the fix.
+    """
+    from . import engine
+
+    settings = settings or Settings()
+    problem = prepare(
+        frame, target, [feature_1, feature_2], settings=settings, categorical=categorical,
+        how_to_keep=how_to_keep, positive=positive,
+    )
+    if len(problem.features) < 2:
+        raise StratPDInputError(
+            f'a two-way surface needs two different columns; "{problem.features[0]}" is given '
+            "twice: choose another column for the second feature"
+        )
+    f1, f2 = problem.features[:2]
+    result = engine.stratpd2(
+        problem.frame, problem.target, f1, f2, positive=positive,
+        min_samples_leaf=settings.min_samples_leaf, min_slopes_per_x=settings.min_slopes_per_x,
+        random_state=settings.random_state, honest=settings.honest, grid=settings.grid,
+    )
+    # "named twice" notes from prepare are replaced by the sentence above
+    notes = [n for n in problem.notes if "is named" not in n]
+    notes += [str(w) for w in result.attrs.get("warnings") or []]
+    return SurfaceResult(result, problem.target, f1, f2, notes)
+
+
 def _engine_kwargs(settings: Settings) -> dict[str, Any]:
     return {
         "min_samples_leaf": settings.min_samples_leaf,
@@ -416,7 +565,8 @@ def summary_note(result: pd.DataFrame, how_to_expand: str = EVERY_POINT) -> str 
 
 
 def _curve_notes(name: str, result: pd.DataFrame, how_to_expand: str | None) -> list[str]:
-    notes = [str(w) for w in result.attrs.get("warnings") or []]
+    notes = [str(f) for f in result.attrs.get("findings") or []]
+    notes += [str(w) for w in result.attrs.get("warnings") or []]
     if how_to_expand is not None:
         note = summary_note(result, how_to_expand)
         if note:

@@ -424,7 +424,7 @@ def test_committed_wizard_module_registers_what_xlwings_import_registers(
     name, source = builder.wizard_module(recorded["macro_options"])
     assert code == _crlf(f'Attribute VB_Name = "{name}"\n' + source)
     assert "\r\nSub Auto_Open()\r\n" in code
-    assert code.count("    Application.MacroOptions Macro:=") == len(recorded["macro_options"]) == 2
+    assert code.count("    Application.MacroOptions Macro:=") == len(recorded["macro_options"]) == 4
     for options in recorded["macro_options"]:
         assert options["Category"] == "StratPD" and options["Description"]
         assert '"' + options["Description"].replace('"', '""') + '"' in code

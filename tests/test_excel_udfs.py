@@ -627,3 +627,19 @@ def test_template_build_is_reproducible():
     builder = _load_template_builder()
     assert builder.build_bytes() == builder.build_bytes()
     assert builder.main(["--check"]) == 0, "run: python workbook_templates/build_templates.py"
+
+
+def test_by_group_and_surface_formulas_through_xlwings(xl, cells):
+    sheet = FakeSheet()
+    caller = FakeCell(sheet, 2, 2)
+    out = call_like_excel(xl, xl.udfs.STRATPDBY, cells, "price", "carat", "cut", caller=caller)
+    assert out[0][:3] == ["cut", "carat", "partial dependence"]
+    assert {r[0] for r in out[1:]} <= {"Fair", "Good", "Very Good", "Premium", "Ideal"}
+    assert sheet.log == [("add", "StratPD B2", (2 + len(out[0])) * 64.0, 20.0)]
+    other = FakeCell(sheet, 2, 20)
+    out = call_like_excel(xl, xl.udfs.STRATPD2, cells, "price", "carat", "depth", 3.0,
+                          caller=other)
+    assert out[0][:3] == ["carat", "depth", "partial dependence"] and len(out) == 1 + 3 * 3
+    assert sorted(sheet.pictures.items) == ["StratPD B2", "StratPD T2"]
+    out = call_like_excel(xl, xl.udfs.STRATPD2, cells, "price", "carat", "carat", caller=other)
+    assert out[0][0].startswith("STRATPD2: ") and "StratPD T2" not in sheet.pictures

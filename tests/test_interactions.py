@@ -153,3 +153,93 @@ def test_thin_cells_are_flagged_and_named():
     assert corner["thin"].all()
     (note,) = surface.attrs["warnings"]
     assert "thin" in note and "smaller grid" in note
+
+
+# --------------------------------------------------------------------------- front ends
+
+
+@pytest.fixture(scope="module")
+def shop_csv(regions, tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("shop") / "shop.csv"
+    regions.to_csv(path, index=False)
+    return str(path)
+
+
+def test_cli_curve_by_writes_table_chart_and_workbook(shop_csv, tmp_path, capsys):
+    from stratpd_xl.cli import main
+
+    outs = [tmp_path / "by.csv", tmp_path / "by.png", tmp_path / "by.xlsx"]
+    args = ["curve", shop_csv, "-t", "sales", "-f", "price", "--by", "Region", "--seed", "0"]
+    assert main(args + sum((["-o", str(o)] for o in outs), [])) == 0
+    err = capsys.readouterr().err
+    assert "twice as steep for region = south" in err
+    table = pd.read_csv(outs[0])
+    assert list(table.columns[:2]) == ["group", "x"] and set(table["group"]) == {"north",
+                                                                                 "south"}
+    assert outs[1].read_bytes().startswith(b"\x89PNG")
+    from openpyxl import load_workbook
+
+    ws = load_workbook(outs[2]).active
+    headers = [c.value for row in ws.iter_rows(max_col=4) for c in row]
+    assert "region" in headers and "price" in headers
+    assert main(["curve", shop_csv, "-t", "sales", "-f", "price", "--by", "price"]) == 2
+    assert "both the feature and the by column" in capsys.readouterr().err
+
+
+def test_cli_interactions_and_surface(shop_csv, tmp_path, capsys):
+    from stratpd_xl.cli import main
+
+    assert main(["interactions", shop_csv, "-t", "sales", "--seed", "0"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["feature_1", "feature_2", "strength", "size"]
+    assert set(out[1].split()[:2]) == {"price", "region"}
+    png = tmp_path / "s.png"
+    assert main(["surface", shop_csv, "-t", "sales", "-f", "price", "-f", "region",
+                 "--grid", "5", "-o", str(png), "-o", str(tmp_path / "s.csv")]) == 0
+    assert png.read_bytes().startswith(b"\x89PNG")
+    surface = pd.read_csv(tmp_path / "s.csv")
+    assert len(surface) == 5 * 2 and set(surface["x2"]) == {"north", "south"}
+    assert main(["surface", shop_csv, "-t", "sales", "-f", "price", "-f", "PRICE"]) == 2
+    assert "given twice" in capsys.readouterr().err
+    assert main(["surface", shop_csv, "-t", "sales", "-f", "price"]) == 2
+    assert "exactly two features" in capsys.readouterr().err
+
+
+def test_report_gets_an_interactions_sheet(shop_csv, tmp_path):
+    from openpyxl import load_workbook
+
+    from stratpd_xl.cli import main
+
+    out = tmp_path / "report.xlsx"
+    assert main(["report", shop_csv, "-t", "sales", "--interactions", "--seed", "0",
+                 "-o", str(out)]) == 0
+    book = load_workbook(out)
+    assert book.sheetnames[:2] == ["Summary", "Interactions"]
+    ws = book["Interactions"]
+    values = [c.value for row in ws.iter_rows() for c in row if c.value is not None]
+    assert "feature 1" in values and "strength" in values
+    assert len(ws._images) == 2  # the ranking, and the top pair's by-group chart
+
+
+def test_formulas_spill_the_by_group_curve_and_the_surface(regions):
+    import os
+
+    os.environ.setdefault("STRATPD_XL_WARMUP", "0")
+    from stratpd_xl.excel import udfs
+    from stratpd_xl.input.sheet import cells_from_frame
+
+    cells = cells_from_frame(regions)
+    out = udfs.STRATPDBY(cells, "sales", "price", "region")
+    assert out[0][:3] == ["region", "price", "partial dependence"]
+    assert {r[0] for r in out[1:]} == {"north", "south"}
+    out = udfs.STRATPD2(cells, "sales", "price", "region", 4)
+    assert out[0] == ["price", "region", "partial dependence", "interaction part", "rows",
+                      "thin"]
+    assert len(out) == 1 + 4 * 2
+    store = cells_from_frame(regions.assign(store=[f"s{i % 300}" for i in range(len(regions))]))
+    (cell,) = udfs.STRATPDBY(store, "sales", "price", "store")
+    assert cell[0].startswith("STRATPDBY: ") and "at most 12 levels" in cell[0]
+    (cell,) = udfs.STRATPD2(cells, "sales", "price", "price")
+    assert cell[0].startswith("STRATPD2: ") and "given twice" in cell[0]
+    (cell,) = udfs.STRATPD2(cells[:200], "sales", "price", "ads", 12)
+    assert "use grid = " in cell[0]

@@ -1,4 +1,5 @@
-"""Cell formulas ``=STRATPD(...)`` and ``=STRATIMPACT(...)`` (xlwings UDFs, Excel on Windows).
+"""Cell formulas ``=STRATPD(...)``, ``=STRATIMPACT(...)``, ``=STRATPDBY(...)`` and
+``=STRATPD2(...)`` (xlwings UDFs, Excel on Windows).
 
 Named in the add-in config as ``UDF Modules = stratpd_xl.excel.udfs``.  Each formula returns a
 2-D list: Excel 365 spills it under the formula (no legacy ``expand``); older Excel needs it
@@ -28,7 +29,8 @@ from ..params import PARAMETERS
 from ..spreadsheet import DESCRIPTIONS, clear_cache, wait_for_warm_up
 from . import pictures
 
-__all__ = ["STRATIMPACT", "STRATPD", "clear_cache", "wait_for_warm_up"]
+__all__ = ["STRATIMPACT", "STRATPD", "STRATPD2", "STRATPDBY", "clear_cache",
+           "wait_for_warm_up"]
 
 _log = logging.getLogger(__name__)
 
@@ -43,6 +45,14 @@ STRATPD_ARGS: dict[str, dict[str, Any]] = {
 }
 STRATIMPACT_ARGS: dict[str, dict[str, Any]] = {
     name: STRATPD_ARGS[name] for name in spreadsheet.STRATIMPACT_ARGS
+}
+STRATPDBY_ARGS: dict[str, dict[str, Any]] = {
+    name: {**(_DATA_OPTIONS if name == "data" else {}), "doc": doc}
+    for name, doc in spreadsheet.STRATPDBY_ARGS.items()
+}
+STRATPD2_ARGS: dict[str, dict[str, Any]] = {
+    name: {**(_DATA_OPTIONS if name == "data" else {}), "doc": doc}
+    for name, doc in spreadsheet.STRATPD2_ARGS.items()
 }
 # call_in_wizard stays on: xlwings' wizard guard makes add-in UDFs show 0 when a workbook opens
 # (xlwings issue 1574), and a cached result makes the wizard's extra call cheap.
@@ -178,6 +188,87 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
     return spreadsheet.stratimpact(
         data, target, min_samples_leaf=min_samples_leaf, positive=positive
     )
+
+
+def _with_picture(out: spreadsheet.FormulaResult, caller: Any) -> list[list[Any]]:
+    """The cells of a formula with a picture: placed (or removed) beside the formula."""
+    if caller is not None:
+        if out.curve is not None and out.chart:
+            _show_picture(caller, out.curve)
+        else:
+            _drop_picture(caller)
+    return out.cells
+
+
+@_excel_function(STRATPDBY_ARGS, DESCRIPTIONS["STRATPDBY"])
+def STRATPDBY(  # noqa: N802 - Excel formula names are upper case
+    data: Any,
+    target: Any,
+    col: Any,
+    by: Any,
+    bands: Any = None,
+    min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
+    trials: Any = 1,
+    chart: Any = True,
+    positive: Any = None,
+    caller: Any = None,
+) -> list[list[Any]]:
+    """The curve of col in each group of by, one under the other, and a chart of them.
+
+    Parameters
+    ----------
+    data, target, col, min_samples_leaf, trials, chart, positive, caller
+        As for :func:`STRATPD`.
+    by : str
+        The column to group by: at most 12 levels, or numbers cut into ``bands`` bands.
+    bands : int, default 4
+        Bands of a numeric ``by``.
+
+    Returns
+    -------
+    list of list
+        As :func:`stratpd_xl.spreadsheet.stratpdby`; on bad input one cell
+        ``"STRATPDBY: <what to fix>"``.
+    """
+    return _with_picture(spreadsheet.stratpdby(
+        data, target, col, by, bands=bands, min_samples_leaf=min_samples_leaf, trials=trials,
+        chart=chart, positive=positive,
+    ), caller)
+
+
+@_excel_function(STRATPD2_ARGS, DESCRIPTIONS["STRATPD2"])
+def STRATPD2(  # noqa: N802 - Excel formula names are upper case
+    data: Any,
+    target: Any,
+    col1: Any,
+    col2: Any,
+    grid: Any = None,
+    min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
+    chart: Any = True,
+    positive: Any = None,
+    caller: Any = None,
+) -> list[list[Any]]:
+    """The two-way surface of target over col1 and col2 (experimental), and its heat map.
+
+    Parameters
+    ----------
+    data, target, min_samples_leaf, chart, positive, caller
+        As for :func:`STRATPD`.
+    col1, col2 : str
+        Two different columns.
+    grid : int, default 10
+        Points per column.
+
+    Returns
+    -------
+    list of list
+        As :func:`stratpd_xl.spreadsheet.stratpd2`; on bad input one cell
+        ``"STRATPD2: <what to fix>"``.
+    """
+    return _with_picture(spreadsheet.stratpd2(
+        data, target, col1, col2, grid=grid, min_samples_leaf=min_samples_leaf, chart=chart,
+        positive=positive,
+    ), caller)
 
 
 # Warm the kernels while Excel is still loading (not in xlwings Lite: it sets

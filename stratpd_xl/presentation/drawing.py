@@ -45,9 +45,10 @@ HELPER_SILENCE_S = 120.0
 
 @dataclass(frozen=True)
 class Chart:
-    """What to draw: a curve (``stratpd``/``catstratpd`` result) or the impact ranking."""
+    """What to draw: a curve (``stratpd``/``catstratpd`` result, by group too), the impact
+    ranking, the interaction ranking or a two-way surface."""
 
-    kind: Literal["curve", "impact"]
+    kind: Literal["curve", "impact", "interactions", "surface"]
     data: pd.DataFrame
 
 
@@ -67,8 +68,14 @@ def draw_picture(chart: Chart) -> Picture:
         figure = impact_figure(chart.data)
     elif chart.kind == "curve":
         figure = curve_figure(chart.data)
+    elif chart.kind in ("interactions", "surface"):
+        from .pairs import interactions_figure, surface_figure
+
+        make = interactions_figure if chart.kind == "interactions" else surface_figure
+        figure = make(chart.data)
     else:
-        raise ValueError(f"unknown chart kind {chart.kind!r}; expected 'curve' or 'impact'")
+        raise ValueError(f"unknown chart kind {chart.kind!r}; expected 'curve', 'impact', "
+                         "'interactions' or 'surface'")
     return Picture(figure_png(figure), float(figure.get_figheight()))
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "unique_sheet_names",
     "write_curve_workbook",
     "write_impact_workbook",
+    "write_pairs_workbook",
     "write_report",
 ]
 
@@ -848,9 +849,76 @@ def write_impact_workbook(ranking: pd.DataFrame, path: PathLike | io.BytesIO) ->
     wb.close()
 
 
+def _pairs_view(kind: str, result: pd.DataFrame) -> tuple[str, pd.DataFrame, str]:
+    """Title, table for people and picture kind of a by-group curve, ranking or surface."""
+    from .pairs import (
+        by_group_table,
+        by_group_title,
+        interactions_table,
+        interactions_title,
+        surface_table,
+    )
+
+    if kind == "interactions":
+        return interactions_title(result), interactions_table(result), "interactions"
+    if kind == "surface":
+        a = result.attrs
+        title = (f"two-way partial dependence of {a.get('target', 'target')} on "
+                 f"{a.get('feature_1')} and {a.get('feature_2')} (experimental)")
+        return title, surface_table(result), "surface"
+    return by_group_title(result), by_group_table(result), "curve"
+
+
+def _write_pairs_sheet(wb: _Book, ws: Worksheet, sheet: str, kind: str,
+                       result: pd.DataFrame, top: int = 0) -> _Slot:
+    """Title, notes, parameters and table of a two-column result; the picture's place."""
+    fmts = wb.formats
+    _page_setup(ws)
+    title, table, _ = _pairs_view(kind, result)
+    ws.write_string(top, 0, title, fmts.title)
+    a = result.attrs
+    items: list[tuple[str, Any]] = [("target", a.get("target", ""))]
+    if "n_rows" in a:
+        items.append(("rows in data", a["n_rows"]))
+    items += [("finding", str(f)) for f in a.get("findings") or []]
+    items += [("note", str(w)) for w in a.get("warnings") or []]
+    items += _param_items(a.get("params"))
+    row = _write_info(ws, fmts, top + 2, items)
+    _, last_col, widths = _write_table(ws, fmts, table, row + 1, 0,
+                                       general_columns=[str(table.columns[0])])
+    widths[0] = max(max(len(label) for label, _ in items) + 2.0, widths[0], 12.0)
+    ws.set_column(0, 0, widths[0])
+    return _Slot(ws, sheet, top + 2, last_col + 2, widths, title)
+
+
+def write_pairs_workbook(kind: str, result: pd.DataFrame,
+                         path: PathLike | io.BytesIO) -> None:
+    """Write a by-group curve (``kind="curve"``), the interaction ranking
+    (``"interactions"``) or a two-way surface (``"surface"``) to an .xlsx workbook: header
+    block, table and picture.
+
+    Raises
+    ------
+    StratPDInputError
+        When the file cannot be written.
+    """
+    name = {"curve": str(result.attrs.get("feature") or "curve"),
+            "interactions": "Interactions", "surface": "Surface"}[kind]
+    wb = _Book(path)
+    sheet = unique_sheet_names([name])[0]
+    ws = wb.add_sheet(sheet)
+    slot = _write_pairs_sheet(wb, ws, sheet, kind, result)
+    _place(slot, draw_picture(Chart(_pairs_view(kind, result)[2], result)))  # type: ignore[arg-type]
+    wb.close()
+
+
+INTERACTIONS = "Interactions"
+
+
 def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
                  progress: Progress | None = None,
-                 drawer: PictureDrawer | None = None) -> None:
+                 drawer: PictureDrawer | None = None,
+                 interactions: Any = None) -> None:
     """Write a full report: a "Summary" sheet with the ranking and one sheet per feature.
 
     The summary has the conclusion in words (one sentence per top feature, its caveats
@@ -875,6 +943,10 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
     drawer : PictureDrawer, optional
         Draws the pictures; one with a helper process draws two at a time, while the
         sheets are written.  Default: every picture drawn here, one after another.
+    interactions : InteractionsResult, optional
+        The interaction ranking and its top pairs' by-group curves
+        (:func:`stratpd_xl.workflow.interactions`): an "Interactions" sheet after the
+        summary, with the ranking and, under it, each pair's by-group chart.
 
     Raises
     ------
@@ -885,11 +957,13 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
     curves: Mapping[str, pd.DataFrame] = analysis.curves
     ranked = [str(f) for f in ranking["feature"]] if "feature" in ranking.columns else []
     order = [f for f in ranked if f in curves] + [f for f in curves if f not in set(ranked)]
-    names = dict(zip(order, unique_sheet_names(order, taken=[SUMMARY]), strict=True))
+    taken = [SUMMARY] + ([INTERACTIONS] if interactions is not None else [])
+    names = dict(zip(order, unique_sheet_names(order, taken=taken), strict=True))
     total = 1 + len(order)
 
     wb = _Book(path)
     summary = wb.add_sheet(SUMMARY)
+    pairs_ws = wb.add_sheet(INTERACTIONS) if interactions is not None else None
     sheets = {feature: wb.add_sheet(names[feature]) for feature in order}
     slots: list[_Slot] = []
 
@@ -909,6 +983,9 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
             title=f"What drives {target}: StratPD report", links=links, said=said,
             notes=notes,
         ))
+        if pairs_ws is not None:
+            slots.append(_write_pairs_sheet(wb, pairs_ws, INTERACTIONS, "interactions",
+                                            interactions.ranking))
         for done, feature in enumerate(order, start=1):
             if progress is not None:
                 progress(done, total, feature)
@@ -919,12 +996,24 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
 
     # The summary's ranking is its native chart alone (a picture of the same bars under it
     # said nothing new); each feature's sheet keeps its picture, which has the data strip.
-    charts = [Chart("curve", curves[f]) for f in order]
+    pair_curves = list(interactions.curves.values()) if interactions is not None else []
+    charts = [Chart("interactions", interactions.ranking)] if interactions is not None else []
+    charts += [Chart("curve", curves[f]) for f in order]
+    charts += [Chart("curve", c) for c in pair_curves]
     pictures = (drawer or PictureDrawer()).draw(charts, meanwhile=write_sheets)
     # The summary has no picture to keep on its first page: one page wide, as long as it is.
     slots[0].ws.fit_to_pages(1, 0)
-    for slot, picture in zip(slots[1:], pictures, strict=True):
+    for slot, picture in zip(slots[1:], pictures[: len(slots) - 1], strict=True):
         _place(slot, picture)
+    if pairs_ws is not None:
+        # The pairs' by-group charts one under the other, below the ranking's picture.
+        slot = slots[1]
+        row = slot.row + _rows_for(int(pictures[0].height_in * 96)) + 1
+        for curve, picture in zip(pair_curves, pictures[len(slots) - 1:], strict=True):
+            pairs_ws.insert_image(row, slot.col, "pair.png", {
+                "image_data": io.BytesIO(picture.png), "object_position": 3,
+                "description": str(curve.attrs.get("method", "by group"))})
+            row += _rows_for(int(picture.height_in * 96)) + 1
     wb.close()
     if progress is not None:
         progress(total, total, "")
