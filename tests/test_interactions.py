@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import stratpd_xl as sx
 from stratpd_xl import StratPDInputError
@@ -243,3 +245,16 @@ def test_formulas_spill_the_by_group_curve_and_the_surface(regions):
     assert cell[0].startswith("STRATPD2: ") and "given twice" in cell[0]
     (cell,) = udfs.STRATPD2(cells[:200], "sales", "price", "ads", 12)
     assert "use grid = " in cell[0]
+
+
+@settings(max_examples=4, deadline=None)
+@given(scale=st.floats(0.01, 100), shift=st.floats(-1e3, 1e3))
+def test_strength_does_not_depend_on_the_targets_units(scale, shift):
+    df = _uniform(800, 3, 6)
+    df["y"] = df["x0"] * df["x1"] + df["x2"]
+    base = sx.interactions(df, "y", random_state=0, min_samples_leaf=20)
+    moved = sx.interactions(df.assign(y=df["y"] * scale + shift), "y", random_state=0,
+                            min_samples_leaf=20)
+    assert list(moved["feature_1"]) == list(base["feature_1"])
+    np.testing.assert_allclose(moved["strength"], base["strength"], atol=1e-9)
+    np.testing.assert_allclose(moved["size"], base["size"] * scale, rtol=1e-6, atol=1e-9)
