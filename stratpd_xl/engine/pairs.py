@@ -42,6 +42,8 @@ Progress = Callable[[int, int, str], None]
 NOISE_SPLITS = 4
 # The spread between group curves that counts is what exceeds this many times its noise.
 NOISE_MARGIN = 2.0
+# The strength's denominator is at least this share of the target's variance.
+FLOOR_SHARE = 0.005
 # Most categories on a surface's axis.
 MAX_AXIS_CATEGORIES = 40
 
@@ -104,10 +106,12 @@ def interactions(
     averaged over the two directions (a in groups of b, b in groups of a) and scaled like
     Friedman's H^2::
 
-        strength = I / (I + M_a + M_b)
+        strength = I / (I + M_a + M_b + 0.005 var(y))
 
-    where M_a is the mean square of a's own (centred) curve over the rows.  0 means the
-    effects add up; 1 would mean all of the pair's effect is interaction.  Grouping by bands
+    where M_a is the mean square of a's own (centred) curve over the rows; the last term
+    keeps two columns that barely move the target from showing a large share of almost
+    nothing (where Friedman's H^2 is unstable).  0 means the effects add up; 1 would mean
+    all of the pair's effect is interaction.  Grouping by bands
     sees the part of the interaction between bands (about 94 % of x1 x2 with four bands
     of a uniform x2).
 
@@ -192,6 +196,10 @@ def interactions(
         fits[f] = (pooled, main_effect(eff, pooled), halves, pooled_halves)
     rows_out = []
     min_rows = 2 * p.min_samples_leaf
+    # Two columns that barely move the target must not show a large share of almost nothing
+    # (Friedman's H^2 is unstable there): the denominator never falls below a small share
+    # of the target's variance.
+    floor = FLOOR_SHARE * float(np.var(table.y))
     for a, b in itertools.combinations(paired, 2):
         sizes = []
         for j, k in ((a, b), (b, a)):
@@ -213,7 +221,7 @@ def interactions(
         if not sizes:
             continue
         size = float(np.mean(sizes))
-        total = size + fits[a][1] + fits[b][1]
+        total = size + fits[a][1] + fits[b][1] + floor
         rows_out.append({
             "feature_1": a, "feature_2": b,
             "strength": size / total if total > 0 else 0.0,
@@ -384,10 +392,9 @@ def stratpd2(
     row_b = eff_b.row_values(pooled_b, np.arange(eff_b.y.size))
     row_b = row_b - np.nanmean(row_b)
     # f2's effect of each band: its curve averaged over the band's rows (of f2's rows).
-    band_b = np.full(rows_b.size, -1)
-    where = np.searchsorted(rows_a, rows_b)
-    hit = (where < rows_a.size) & (rows_a[np.minimum(where, rows_a.size - 1)] == rows_b)
-    band_b[hit] = gb.codes[where[hit]]
+    at_a = np.full(table.y.size, -1)
+    at_a[rows_a] = np.arange(rows_a.size)  # each table row's place among f1's rows
+    band_b = np.where(at_a[rows_b] >= 0, gb.codes[np.maximum(at_a[rows_b], 0)], -1)
     n_bands = len(gb.labels)
     main_b = np.array([np.nanmean(row_b[band_b == g]) if np.any(band_b == g) else np.nan
                        for g in range(n_bands)])
