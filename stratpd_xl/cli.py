@@ -379,10 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     _features_option(p)
     _table_option(p, "bands", "--bands")
     _table_option(p, "max_features", "--max-features")
-    p.add_argument(
-        "--out", "-o", action="append", type=Path, metavar="FILE",
-        help="write .csv, .xlsx or .png; may repeat; default: print the table",
-    )
+    _outputs_option(p)
 
     p = sub.add_parser(
         "surface",
@@ -395,10 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--feature", "-f", dest="features", action="append", required=True,
                    metavar="F", help="one of the two features; give it twice: -f A -f B")
     _table_option(p, "grid", "--grid")
-    p.add_argument(
-        "--out", "-o", action="append", type=Path, metavar="FILE",
-        help="write .csv, .xlsx or .png; may repeat; default: print the table",
-    )
+    _outputs_option(p)
 
     p = sub.add_parser(
         "impact",
@@ -409,14 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--target", "-t", required=True, help="column to explain (numbers, or yes/no)")
     _features_option(p)
-    p.add_argument(
-        "--out",
-        "-o",
-        action="append",
-        type=Path,
-        metavar="FILE",
-        help="write .csv, .xlsx, .png, .svg or .pdf; may repeat; default: print the table",
-    )
+    _outputs_option(p)
 
     p = sub.add_parser(
         "report",
@@ -508,6 +495,13 @@ def _table_option(p: argparse.ArgumentParser, name: str, option: str) -> None:
         return
     p.add_argument(option, dest=name, type=_parameter(name), default=None, metavar="N",
                    help=f"{param.help} (default {param.default})".replace("%", "%%"))
+
+
+def _outputs_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--out", "-o", action="append", type=Path, metavar="FILE",
+        help="write .csv, .xlsx, .png, .svg or .pdf; may repeat; default: print the table",
+    )
 
 
 def _features_option(p: argparse.ArgumentParser) -> None:
