@@ -24,6 +24,22 @@ Impact ranking (``impact``), largest first
     ``feature``, ``kind`` (``"numeric"`` / ``"categorical"``), ``impact`` (target units),
     ``share`` (impact / sum of impacts)
 
+Curves by group (``stratpd(..., by=column)``), the groups' curves one under the other
+    ``group``     the group: a level of the ``by`` column, or a band of its values ("2.5 to
+                  7.1"), as an ordered category; then the curve's own columns
+    ``attrs`` add ``by``, ``groups``, ``group_rows``, ``group_slopes``, ``skipped_groups``
+    and ``findings`` (sentences when the groups' curves differ beyond their bands)
+
+Interaction ranking (``interactions``), strongest first
+    ``feature_1``, ``feature_2``, ``strength`` (0 = the effects add up; scaled like
+    Friedman's H^2), ``size`` (root mean square of the interaction part, target units)
+
+Two-way surface (``stratpd2``, experimental), one row per cell
+    ``x1``, ``x2`` (the features' values at the cell; ``x2`` a band's median or a category),
+    ``band`` (the second feature's band or category as text), ``pd`` (averaging 0 over the
+    rows), ``interaction`` (its interaction part), ``n_rows`` (rows nearest the cell),
+    ``thin`` (fewer than min_samples_leaf rows, or no estimate)
+
 ``attrs`` of a curve: ``kind``, ``method``, ``target``, ``feature``, ``n_rows``, ``n_used``,
 ``n_dropped_missing``, ``n_ignored``, ``n_leaves``, ``params``, ``warnings``; numeric curves add
 ``n_unique_x``, ``n_points_full`` (points at full resolution), ``within_strata_share``,

@@ -170,6 +170,7 @@ class Effects:
         """The effect on ``rows`` at the points of another fit's ``grid`` (for noise)."""
         if self.kind == NUMERIC:
             field = slope_field(self.value[rows], self.y[rows], self.leaf[rows])
+            # A half holds half the strata, so a point is backed by about half the slopes.
             return curve_on_grid(field, max(1, self.min_slopes_per_x // 2), grid)
         return category_effects(self.value[rows], self.n_categories, self.y[rows],
                                 self.leaf[rows]).effect
