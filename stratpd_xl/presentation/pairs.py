@@ -157,6 +157,9 @@ def interactions_figure(ranking: pd.DataFrame, *, top: int = 15) -> Figure:
     ax.set_yticks(np.arange(n))
     ax.set_yticklabels(labels, **_PLAIN)
     ax.invert_yaxis()
+    for pos, value in enumerate(values):  # the value beside each bar: 0.07 reads at a glance
+        ax.text(value + 0.01, pos, f"{value:.2f}", va="center", ha="left", fontsize=8,
+                color="#333333")
     ax.set_xlim(0, max(1.0, float(values.max()) if n else 1.0))
     ax.set_xlabel("strength (0 = effects add up, 1 = all interaction)")
     if n == 0:
