@@ -674,8 +674,24 @@ def _note(text: str) -> None:
 
 
 def _print_table(table: pd.DataFrame) -> None:
+    """The table for a person: the workbook's number rule (about four significant digits,
+    one count of decimals per column, the curve and its band alike), shares in percent.
+
+    ``--json`` and ``.csv`` keep every digit for scripts.
+    """
+    from .presentation.labels import decimals
+
+    shown = inert_table(table)
+    band = [c for c in ("pd", "pd_low", "pd_high") if c in shown.columns]
+    for name in shown.columns:
+        column = shown[name]
+        if name == "share":
+            shown[name] = [("" if v != v else f"{v:.1%}") for v in column.astype(float)]
+        elif pd.api.types.is_float_dtype(column.dtype) and name != "x":
+            places = decimals(shown[band].to_numpy() if name in band else column)
+            shown[name] = [("" if v != v else f"{v:.{places or 0}f}") for v in column]
     with pd.option_context("display.max_rows", None, "display.width", 200):
-        text = inert_table(table).to_string(index=False, float_format=lambda v: f"{v:.6g}")
+        text = shown.to_string(index=False, float_format=lambda v: f"{v:.6g}")
         sys.stdout.write(text + "\n")
 
 

@@ -227,3 +227,18 @@ def test_the_data_strip_counts_rows_at_every_value():
     # Whole-number ages: bins of whole numbers, edges half-way between them (no aliasing).
     assert np.all(edges % 1 == 0.5) and len(set(np.diff(edges))) == 1
     assert sum(ages["count"]) == n
+
+
+def test_the_printed_table_reads_like_the_workbook(csv_path, capsys):
+    assert main(["impact", str(csv_path), "-t", "price", "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["feature", "kind", "impact", "share"]
+    shares = [line.split()[-1] for line in lines[1:]]
+    assert all(s.endswith("%") for s in shares)  # 57.4%, not 0.573912
+    assert sum(float(s[:-1]) for s in shares) == pytest.approx(100, abs=0.5)
+    assert main(["curve", str(csv_path), "-t", "price", "-f", "area", "--trials", "3",
+                 "-q"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    # The curve and its band with one count of decimals (four digits on the largest).
+    places = {len(cell.partition(".")[2]) for row in rows for cell in (row[1], row[-2], row[-1])}
+    assert len(places) == 1

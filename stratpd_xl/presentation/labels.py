@@ -6,6 +6,7 @@ module imports neither matplotlib nor xlsxwriter, so naming a column costs nothi
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -23,6 +24,7 @@ __all__ = [
     "CURVE_COLOR",
     "DENSITY_COLOR",
     "curve_title",
+    "decimals",
     "impact_title",
     "is_categorical",
     "rows_ignored_note",
@@ -48,6 +50,22 @@ PLAIN_PARAMETERS: dict[str, tuple[str, str]] = {
     "honest": ("groups formed on the other half of the rows (honest)", "(not set)"),
     "adjust": ("other columns' straight-line part taken out first (adjust)", "(not set)"),
 }
+
+
+def decimals(values: Any) -> int | None:
+    """Decimals that show about four significant digits of the largest value: the one rule for
+    numbers in workbooks and the printed table (``None`` when all are whole numbers).
+
+    One count for a whole column, or for columns read together (a curve and its band), so
+    their digits line up.
+    """
+    numeric = pd.to_numeric(pd.Series(np.ravel(values)), errors="coerce").to_numpy(dtype=float)
+    finite = np.abs(numeric[np.isfinite(numeric)])
+    if finite.size == 0 or finite.max() == 0:
+        return 0
+    if np.all(finite == np.round(finite)) and finite.max() < 1e15:
+        return None
+    return int(np.clip(3 - math.floor(math.log10(finite.max())), 0, 6))
 
 
 def rows_ignored_note(result: pd.DataFrame) -> str:

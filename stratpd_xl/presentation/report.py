@@ -37,6 +37,7 @@ from .labels import (
     CURVE_COLOR,
     PLAIN_PARAMETERS,
     curve_title,
+    decimals,
     impact_title,
     is_categorical,
     rows_ignored_note,
@@ -131,16 +132,16 @@ def _date_format(values: pd.Series) -> str:
     return "yyyy-mm-dd"
 
 
-def _number_format(values: pd.Series) -> str:
-    """About four significant digits on the largest value, with thousands separators."""
-    numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-    finite = np.abs(numeric[np.isfinite(numeric)])
-    if finite.size == 0 or finite.max() == 0:
-        return "General"
-    if np.all(finite == np.round(finite)) and finite.max() < 1e15:
+def _number_format(values: Any) -> str:
+    """About four significant digits on the largest value, with thousands separators
+    (:func:`labels.decimals`, the rule the printed table follows too)."""
+    places = decimals(values)
+    if places is None:
         return "#,##0"
-    decimals = int(np.clip(3 - math.floor(math.log10(finite.max())), 0, 6))
-    return "#,##0" + ("." + "0" * decimals if decimals else "")
+    numeric = pd.to_numeric(pd.Series(np.ravel(values)), errors="coerce").to_numpy(dtype=float)
+    if not np.isfinite(numeric).any() or np.nanmax(np.abs(numeric)) == 0:
+        return "General"
+    return "#,##0" + ("." + "0" * places if places else "")
 
 
 def _axis_format(values: pd.Series) -> str:
@@ -201,6 +202,9 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
     # Table column names live in an XML attribute, where line breaks turn into spaces and
     # control characters are not allowed; the header cell must match the name exactly.
     columns = [_NOT_XML.sub("\ufffd", re.sub(r"[\r\n\t]", " ", str(c))) for c in table.columns]
+    # The curve and its band are read together: one number format, so their digits line up.
+    shared = [c for c in (pd_header(table), BAND_LOW, BAND_HIGH) if c in table.columns]
+    shared = shared if len(shared) > 1 else []
     n = len(table)
     last_row = top + max(n, 1)  # an Excel table needs at least one data row
     last_col = left + len(columns) - 1
@@ -221,6 +225,8 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
             fmt = fmts.get(num_format="0.0%")
         elif original in general_columns:
             fmt = None
+        elif original in shared:
+            fmt = fmts.get(num_format=_number_format(table[shared].to_numpy()))
         elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             fmt = fmts.get(num_format=_number_format(series))
         else:
