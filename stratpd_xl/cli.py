@@ -777,10 +777,11 @@ def _cmd_curve(args: argparse.Namespace) -> int:
 def _cmd_interactions(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
     frame = _read(args)
+    _step("analysing")
     result = workflow.interactions(
         frame, args.target, args.features or None, settings=_settings(args),
-        categorical=args.categorical or (), how_to_keep=KEEP_HINT, progress=ProgressBar(),
-        positive=args.positive, top=0,
+        categorical=args.categorical or (), how_to_keep=KEEP_HINT,
+        progress=_analysis_progress(), positive=args.positive, top=0,
     )
     for note in result.notes:
         _note(note)
@@ -799,6 +800,7 @@ def _cmd_surface(args: argparse.Namespace) -> int:
         )
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
     frame = _read(args)
+    _step("analysing")
     result = workflow.surface(
         frame, args.target, *args.features, settings=_settings(args),
         categorical=args.categorical or (), how_to_keep=KEEP_HINT, positive=args.positive,
@@ -859,6 +861,11 @@ def _deliver(
             print(f"wrote {out}")
 
 
+def _analysis_progress() -> Callable[[int, int, str], None]:
+    """The per-feature progress of an analysis: the command's line, or a bar of its own."""
+    return _progress.analysis() if _progress is not None else ProgressBar()
+
+
 def _analyse(
     frame: pd.DataFrame, target: str, args: argparse.Namespace
 ) -> workflow.AnalysisResult:
@@ -867,7 +874,7 @@ def _analyse(
         frame, target, args.features if getattr(args, "features", None) else None,
         settings=_settings(args), categorical=getattr(args, "categorical", None) or (),
         orders=dict(getattr(args, "order", None) or ()), how_to_keep=KEEP_HINT,
-        progress=_progress.analysis() if _progress is not None else ProgressBar(),
+        progress=_analysis_progress(),
         positive=getattr(args, "positive", None),
     )
     for note in result.notes:
@@ -899,10 +906,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
         result = _analyse(frame, args.target, args)
         pairs = None
         if args.interactions:
+            _step("pairing")
             pairs = workflow.interactions(
                 frame, args.target, args.features or None, settings=_settings(args),
                 categorical=args.categorical or (), how_to_keep=KEEP_HINT,
-                progress=ProgressBar(), positive=args.positive,
+                progress=_analysis_progress(), positive=args.positive,
             )
             for note in pairs.notes:
                 _note(note)
