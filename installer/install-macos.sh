@@ -2,7 +2,8 @@
 # Install stratpd-xl for Excel on macOS: finds Python 3.11+ and runs
 # "python -m stratpd_xl.excel.install", where every step lives (and is tested).
 #
-#   installer/install-macos.sh [--dry-run] [--uninstall] [--venv DIR] [--from-pypi] [--use-current]
+#   installer/install-macos.sh [--dry-run] [--uninstall] [--venv DIR] [--package WHEEL-OR-URL]
+#                              [--from-pypi] [--use-current]
 #
 # Python is $STRATPD_XL_PYTHON if set, else python3 on PATH. Options go to the Python installer
 # unchanged; "python3 -m stratpd_xl.excel.install --help" lists them.

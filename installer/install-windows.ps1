@@ -7,7 +7,7 @@
   Run it from the stratpd-xl folder; any options go to the Python installer unchanged:
 
     powershell -ExecutionPolicy Bypass -File installer\install-windows.ps1 [--dry-run] [--uninstall]
-        [--venv DIR] [--from-pypi] [--use-current] [--import-formulas]
+        [--venv DIR] [--package WHEEL-OR-URL] [--from-pypi] [--use-current] [--import-formulas]
 
   Python is taken from $env:STRATPD_XL_PYTHON if set, else the Python launcher "py -3", else
   "python" on PATH.  "python -m stratpd_xl.excel.install --help" lists the options.
