@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from ..yesno import probability_label
 from .labels import CATEGORICAL_COLOR, CURVE_COLOR, is_categorical
 from .tables import BAND_HIGH, BAND_LOW, PD, ROWS, SLOPES, SUMMARISED, pd_header
+from .words import spoken_value
 
 __all__ = [
     "by_group_figure",
@@ -233,8 +234,6 @@ def _hatch(col: int, row: int) -> Any:
 
 
 def _tick(value: Any) -> str:
-    if isinstance(value, float | np.floating):
-        text = f"{value:.3g}"
-        return text
-    return str(value)
+    """A grid value as the sentences write feature values (dates as dates, no e-notation)."""
+    return spoken_value(value)
 
