@@ -1007,8 +1007,10 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
     charts += [Chart("curve", curves[f]) for f in order]
     charts += [Chart("curve", c) for c in pair_curves]
     pictures = (drawer or PictureDrawer()).draw(charts, meanwhile=write_sheets)
-    # The summary has no picture to keep on its first page: one page wide, as long as it is.
-    slots[0].ws.fit_to_pages(1, 0)
+    # The summary has no picture to keep: one page when its ranking is short enough to stay
+    # readable there (LibreOffice would otherwise cut the chart across two), else one page
+    # wide and as long as it is.
+    slots[0].ws.fit_to_pages(1, 1 if len(ranked) <= 20 else 0)
     for slot, picture in zip(slots[1:], pictures[: len(slots) - 1], strict=True):
         _place(slot, picture)
     if pairs_ws is not None:
