@@ -148,3 +148,20 @@ def test_readme_is_for_users():
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
         if "://" not in target:
             assert (ROOT / target).exists(), f"README.md links to a missing file: {target}"
+
+
+def test_readme_names_every_column_and_attribute_of_the_results():
+    # "What the numbers mean" must stay complete as the engine grows.
+    import stratpd_xl as sx
+    from stratpd_xl.demo import demo_data
+
+    text = README.read_text(encoding="utf-8")
+    frame = demo_data().drop(columns=["x", "y", "z"]).sample(2000, random_state=0)
+    frame["sold"] = (frame["price"] > frame["price"].median()).map({True: "yes", False: "no"})
+    curve = sx.stratpd(frame.drop(columns="sold"), "price", "carat", n_trials=3)
+    effects = sx.catstratpd(frame.drop(columns="sold"), "price", "cut", n_trials=3)
+    ranking = sx.impact(frame.drop(columns="sold"), "price", ["carat", "cut"])
+    yes_no = sx.stratpd(frame.drop(columns="price"), "sold", "carat")
+    for result in (curve, effects, ranking, yes_no):
+        for name in [*result.columns, *result.attrs]:
+            assert f"`{name}`" in text, f"README.md does not say what `{name}` is"
