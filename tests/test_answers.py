@@ -242,3 +242,18 @@ def test_the_printed_table_reads_like_the_workbook(csv_path, capsys):
     # The curve and its band with one count of decimals (four digits on the largest).
     places = {len(cell.partition(".")[2]) for row in rows for cell in (row[1], row[-2], row[-1])}
     assert len(places) == 1
+
+
+def test_native_curve_charts_put_their_tick_labels_at_the_bottom(csv_path, tmp_path, capsys):
+    import zipfile
+
+    for feature in ("area", "garden"):
+        out = tmp_path / f"{feature}.xlsx"
+        assert main(["curve", str(csv_path), "-t", "price", "-f", feature, "-o", str(out),
+                     "-q"]) == 0
+        with zipfile.ZipFile(out) as book:
+            chart = book.read("xl/charts/chart1.xml").decode()
+        # The category/x axis: its labels "low", below the plot, not on the zero line.
+        x_axis = chart.split("<c:valAx>" if feature == "area" else "<c:catAx>")[1]
+        assert '<c:tickLblPos val="low"/>' in x_axis
+        assert "change in price vs " in chart
