@@ -45,6 +45,8 @@ __all__ = [
     "StratPDInputError",
     "analyse",
     "catstratpd",
+    "compare",
+    "ice",
     "impact",
     "interactions",
     "main",
@@ -66,6 +68,48 @@ def __getattr__(name: str) -> Any:
 
         return getattr(engine, name)
     raise AttributeError(f"module 'stratpd_xl' has no attribute {name!r}")
+
+
+def compare(data: Any, target: str, feature: Any, **kw: Any) -> Any:
+    """StratPD's curve beside a fitted model's partial dependence and ALE (a second opinion).
+
+    ``feature`` is one column, or a list of two for the model's two-way partial dependence.
+    Keyword arguments are the parameters of :func:`stratpd` (``min_samples_leaf``,
+    ``n_trials``, ``random_state``, ...), ``positive``, and ``categorical`` (columns to treat
+    as categories).
+
+    Returns
+    -------
+    DataFrame
+        One feature: ``x`` (or ``category``), ``stratpd`` (+ ``stratpd_low`` /
+        ``stratpd_high`` when ``n_trials > 1``), ``pdp``, ``ale``, centred alike; ``attrs``
+        hold ``model_r2``, ``agreement``, ``sentence`` and more (see
+        :func:`stratpd_xl.model.compare_curves`).  A pair: a long table (one column per
+        feature, ``pdp``) with ``attrs["h2"]``.
+    """
+    from .workflow import compare as _compare
+
+    return _compare(data, target, feature, **_split(kw)).table
+
+
+def ice(data: Any, target: str, feature: str, *, rows: int | None = None, **kw: Any) -> Any:
+    """Individual conditional expectation curves of a fitted model for ``rows`` random rows.
+
+    Returns
+    -------
+    DataFrame
+        ``row``, ``x``, ``prediction``, ``centred`` (prediction minus the row's prediction at
+        the first x); keyword arguments as for :func:`compare`.
+    """
+    from .workflow import ice as _ice
+
+    return _ice(data, target, feature, rows=rows, **_split(kw)).table
+
+
+def _split(kw: dict[str, Any]) -> dict[str, Any]:
+    """Engine parameters into one checked Settings; the rest passed on as they are."""
+    settings = Settings.make(**{k: v for k, v in kw.items() if k in PARAMETERS})
+    return {"settings": settings, **{k: v for k, v in kw.items() if k not in PARAMETERS}}
 
 
 def main() -> None:

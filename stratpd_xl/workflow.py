@@ -30,15 +30,18 @@ from .yesno import yes_no_target
 
 __all__ = [
     "AnalysisResult",
+    "CompareResult",
     "CurveResult",
     "Finding",
     "InteractionsResult",
     "Problem",
     "SurfaceResult",
     "analysis",
+    "compare",
     "curve",
     "finding",
     "findings",
+    "ice",
     "interactions",
     "prepare",
     "surface",
@@ -611,3 +614,200 @@ def findings(result: AnalysisResult, top: int = TOP_FINDINGS) -> list[Finding]:
         if f is not None:
             out.append(f)
     return out
+
+
+# --------------------------------------------------------------------------- model check
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """StratPD beside a fitted model's curves for one feature, or a pair's two-way PD.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One feature: :func:`stratpd_xl.model.compare_curves`'s table, its ``attrs`` plus
+        ``sentence`` (where and likely why the curves disagree), ``model_sentence`` (the
+        model's held-out score in words) and ``notes``.  A pair:
+        :func:`stratpd_xl.model.pair_table`'s long table, with ``sentence`` (H² in words).
+    target : str
+    features : list of str
+        One feature, or the pair.
+    ice : DataFrame or None
+        Individual curves (:func:`stratpd_xl.model.ice_table`) when asked for.
+    notes : list of str
+        Reading notes, columns left out, the engine's warnings, the model's columns left out.
+    """
+
+    table: pd.DataFrame
+    target: str
+    features: list[str]
+    ice: pd.DataFrame | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _model_seed(settings: Settings) -> int:
+    return 0 if settings.random_state is None else int(settings.random_state)
+
+
+def _check_model_input(problem: Problem, positive: Any) -> None:
+    """The one-sentence errors for a table no model can be fitted to or a feature it cannot use."""
+    from . import model
+
+    y, _ = model.model_target(problem.frame, problem.target, positive)
+    present = y[~pd.isna(y)]
+    if present.size < model.MIN_MODEL_ROWS:
+        raise StratPDInputError(
+            f'only {present.size:,} rows have a value in "{problem.target}"; fitting a model '
+            f"to compare with needs at least {model.MIN_MODEL_ROWS}: add rows, or use StratPD "
+            "alone"
+        )
+    distinct = pd.unique(present)
+    if distinct.size < 2:
+        raise StratPDInputError(
+            f'target "{problem.target}" has the same value ({distinct[0]:g}) in every row; a '
+            "model has nothing to learn: pick a target whose values vary"
+        )
+    for name in problem.features:
+        column = problem.frame[name]
+        if _is_text_like(column):
+            n = int(column.nunique(dropna=True))
+            if n > model.MAX_CATEGORIES:
+                raise StratPDInputError(
+                    f'feature "{name}" has {n:,} categories, more than the model can use '
+                    f"({model.MAX_CATEGORIES}): merge rare categories into one (e.g. \"other\") "
+                    "or compare another column"
+                )
+
+
+def _is_text_like(column: pd.Series) -> bool:
+    from .engine._table import CATEGORICAL, column_kind
+
+    return column_kind(column) == CATEGORICAL
+
+
+def compare(
+    frame: pd.DataFrame,
+    target: Any,
+    feature: Any,
+    *,
+    settings: Settings | None = None,
+    categorical: Sequence[Any] = (),
+    how_to_keep: str = KEEP_BY_NAMING,
+    positive: Any = None,
+    ice: bool = False,
+    ice_rows: int | None = None,
+) -> CompareResult:
+    """StratPD's curve of ``feature`` beside a fitted model's PDP and ALE, or a pair's PD.
+
+    ``feature`` is one column, or a list of two for the model's two-way partial dependence
+    and Friedman's H².  Other parameters are as for :func:`curve`; ``ice`` adds individual
+    curves of ``ice_rows`` random rows (default 50) for one feature.
+
+    Raises
+    ------
+    StratPDInputError
+        As :func:`curve`; too few rows to fit a model; a target with one value; a feature
+        with more categories than the model can use; a pair that is not two columns.
+    """
+    from . import engine, model
+    from .presentation import compare as words
+
+    settings = settings or Settings()
+    pair = isinstance(feature, list | tuple)
+    named = list(feature) if pair else [feature]
+    if pair and len(named) != 2:
+        raise StratPDInputError(
+            f"a two-way comparison takes two features; got {len(named)}: name exactly two"
+        )
+    problem = prepare(
+        frame, target, named, settings=settings, categorical=categorical,
+        how_to_keep=how_to_keep, positive=positive,
+    )
+    if pair and len(problem.features) != 2:
+        raise StratPDInputError(
+            f'a two-way comparison takes two different features; "{problem.features[0]}" '
+            "is named twice: name another column"
+        )
+    _check_model_input(problem, positive)
+    seed = _model_seed(settings)
+    columns = [c for c in problem.frame.columns if c != problem.target]
+    fitted = model.fit_model(problem.frame, problem.target, columns=columns,
+                             positive=positive, random_state=seed)
+    notes = list(problem.notes)
+    notes += [f'the model leaves out "{c}": {why}' for c, why in fitted.left_out.items()]
+    if pair:
+        table = model.pair_table(fitted, (problem.features[0], problem.features[1]), seed=seed)
+        table.attrs["sentence"] = words.pair_sentence(table.attrs)
+        table.attrs["model_sentence"] = words.model_sentence(
+            {**table.attrs, "target": problem.target})
+        table.attrs["notes"] = notes
+        return CompareResult(table, problem.target, problem.features, None, notes)
+    name = problem.features[0]
+    curve_ = engine.partial_dependence(
+        problem.frame, problem.target, name, positive=positive, **_engine_kwargs(settings)
+    )
+    notes += _curve_notes(name, curve_, None)
+    table = model.compare_curves(fitted, curve_, seed=seed)
+    table.attrs["sentence"] = words.agreement_sentence(table.attrs)
+    table.attrs["model_sentence"] = words.model_sentence(table.attrs)
+    table.attrs["notes"] = notes
+    individual = None
+    if ice:
+        individual = model.ice_table(
+            fitted, name, model.curve_grid(fitted, curve_, name),
+            labels=curve_[curve_.columns[0]].to_numpy(),
+            n_rows=ice_rows or model.ICE_ROWS, seed=seed,
+        )
+    return CompareResult(table, problem.target, problem.features, individual, notes)
+
+
+#: Points of an ICE curve of a numeric feature (quantiles of its rows, 2.5 % .. 97.5 %).
+ICE_POINTS = 50
+
+
+def ice(
+    frame: pd.DataFrame,
+    target: Any,
+    feature: Any,
+    *,
+    settings: Settings | None = None,
+    categorical: Sequence[Any] = (),
+    how_to_keep: str = KEEP_BY_NAMING,
+    positive: Any = None,
+    rows: int | None = None,
+) -> CompareResult:
+    """Individual conditional expectation curves of a fitted model for ``rows`` random rows.
+
+    The curves run over ``ICE_POINTS`` quantiles of the feature (every category of a
+    categorical one); ``table`` is :func:`stratpd_xl.model.ice_table`'s, with the model's
+    score in ``attrs["model_sentence"]``.  Raises as :func:`compare`.
+    """
+    from . import model
+    from .presentation import compare as words
+
+    settings = settings or Settings()
+    problem = prepare(
+        frame, target, [feature], settings=settings, categorical=categorical,
+        how_to_keep=how_to_keep, positive=positive,
+    )
+    _check_model_input(problem, positive)
+    seed = _model_seed(settings)
+    columns = [c for c in problem.frame.columns if c != problem.target]
+    fitted = model.fit_model(problem.frame, problem.target, columns=columns,
+                             positive=positive, random_state=seed)
+    name = problem.features[0]
+    grid = model.feature_grid(fitted, name, ICE_POINTS)
+    table = model.ice_table(fitted, name, grid, n_rows=rows or model.ICE_ROWS, seed=seed)
+    yes_no = yes_no_target(problem.frame[problem.target], problem.target, positive)
+    table.attrs.update(
+        model_r2=fitted.score.get("r2"), model_auc=fitted.score.get("auc"),
+        model_brier=fitted.score.get("brier"),
+        model_rows={"train": fitted.score.get("n_train"), "test": fitted.score.get("n_test")},
+        target_label=yes_no.label if yes_no is not None else None,
+    )
+    table.attrs["model_sentence"] = words.model_sentence(table.attrs)
+    notes = list(problem.notes)
+    notes += [f'the model leaves out "{c}": {why}' for c, why in fitted.left_out.items()]
+    table.attrs["notes"] = notes
+    return CompareResult(table, problem.target, [name], table, notes)

@@ -2,8 +2,8 @@
 # `make test-lite-compat`: stratpd-xl under the package versions of xlwings Lite's Pyodide.
 #
 # xlwings Lite runs Pyodide 0.27.5 (Python 3.12, pandas 2.2.3, numpy 2.0.2, no numba).  A
-# CPython 3.12 venv gets exactly that release's numpy/pandas/scipy/matplotlib and their
-# dependencies (versions from the committed lock file), then
+# CPython 3.12 venv gets exactly that release's numpy/pandas/scipy/matplotlib/scikit-learn and
+# their dependencies (versions from the committed lock file), then
 #   1. the tests of what Lite uses (engine, sheet typing, workflow, yes/no, formulas, the Lite
 #      adapters, the dependency check) run there with the numpy backend;
 #   2. the Lite formulas' cells for a corpus of tables must equal the desktop's (pandas 3).
@@ -48,15 +48,16 @@ fi
 python_bin=$LITE_VENV/bin/python
 
 export STRATPD_XL_BACKEND=numpy PYTHONPATH="$PWD"
-"$python_bin" -c 'import sys, numpy, pandas, scipy, matplotlib; print("test-lite-compat: Python",
-  sys.version.split()[0], "numpy", numpy.__version__, "pandas", pandas.__version__, "scipy",
-  scipy.__version__, "matplotlib", matplotlib.__version__)'
+"$python_bin" -c 'import sys, numpy, pandas, scipy, matplotlib, sklearn; print("test-lite-compat:",
+  "Python", sys.version.split()[0], "numpy", numpy.__version__, "pandas", pandas.__version__,
+  "scipy", scipy.__version__, "matplotlib", matplotlib.__version__, "scikit-learn",
+  sklearn.__version__)'
 "$python_bin" -m pytest -q -p no:cacheprovider \
   tests/test_xlwings_lite.py tests/test_pyodide_deps.py tests/test_excel_udfs.py \
   tests/test_ribbon.py tests/test_workflow.py tests/test_yes_no.py tests/test_sheet.py \
   tests/test_typing_fast_path.py tests/test_engine_api.py tests/test_engine_accuracy.py \
   tests/test_engine_tree.py tests/test_engine_huge.py tests/test_many_categories.py \
-  tests/test_charts.py
+  tests/test_charts.py tests/test_model.py
 
 "$DESKTOP_PYTHON" tests/pyodide/same_numbers.py dump "$LITE_VENV/desktop-cells.json"
 "$python_bin" tests/pyodide/same_numbers.py dump "$LITE_VENV/lite-cells.json"

@@ -1,9 +1,10 @@
 """Print pip pins that make a CPython stand in for a Pyodide release's package set.
 
 ``python tests/pyodide/pins.py tests/pyodide/pyodide-lock-0.27.5.json`` prints ``name==version``
-for numpy, pandas, scipy and matplotlib and everything they depend on, at the versions that
-Pyodide's lock file ships, plus the pure-Python runtime dependencies micropip takes from PyPI
-(``pure_python_wheels.json``).  ``make test-lite-compat`` installs these into a Python 3.12.
+for numpy, pandas, scipy, matplotlib and scikit-learn and everything they depend on, at the
+versions that Pyodide's lock file ships, plus the pure-Python runtime dependencies micropip takes
+from PyPI (``pure_python_wheels.json``).  ``make test-lite-compat`` installs these into a Python
+3.12.
 Standard library only: it runs before anything is installed.
 """
 
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOTS = ("numpy", "pandas", "scipy", "matplotlib")
+ROOTS = ("numpy", "pandas", "scipy", "matplotlib", "scikit-learn")
 # Pyodide's own builds with no PyPI counterpart: BLAS linked into scipy's wheels, and the
 # browser backend of matplotlib.
 PYODIDE_ONLY = frozenset({"openblas", "matplotlib-pyodide"})

@@ -1,0 +1,266 @@
+"""Words and pictures for the model's second opinion: its score, where it disagrees with StratPD
+and why, the side-by-side chart, the ICE lines and the two-way heat map.
+
+The sentences are plain functions of a comparison's ``attrs`` (no matplotlib); the figures
+import matplotlib when drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..schema import CATEGORY, X
+
+__all__ = [
+    "AGREE",
+    "EXTRAPOLATING",
+    "agreement_sentence",
+    "compare_figure",
+    "model_sentence",
+    "pair_figure",
+    "pair_sentence",
+]
+
+#: From this agreement up, StratPD and the model are said to agree.
+AGREE = 0.8
+#: From this share of partial dependence's rows outside the data up, the model is said to
+#: extrapolate (see :func:`stratpd_xl.model.extrapolation_share`).
+EXTRAPOLATING = 0.1
+#: Below this out-of-sample score the model is said to explain too little to be trusted.
+WEAK_MODEL = 0.5
+#: A region of disagreement holding fewer rows than this many strata's worth is "few rows".
+FEW_STRATA = 3
+
+PDP_COLOR = "#C0392B"
+ALE_COLOR = "#2E8B57"
+ICE_COLOR = "#999999"
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, pd.Timestamp):
+        return value.strftime("%Y-%m-%d")
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        if v == 0 or 0.01 <= abs(v) < 1e6:
+            return f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+        return f"{v:.3g}"
+    return str(value)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(float(value))
+
+
+def model_sentence(attrs: Mapping[str, Any]) -> str:
+    """How well the model predicts rows it did not see, in words.
+
+    ``the model explains 83 % of "price"'s variation on rows it did not see (R² 0.83)``, or
+    for a yes/no target its AUC and Brier score.
+    """
+    target = attrs.get("target", "the target")
+    r2 = attrs.get("model_r2")
+    auc = attrs.get("model_auc")
+    rows = (attrs.get("model_rows") or {}).get("test")
+    seen = f" ({rows:,} rows)" if isinstance(rows, int) else ""
+    if attrs.get("target_label") or attrs.get("model_brier") is not None:
+        label = attrs.get("target_label") or f'"{target}"'
+        parts = []
+        if _finite(auc):
+            parts.append(f"AUC {auc:.2f}")
+        if _finite(attrs.get("model_brier")):
+            parts.append(f"Brier score {attrs['model_brier']:.3f}")
+        return (f"the model predicts {label} on rows it did not see{seen} with "
+                + (" and ".join(parts) if parts else "no measurable skill"))
+    if not _finite(r2):
+        return "the model could not be scored on rows it did not see"
+    share = max(0.0, float(r2))
+    return (f'the model explains {share:.0%} of "{target}"\'s variation on rows it did not '
+            f"see{seen} (R² {float(r2):.2f})")
+
+
+def _where(attrs: Mapping[str, Any]) -> str:
+    feature = attrs.get("feature", "x")
+    rows = attrs.get("disagree_rows")
+    count = f" ({rows:,} rows)" if isinstance(rows, int) else ""
+    if "disagree_category" in attrs:
+        return f'most at "{feature}" = {_number(attrs["disagree_category"])}{count}'
+    lo, hi = attrs.get("disagree_from"), attrs.get("disagree_to")
+    if lo is None:
+        return ""
+    if lo == hi:
+        return f'most at "{feature}" = {_number(lo)}{count}'
+    return f'most between "{feature}" = {_number(lo)} and {_number(hi)}{count}'
+
+
+def agreement_sentence(attrs: Mapping[str, Any]) -> str:
+    """Whether StratPD and the model agree on the feature and, if not, where and likely why."""
+    feature = attrs.get("feature", "x")
+    value = attrs.get("agreement")
+    if not _finite(value):
+        return f'StratPD and the model could not be compared on "{feature}"'
+    if value >= AGREE:
+        return (f'StratPD and the model agree on "{feature}" (agreement {value:.2f} of 1): '
+                "the data and the model tell the same story")
+    where = _where(attrs)
+    head = (f'StratPD and the model\'s partial dependence disagree on "{feature}" (agreement '
+            f"{value:.2f} of 1){', ' + where if where else ''}")
+    return f"{head}: {_reason(attrs)}"
+
+
+def _reason(attrs: Mapping[str, Any]) -> str:
+    feature = attrs.get("feature", "x")
+    outside = attrs.get("extrapolation")
+    r2 = attrs.get("model_r2")
+    rows = attrs.get("disagree_rows")
+    leaf = (attrs.get("params") or {}).get("min_samples_leaf", 10)
+    if _finite(outside) and outside >= EXTRAPOLATING:
+        ale = attrs.get("agreement_ale")
+        ale_note = (" (the ALE curve, which stays where the data are, is closer to StratPD)"
+                    if _finite(ale) and ale > float(attrs["agreement"]) + 0.1 else "")
+        return (
+            f'"{feature}" moves together with other columns: {outside:.0%} of the '
+            "combinations the model's partial dependence averages over never occur in the "
+            "data, so the model extrapolates there; trust StratPD's curve" + ale_note
+        )
+    if _finite(r2) and r2 < WEAK_MODEL:
+        return (f"the model explains little of the target on new rows (score {r2:.2f}), so "
+                "its curves are unreliable; trust StratPD's curve")
+    if isinstance(rows, int) and rows < FEW_STRATA * 2 * int(leaf):
+        return (f"few rows lie there ({rows:,}), too few for StratPD's strata of "
+                f"{leaf} or more rows; read both curves there with caution")
+    return ("the columns do not move together closely and the model scores well, so the "
+            "difference is likely StratPD's strata holding the other columns only roughly "
+            "fixed; try a smaller min_samples_leaf, or more trials for a band")
+
+
+def pair_sentence(attrs: Mapping[str, Any]) -> str:
+    """Friedman's H² of a pair, in words."""
+    a, b = (attrs.get("features") or ["x1", "x2"])[:2]
+    h2 = attrs.get("h2")
+    if not _finite(h2):
+        return f'the interaction of "{a}" and "{b}" could not be measured'
+    if h2 < 0.05:
+        kind = "the model adds their effects (hardly any interaction)"
+    elif h2 < 0.25:
+        kind = "the effect of one depends a little on the other"
+    else:
+        kind = "the effect of one depends strongly on the other"
+    return (f'"{a}" and "{b}": {h2:.0%} of their joint effect in the model is interaction '
+            f"(Friedman's H² {h2:.2f}): {kind}")
+
+
+# --------------------------------------------------------------------------- pictures
+
+
+def _x_label(attrs: Mapping[str, Any]) -> str:
+    return str(attrs.get("feature", "x"))
+
+
+def _y_label(attrs: Mapping[str, Any]) -> str:
+    label = attrs.get("target_label")
+    if label:
+        return f"change in {label}, points"
+    return f"change in {attrs.get('target', 'target')}"
+
+
+def compare_figure(table: pd.DataFrame, ice: pd.DataFrame | None = None) -> Any:
+    """StratPD (with its band), the model's PDP and ALE overlaid; faint centred ICE lines.
+
+    Categorical features get grouped bars (StratPD with its band as error bars, PDP, ALE).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    attrs = table.attrs
+    fig = Figure(figsize=(7.5, 4.6), dpi=100)
+    ax = fig.add_subplot(1, 1, 1)
+    if CATEGORY in table.columns:
+        labels = [str(c) for c in table[CATEGORY]]
+        pos = np.arange(len(labels))
+        width = 0.27
+        err = None
+        if "stratpd_low" in table.columns:
+            err = np.vstack([table["stratpd"] - table["stratpd_low"],
+                             table["stratpd_high"] - table["stratpd"]])
+        ax.bar(pos - width, table["stratpd"], width, yerr=err, label="StratPD (data)",
+               color="#1F5F9F", capsize=3)
+        ax.bar(pos, table["pdp"], width, label="model PDP", color=PDP_COLOR)
+        ax.bar(pos + width, table["ale"], width, label="model ALE", color=ALE_COLOR)
+        ax.set_xticks(pos, labels, rotation=30 if len(labels) > 6 else 0, ha="right"
+                      if len(labels) > 6 else "center")
+        ax.axhline(0, color="#555555", lw=0.8)
+    else:
+        x = table[X]
+        if ice is not None and len(ice):
+            for _, one in ice.groupby("row", sort=False):
+                centred = one["prediction"].to_numpy(float)
+                ax.plot(one["x"], centred - centred.mean() + np.nanmean(table["pdp"]),
+                        color=ICE_COLOR, lw=0.6, alpha=0.35, zorder=1)
+        if "stratpd_low" in table.columns:
+            ax.fill_between(x, table["stratpd_low"], table["stratpd_high"], color="#8FB4D9",
+                            alpha=0.5, lw=0, label="StratPD 95 % band", zorder=2)
+        ax.plot(x, table["stratpd"], color="#1F5F9F", lw=2.2, label="StratPD (data)",
+                zorder=4)
+        ax.plot(x, table["pdp"], color=PDP_COLOR, lw=1.6, ls="--", label="model PDP",
+                zorder=3)
+        ax.plot(x, table["ale"], color=ALE_COLOR, lw=1.4, ls=":", label="model ALE", zorder=3)
+    ax.set_xlabel(_x_label(attrs))
+    ax.set_ylabel(_y_label(attrs))
+    value = attrs.get("agreement")
+    score = attrs.get("model_r2")
+    title = f"{attrs.get('feature', 'x')}: data vs model"
+    if _finite(value):
+        title += f" (agreement {value:.2f}"
+        title += f", model R² {score:.2f})" if _finite(score) else ")"
+    ax.set_title(title, fontsize=11)
+    ax.legend(fontsize=8, frameon=False)
+    ax.grid(alpha=0.25)
+    fig.tight_layout()
+    return fig
+
+
+def pair_figure(table: pd.DataFrame) -> Any:
+    """Heat map of the model's two-way partial dependence, H² in the title."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    attrs = table.attrs
+    a, b = attrs["features"][:2]
+    grid = table.pivot(index=b, columns=a, values="pdp")
+    first = pd.unique(table[a])
+    second = pd.unique(table[b])
+    grid = grid.reindex(index=second, columns=first)
+    fig = Figure(figsize=(6.4, 5.0), dpi=100)
+    ax = fig.add_subplot(1, 1, 1)
+    image = ax.imshow(grid.to_numpy(float), origin="lower", aspect="auto", cmap="RdBu_r")
+    limit = float(np.nanmax(np.abs(grid.to_numpy(float)))) or 1.0
+    image.set_clim(-limit, limit)
+
+    def ticks(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        step = max(1, len(values) // 8)
+        at = np.arange(0, len(values), step)
+        return at, [_number(values[i]) if not isinstance(values[i], str) else values[i]
+                    for i in at]
+
+    at, names = ticks(first)
+    ax.set_xticks(at, names, rotation=30, ha="right")
+    at, names = ticks(second)
+    ax.set_yticks(at, names)
+    ax.set_xlabel(str(a))
+    ax.set_ylabel(str(b))
+    colorbar = fig.colorbar(image, ax=ax)
+    colorbar.set_label(_y_label(attrs))
+    h2 = attrs.get("h2")
+    ax.set_title(f"model's two-way partial dependence (H² {h2:.2f})" if _finite(h2)
+                 else "model's two-way partial dependence", fontsize=11)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,209 @@
+"""The model's second opinion (``sx.compare``, ``sx.ice``, two-way PD) on data with known truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import stratpd_xl as sx
+from stratpd_xl import model
+from stratpd_xl.errors import StratPDInputError
+from stratpd_xl.model.api import PAIR_GRID
+
+from .synthetic import body_weight
+
+
+def _slope(table: pd.DataFrame, column: str) -> float:
+    return float(np.polyfit(table["x"].astype(float), table[column], 1)[0])
+
+
+def independent(n: int = 1500, seed: int = 0) -> pd.DataFrame:
+    """y = x1^2 / 10 + x2 + z + noise, every column independent of the others."""
+    rng = np.random.default_rng(seed)
+    x1, x2, z = rng.uniform(0, 10, (3, n))
+    return pd.DataFrame({"x1": x1, "x2": x2, "z": z,
+                         "y": x1**2 / 10 + x2 + z + rng.normal(0, 0.3, n)})
+
+
+def codependent(n: int = 1500, seed: int = 0) -> pd.DataFrame:
+    """y = x1 + x2 + z + noise where x1 stays below 1 wherever x2 < 5.
+
+    Half the pairs partial dependence makes (x1 large with x2 small) never occur: the model
+    has no rows there and extrapolates; StratPD compares rows alike in x2 and z only.
+    """
+    rng = np.random.default_rng(seed)
+    x2, z = rng.uniform(0, 10, (2, n))
+    x1 = np.where(x2 < 5, rng.uniform(0, 1, n), rng.uniform(0, 10, n))
+    return pd.DataFrame({"x1": x1, "x2": x2, "z": z,
+                         "y": x1 + x2 + z + rng.normal(0, 0.3, n)})
+
+
+def _truth_rmse(table: pd.DataFrame, column: str, truth: np.ndarray, x: np.ndarray) -> float:
+    grid = table["x"].to_numpy(float)
+    weights = model.row_weights(grid, x)
+    return float(np.sqrt(np.average(
+        (table[column] - model.centre(truth, weights)) ** 2, weights=weights)))
+
+
+def test_independent_columns_model_and_data_both_right_and_agree() -> None:
+    df = independent()
+    table = sx.compare(df, "y", "x1", random_state=0)
+    assert list(table.columns) == ["x", "stratpd", "pdp", "ale"]
+    truth = table["x"].to_numpy(float) ** 2 / 10
+    spread = float(np.std(truth))
+    for column in ("stratpd", "pdp", "ale"):
+        assert _truth_rmse(table, column, truth, df["x1"].to_numpy()) < 0.1 * spread, column
+    a = table.attrs
+    assert a["agreement"] > 0.8
+    assert a["extrapolation"] < 0.05
+    assert a["model_r2"] > 0.95
+    assert "agree on" in a["sentence"]
+    assert "rows it did not see" in a["model_sentence"]
+    # every curve centred the same way: average over the rows 0
+    weights = model.row_weights(table["x"].to_numpy(float), df["x1"].to_numpy())
+    for column in ("stratpd", "pdp", "ale"):
+        assert abs(np.average(table[column], weights=weights)) < 1e-9
+
+
+def test_codependent_columns_data_right_model_off_and_the_sentence_says_why() -> None:
+    df = codependent(seed=1)
+    table = sx.compare(df, "y", "x1", random_state=0, n_trials=5)
+    assert {"stratpd_low", "stratpd_high"} <= set(table.columns)
+    truth = table["x"].to_numpy(float)
+    spread = float(np.std(truth))
+    assert _truth_rmse(table, "stratpd", truth, df["x1"].to_numpy()) < 0.05 * spread
+    # the model gives x1 part of x2's effect where it has no rows
+    assert _truth_rmse(table, "pdp", truth, df["x1"].to_numpy()) > 0.3 * spread
+    assert _slope(table, "stratpd") == pytest.approx(1.0, abs=0.05)
+    a = table.attrs
+    assert a["agreement"] < 0.5
+    assert a["extrapolation"] > 0.15
+    assert "disagree" in a["sentence"]
+    assert "never occur in the data" in a["sentence"]
+    assert "extrapolates" in a["sentence"]
+
+
+def test_categorical_pregnant_men_are_extrapolation() -> None:
+    # Body weight (paper Eq. 5): pregnant adds 40; partial dependence also asks about
+    # pregnant men, who are not in the data.
+    df = body_weight(2000, 0)
+    table = sx.compare(df, "weight", "pregnant", categorical=["pregnant"], random_state=0)
+    assert list(table.columns) == ["category", "stratpd", "pdp", "ale"]
+    effect = table.set_index("category")
+    assert effect.loc[1, "stratpd"] - effect.loc[0, "stratpd"] == pytest.approx(40, abs=1)
+    # the model's PD falls short: its pregnant men get less than 40 (but far from nothing)
+    assert 25 < effect.loc[1, "pdp"] - effect.loc[0, "pdp"] < 37
+    assert table.attrs["extrapolation"] > 0.1
+    counts = df["pregnant"].value_counts()
+    for column in ("stratpd", "pdp", "ale"):
+        assert abs(np.average(effect[column], weights=counts[effect.index])) < 1e-9
+
+
+def test_yes_no_target_on_the_probability_scale() -> None:
+    rng = np.random.default_rng(1)
+    n = 2000
+    x = rng.uniform(0, 10, n)
+    other = rng.uniform(0, 10, n)
+    churn = rng.random(n) < np.where(x > 5, 0.7, 0.2)
+    df = pd.DataFrame({"x": x, "other": other, "churn": np.where(churn, "yes", "no")})
+    table = sx.compare(df, "churn", "x", random_state=0)
+    a = table.attrs
+    assert a["units"] == "percentage points"
+    assert 0.6 < a["model_auc"] <= 1
+    assert 0 < a["model_brier"] < 0.25
+    step = table.loc[table["x"] > 6, "pdp"].mean() - table.loc[table["x"] < 4, "pdp"].mean()
+    assert step == pytest.approx(50, abs=10)  # 70 % - 20 %, in points
+    assert "AUC" in a["model_sentence"]
+
+
+def test_ice_rows_and_centred_curves() -> None:
+    df = independent(800)
+    ice = sx.ice(df, "y", "x1", rows=7, random_state=0)
+    assert list(ice.columns) == ["row", "x", "prediction", "centred"]
+    assert ice["row"].nunique() == 7
+    first = ice.groupby("row")["centred"].first()
+    assert np.allclose(first, 0)
+    # c-ICE of y = x1^2/10 + ... rises by about 10 over x1's range for every row
+    rise = ice.groupby("row")["centred"].last()
+    assert np.all((rise > 6) & (rise < 12))
+    assert set(ice["row"]) <= set(range(len(df)))
+
+
+def test_two_way_pd_and_h2_tell_interaction_from_addition() -> None:
+    rng = np.random.default_rng(0)
+    n = 2000
+    a, b, c = rng.uniform(-1, 1, (3, n))
+    added = pd.DataFrame({"a": a, "b": b, "c": c, "y": a + b + rng.normal(0, 0.05, n)})
+    product = added.assign(y=a * b + rng.normal(0, 0.05, n))
+    pair = sx.compare(added, "y", ["a", "b"], random_state=0)
+    assert list(pair.columns) == ["a", "b", "pdp"]
+    assert len(pair) == PAIR_GRID**2
+    assert pair.attrs["h2"] < 0.1
+    assert pair.attrs["h2"] == pytest.approx(
+        sx.compare(added, "y", ["a", "b"], random_state=0).attrs["h2"])
+    assert sx.compare(product, "y", ["a", "b"], random_state=0).attrs["h2"] > 0.7
+    assert "interaction" in pair.attrs["sentence"]
+
+
+def test_two_way_pd_with_a_category() -> None:
+    df = body_weight(1000, 0)
+    pair = sx.compare(df, "weight", ["height", "sex"], random_state=0)
+    assert set(pair["sex"]) == {"F", "M"}
+    assert pair.attrs["kinds"] == ["numeric", "categorical"]
+
+
+@pytest.mark.parametrize(
+    ("frame", "target", "feature", "words"),
+    [
+        (independent(40), "y", "x1", "fitting a model to compare with needs at least 50"),
+        (independent(200).assign(y=3.0), "y", "x1", "same value"),
+        (independent(400).assign(code=[f"c{i % 300}" for i in range(400)]), "y", "code",
+         "more than the model can use (255)"),
+        (independent(200), "y", ["x1", "x2", "z"], "takes two features"),
+    ],
+)
+def test_bad_input_gets_one_sentence(frame, target, feature, words) -> None:
+    with pytest.raises(StratPDInputError) as info:
+        sx.compare(frame, target, feature, min_samples_leaf=5)
+    text = str(info.value)
+    assert words in text
+    assert "\n" not in text
+
+
+def test_a_column_with_too_many_categories_is_left_out_of_the_model_with_a_note() -> None:
+    from stratpd_xl import workflow
+
+    df = independent(600).assign(code=[f"c{i % 300}" for i in range(600)])
+    result = workflow.compare(df, "y", "x1", categorical=["code"])
+    assert "code" not in result.table.attrs["model_columns"]
+    assert any('leaves out "code"' in note for note in result.notes)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=12),
+    st.floats(0.0, 10.0),
+    st.floats(-3.0, 3.0),
+)
+def test_agreement_is_between_0_and_1_and_1_for_the_same_curve(values, floor, factor) -> None:
+    a = np.asarray(values)
+    w = np.ones(a.size)
+    same = model.agreement(a, a.copy(), w, floor)
+    assert same == 1.0
+    value = model.agreement(a, factor * a, w, floor)
+    assert 0.0 <= value <= 1.0
+    if np.sqrt(np.mean(a**2)) > floor:
+        # || a - f a || / max(||a||, ||f a||) = |1 - f| / max(1, |f|)
+        expected = max(0.0, 1 - 2 * abs(1 - factor) / max(1, abs(factor)))
+        assert value == pytest.approx(expected, abs=1e-9)
+
+
+def test_agreement_floor_makes_two_flat_curves_agree() -> None:
+    w = np.ones(5)
+    tiny = np.array([0.01, -0.01, 0.0, 0.02, -0.02])
+    assert model.agreement(tiny, -tiny, w, floor=1.0) > 0.9
+    assert model.agreement(tiny, -tiny, w, floor=0.0) == 0.0
+    assert model.agreement(np.arange(5.0) - 2, np.zeros(5), w, floor=0.1) == 0.0
