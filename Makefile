@@ -17,8 +17,9 @@ $(RUNTIME): pyproject.toml
 	@echo "make: creating $(VENV) with $$($(PYTHON) --version)"
 	$(PYTHON) -m venv $(VENV)
 	@echo "make: installing stratpd-xl and its runtime libraries into $(VENV)"
-	@echo "      (numpy, pandas, scipy, numba, matplotlib, xlsxwriter, python-calamine, xlwings:"
-	@echo "      about 600 MB installed, 3-5 minutes on a fresh machine; pip names each package as it goes)"
+	@echo "      (numpy, pandas, scipy, numba, matplotlib, scikit-learn, xlsxwriter, python-calamine,"
+	@echo "      xlwings: about 650 MB installed, 3-5 minutes on a fresh machine; pip names each package"
+	@echo "      as it goes)"
 	$(PIP) install --progress-bar off -e .
 	touch $@
 
