@@ -55,6 +55,7 @@ _OPTIONS = {
 }
 
 _CURVE_FORMATS = (".csv", ".xlsx", ".png", ".svg", ".pdf")
+_COMPARE_FORMATS = (".csv", ".xlsx", ".png", ".svg")
 _FIGURES = (".png", ".svg", ".pdf")
 # What "-" as INPUT reads: standard input, saved under this name (so messages name it).
 STDIN = "-"
@@ -393,6 +394,31 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="F", help="one of the two features; give it twice: -f A -f B")
     _table_option(p, "grid", "--grid")
     _outputs_option(p)
+
+    p = sub.add_parser(
+        "compare",
+        parents=[reading, engine, writing],
+        help="StratPD beside a fitted model's partial dependence, ALE and ICE",
+        description="A second opinion: fit a gradient-boosting model (scikit-learn), score it "
+        "on rows it did not see, and put its partial dependence (PDP) and accumulated local "
+        "effects (ALE) beside StratPD's curve, with how well they agree and why they may not. "
+        "Two features give the model's two-way partial dependence and Friedman's H².",
+    )
+    p.add_argument("--target", "-t", required=True, help="column to explain (numbers, or yes/no)")
+    p.add_argument(
+        "--feature", "-f", dest="features", action="append", required=True, metavar="F",
+        help="column whose effect you want; give it twice (-f A -f B) for a pair",
+    )
+    p.add_argument(
+        "--ice", action="store_true",
+        help="add individual curves (ICE) of 50 random rows: faint lines in the picture, an "
+        "ICE sheet in .xlsx; with a .csv, the ICE table goes to FILE-ice.csv",
+    )
+    p.add_argument(
+        "--out", "-o", action="append", type=Path, metavar="FILE",
+        help="write .csv (table), .xlsx (table, sentences and picture), .png or .svg "
+        "(picture); may repeat; default: print the table",
+    )
 
     p = sub.add_parser(
         "impact",
@@ -815,6 +841,48 @@ def _cmd_surface(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    outs = _check_outputs(args.out, _COMPARE_FORMATS, args.force, Path(args.input))
+    if args.ice and len(args.features) > 1:
+        raise _UserError("--ice draws curves of one feature; give one --feature with --ice")
+    ice_outs = [o.with_name(o.stem + "-ice.csv") for o in outs
+                if o.suffix.lower() == ".csv"] if args.ice else []
+    _check_outputs(ice_outs, (".csv",), args.force, Path(args.input))
+    frame = _read(args)
+    feature: Any = args.features if len(args.features) > 1 else args.features[0]
+    result = workflow.compare(
+        frame, args.target, feature, settings=_settings(args),
+        categorical=args.categorical or (), how_to_keep=KEEP_HINT, positive=args.positive,
+        ice=args.ice,
+    )
+    from .presentation import compare as words
+
+    for note in result.notes:
+        _note(note)
+    for line in words.sentences(result.table)[:2]:
+        sys.stderr.write(line + "\n")
+    source = frame.attrs.get("source")
+    if not outs:
+        _print_table(result.table)
+    for out in outs:
+        suffix = out.suffix.lower()
+        if suffix == ".csv":
+            writer = _csv_writer(result.table, source)
+        elif suffix in (".png", ".svg"):
+            def writer(path: Path, suffix: str = suffix) -> None:
+                path.write_bytes(words.figure_bytes(
+                    words.result_figure(result.table, result.ice), suffix))
+        else:
+            def writer(path: Path) -> None:
+                words.write_compare_workbook(result.table, path, result.ice)
+        _write_atomic(out, writer, args.force)
+        print(f"wrote {out}")
+    for out in ice_outs:
+        _write_atomic(out, _csv_writer(result.ice, source), args.force)
+        print(f"wrote {out}")
+    return 0
+
+
 def _lazy(module: str, name: str) -> Callable[..., Any]:
     """``module.name``, imported on the first call.
 
@@ -960,8 +1028,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {
-    "curve": _cmd_curve, "impact": _cmd_impact, "interactions": _cmd_interactions,
-    "surface": _cmd_surface, "report": _cmd_report, "demo": _cmd_demo,
+    "curve": _cmd_curve, "compare": _cmd_compare, "impact": _cmd_impact,
+    "interactions": _cmd_interactions, "surface": _cmd_surface, "report": _cmd_report,
+    "demo": _cmd_demo,
     "libreoffice": _cmd_libreoffice,
 }
 

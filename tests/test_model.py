@@ -207,3 +207,42 @@ def test_agreement_floor_makes_two_flat_curves_agree() -> None:
     assert model.agreement(tiny, -tiny, w, floor=1.0) > 0.9
     assert model.agreement(tiny, -tiny, w, floor=0.0) == 0.0
     assert model.agreement(np.arange(5.0) - 2, np.zeros(5), w, floor=0.1) == 0.0
+
+
+def test_cli_compare_writes_every_format_and_the_ice_table(tmp_path, capsys) -> None:
+    from stratpd_xl.cli import main
+
+    data = tmp_path / "co.csv"
+    codependent(600).to_csv(data, index=False)
+    outs = [tmp_path / f"out{s}" for s in (".csv", ".xlsx", ".png", ".svg")]
+    argv = ["compare", str(data), "-t", "y", "-f", "x1", "--ice", "--seed", "0"]
+    assert main(argv + [a for o in outs for a in ("-o", str(o))]) == 0
+    err = capsys.readouterr().err
+    assert "rows it did not see" in err and "agreement" in err
+    table = pd.read_csv(outs[0], encoding="utf-8-sig")
+    assert list(table.columns) == ["x", "stratpd", "pdp", "ale"]
+    ice = pd.read_csv(tmp_path / "out-ice.csv", encoding="utf-8-sig")
+    assert list(ice.columns) == ["row", "x", "prediction", "centred"]
+    assert outs[2].read_bytes()[:4] == b"\x89PNG"
+    assert b"<svg" in outs[3].read_bytes()[:400]
+    import openpyxl
+
+    book = openpyxl.load_workbook(outs[1])
+    assert book.sheetnames == ["compare", "ICE"]
+    assert "rows it did not see" in str(book["compare"]["A1"].value)
+    # a pair: the heat map
+    pair = tmp_path / "pair.png"
+    assert main(["compare", str(data), "-t", "y", "-f", "x1", "-f", "x2", "-o", str(pair)]) == 0
+    assert "H²" in capsys.readouterr().err
+
+
+def test_cli_compare_bad_input_is_one_sentence_and_exit_2(tmp_path, capsys) -> None:
+    from stratpd_xl.cli import main
+
+    data = tmp_path / "small.csv"
+    independent(30).to_csv(data, index=False)
+    assert main(["compare", str(data), "-t", "y", "-f", "x1", "--min-samples-leaf", "3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "needs at least 50" in err
+    assert main(["compare", str(data), "-t", "y", "-f", "x1", "-f", "x2", "--ice"]) == 2
+    assert "--ice" in capsys.readouterr().err

@@ -264,3 +264,78 @@ def pair_figure(table: pd.DataFrame) -> Any:
                  else "model's two-way partial dependence", fontsize=11)
     fig.tight_layout()
     return fig
+
+
+def figure_bytes(fig: Any, suffix: str) -> bytes:
+    """A figure as PNG or SVG bytes (``suffix`` ``.png`` or ``.svg``)."""
+    import io
+
+    buffer = io.BytesIO()
+    fmt = "svg" if suffix.lower() == ".svg" else "png"
+    # A fixed date keeps an SVG's bytes the same from run to run.
+    metadata = {"Date": None} if fmt == "svg" else {}
+    fig.savefig(buffer, format=fmt, dpi=110, metadata=metadata)
+    return buffer.getvalue()
+
+
+def result_figure(table: pd.DataFrame, ice: pd.DataFrame | None = None) -> Any:
+    """The picture of a comparison: the overlay for one feature, the heat map for a pair."""
+    if "features" in table.attrs:
+        return pair_figure(table)
+    return compare_figure(table, ice)
+
+
+def sentences(table: pd.DataFrame) -> list[str]:
+    """What to read besides the numbers: the model's score, agreement or H², the notes."""
+    a = table.attrs
+    out = [str(a[k]) for k in ("model_sentence", "sentence") if a.get(k)]
+    return out + [str(n) for n in a.get("notes") or []]
+
+
+def write_compare_workbook(table: pd.DataFrame, path: Any,
+                           ice: pd.DataFrame | None = None) -> None:
+    """An .xlsx with the sentences, the side-by-side table and its picture (ICE on a sheet).
+
+    Every text goes in as a string cell (never a formula, whatever it starts with).
+    """
+    import xlsxwriter
+
+    book = xlsxwriter.Workbook(path, {"nan_inf_to_errors": True,
+                                      "strings_to_formulas": False, "strings_to_urls": False})
+    try:
+        bold = book.add_format({"bold": True})
+        sheet = book.add_worksheet("compare")
+        row = 0
+        for text in sentences(table):
+            sheet.write_string(row, 0, str(text))
+            row += 1
+        row += 1
+        _write_frame(sheet, table, row, bold)
+        png = figure_bytes(result_figure(table, ice), ".png")
+        import io
+
+        sheet.insert_image(row, len(table.columns) + 1, "compare.png",
+                           {"image_data": io.BytesIO(png)})
+        if ice is not None:
+            _write_frame(book.add_worksheet("ICE"), ice, 0, bold)
+    finally:
+        book.close()
+
+
+def _write_frame(sheet: Any, frame: pd.DataFrame, top: int, bold: Any) -> None:
+    for col, name in enumerate(frame.columns):
+        sheet.write_string(top, col, str(name), bold)
+        sheet.set_column(col, col, max(10, min(30, len(str(name)) + 2)))
+        for i, value in enumerate(frame[name].tolist(), start=top + 1):
+            if isinstance(value, bool | np.bool_):
+                sheet.write_boolean(i, col, bool(value))
+            elif isinstance(value, int | float | np.integer | np.floating):
+                if not math.isfinite(float(value)):
+                    continue
+                sheet.write_number(i, col, float(value))
+            elif isinstance(value, pd.Timestamp):
+                sheet.write_string(i, col, value.isoformat())
+            elif value is None or (isinstance(value, float) and math.isnan(value)):
+                continue
+            else:
+                sheet.write_string(i, col, str(value))
