@@ -38,7 +38,8 @@ from .presentation import tables
 from .presentation.labels import unique_sheet_names
 
 __all__ = [
-    "DESCRIPTIONS", "KEEP_HINT", "STRATIMPACT_ARGS", "STRATPD_ARGS", "Cells", "Chart", "Curve",
+    "DESCRIPTIONS", "KEEP_HINT", "STRATCOMPARE_ARGS", "STRATIMPACT_ARGS", "STRATPD_ARGS",
+    "Cells", "Chart", "Curve", "compare_png", "stratcompare",
     "FormulaResult", "Layout", "NumberFormat", "ReportSheet", "chart_png", "clear_cache",
     "report_sheet", "start_warm_up", "stratimpact", "stratpd", "stratpd2", "stratpdby",
     "wait_for_warm_up", "STRATPD2_ARGS", "STRATPDBY_ARGS",
@@ -87,6 +88,12 @@ STRATPD2_ARGS: dict[str, str] = {
     "chart": "FALSE: no heat map picture beside the table (default TRUE).",
     "positive": STRATPD_ARGS["positive"],
 }
+STRATCOMPARE_ARGS: dict[str, str] = {
+    **{name: STRATPD_ARGS[name] for name in ("data", "target", "col", "min_samples_leaf",
+                                             "trials")},
+    "chart": "FALSE: no picture of the curves beside the table (default TRUE).",
+    "positive": STRATPD_ARGS["positive"],
+}
 #: Formula -> the one-line description the function wizards show (Excel cuts at 255 characters).
 DESCRIPTIONS: dict[str, str] = {
     "STRATPD": "Partial dependence of target on col from the data alone (StratPD): a table of "
@@ -98,6 +105,9 @@ DESCRIPTIONS: dict[str, str] = {
     "chart with a line per group.",
     "STRATPD2": "Two-way partial dependence of target on col1 and col2 from the data alone "
     "(experimental): a table over a grid of both and a heat map beside it.",
+    "STRATCOMPARE": "StratPD beside a fitted model's partial dependence (PDP) and ALE for col, "
+    "centred alike, with how well model and data agree and why they may not; a picture "
+    "beside it.",
 }
 
 _TRUE_WORDS = frozenset({"true", "wahr", "vrai", "yes", "1"})
@@ -322,6 +332,58 @@ def stratpd(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
         curve = _curve(data, target, col, settings, _positive(given.get("positive")))
     except Exception as exc:  # the cell shows a sentence; never a traceback
         return FormulaResult([[error_text(exc, prefix="STRATPD")]])
+    return FormulaResult(curve.cells, curve, want_chart)
+
+
+def _comparison(data: Any, target: Any, col: Any, settings: Settings,
+                positive: Any = None) -> Curve:
+    frame = _table(data)
+    key = ("STRATCOMPARE", _frame_key(frame), str(target), str(col), settings, repr(positive))
+    cached = _cache.get(key)
+    if cached is not None:
+        return cached
+    from .presentation import compare as words
+
+    result = workflow.compare(
+        frame, target, col, settings=settings, how_to_keep=KEEP_HINT, positive=positive
+    )
+    curve = Curve(sheet.cells_from_frame(words.compare_cells(result.table)), result.table)
+    _cache.put(key, curve)
+    return curve
+
+
+def compare_png(curve: Curve) -> bytes:
+    """The side-by-side picture of a ``=STRATCOMPARE`` result, drawn once per cached result."""
+    if curve.png is None:
+        from .presentation import compare as words
+
+        curve.png = words.figure_bytes(words.compare_figure(curve.result), ".png")
+    return curve.png
+
+
+def stratcompare(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
+    """``=STRATCOMPARE(...)``'s cells: StratPD beside a fitted model's PDP and ALE.
+
+    Parameters are as for :func:`stratpd`; the optional ones are ``min_samples_leaf``,
+    ``trials``, ``chart`` and ``positive`` (:data:`STRATCOMPARE_ARGS`).
+
+    Returns
+    -------
+    FormulaResult
+        Header row (the feature, "StratPD (data)", the band when trials > 1, "model PDP",
+        "model ALE") and one row per x value or category, then a blank row and the
+        sentences: the model's held-out score and where and why model and data disagree.
+        On bad input one cell ``"STRATCOMPARE: <what to fix>"``.
+    """
+    given = _optional(optional, STRATCOMPARE_ARGS, "STRATCOMPARE")
+    try:
+        settings = _settings(
+            min_samples_leaf=given.get("min_samples_leaf"), n_trials=given.get("trials")
+        )
+        want_chart = _flag(given.get("chart"), "chart")
+        curve = _comparison(data, target, col, settings, _positive(given.get("positive")))
+    except Exception as exc:  # the cell shows a sentence; never a traceback
+        return FormulaResult([[error_text(exc, prefix="STRATCOMPARE")]])
     return FormulaResult(curve.cells, curve, want_chart)
 
 

@@ -246,3 +246,40 @@ def test_cli_compare_bad_input_is_one_sentence_and_exit_2(tmp_path, capsys) -> N
     assert err.count("\n") == 0 and "needs at least 50" in err
     assert main(["compare", str(data), "-t", "y", "-f", "x1", "-f", "x2", "--ice"]) == 2
     assert "--ice" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- the formula
+
+from .test_excel_udfs import call_like_excel, xl  # noqa: E402, F401 - real xlwings converters
+
+
+def _cells(frame: pd.DataFrame) -> tuple[tuple, ...]:
+    return (tuple(frame.columns), *(tuple(float(v) for v in row) for row in frame.to_numpy()))
+
+
+def test_stratcompare_formula_spills_the_table_and_the_sentences(xl) -> None:  # noqa: F811
+    df = codependent(600)
+    out = call_like_excel(xl, xl.udfs.STRATCOMPARE, _cells(df), "y", "x1", 10, 3)
+    assert out[0] == ["x1", "StratPD (data)", "StratPD low", "StratPD high", "model PDP",
+                      "model ALE"]
+    body = [r for r in out[1:] if isinstance(r[1], float)]
+    assert len(body) > 50
+    text = [r[0] for r in out if isinstance(r[0], str)]
+    assert any("rows it did not see" in t for t in text)
+    assert any("agreement" in t for t in text)
+    # the same cells come from the cache, and the picture is the overlay
+    from stratpd_xl import spreadsheet
+
+    again = spreadsheet.stratcompare(_cells(df), "y", "x1", trials=3)
+    # (xlwings writes an empty cell's None as "")
+    assert [["" if v is None else v for v in r] for r in again.cells] == out
+    assert spreadsheet.compare_png(again.curve)[:4] == b"\x89PNG"
+
+
+def test_stratcompare_formula_errors_are_one_cell(xl) -> None:  # noqa: F811
+    small = independent(30)
+    out = call_like_excel(xl, xl.udfs.STRATCOMPARE, _cells(small), "y", "x1", 3)
+    assert len(out) == 1 and len(out[0]) == 1
+    assert out[0][0].startswith("STRATCOMPARE: only 30 rows")
+    out = call_like_excel(xl, xl.udfs.STRATCOMPARE, _cells(small), "y", "nope")
+    assert out[0][0].startswith("STRATCOMPARE: ") and len(out) == 1

@@ -61,6 +61,8 @@ def _params(f) -> list[tuple[str, Any]]:
 def test_formulas_take_the_windows_arguments_in_the_same_order():
     assert _params(main.STRATPD) == [p for p in _params(udfs.STRATPD) if p[0] != "caller"]
     assert _params(main.STRATIMPACT) == _params(udfs.STRATIMPACT)
+    assert _params(main.STRATCOMPARE) == [
+        p for p in _params(udfs.STRATCOMPARE) if p[0] != "caller"]
 
 
 def test_stratpd_returns_the_windows_cells():

@@ -1,4 +1,4 @@
-"""stratpd-xl in xlwings Lite: =STRATPD, =STRATIMPACT and the script "analyse_selection".
+"""stratpd-xl in xlwings Lite: =STRATPD, =STRATIMPACT, =STRATCOMPARE and "analyse_selection".
 
 Paste this file into xlwings Lite's main.py, and add the line of requirements.txt (next to
 it) to Lite's requirements.txt, keeping the xlwings line Lite put there.  The functions below
@@ -44,6 +44,21 @@ def STRATPD(
 def STRATIMPACT(data, target, min_samples_leaf=lite.DEFAULT_MIN_SAMPLES_LEAF, positive=None):
     """Model-free ranking of the columns by how much each alone moves the target (StratPD)."""
     return lite.stratimpact(data, target, min_samples_leaf, positive)
+
+
+@func
+@_with_args(lite.STRATCOMPARE_ARGS)
+def STRATCOMPARE(
+    data,
+    target,
+    col,
+    min_samples_leaf=lite.DEFAULT_MIN_SAMPLES_LEAF,
+    trials=1,
+    chart=True,
+    positive=None,
+):
+    """StratPD beside a fitted model's partial dependence and ALE, and how well they agree."""
+    return lite.stratcompare(data, target, col, min_samples_leaf, trials, chart, positive)
 
 
 @script

@@ -29,9 +29,11 @@ from . import ribbon, udfs  # noqa: E402
 
 __all__ = [
     "DEFAULT_MIN_SAMPLES_LEAF",
+    "STRATCOMPARE_ARGS",
     "STRATIMPACT_ARGS",
     "STRATPD_ARGS",
     "analyse_selection",
+    "stratcompare",
     "stratimpact",
     "stratpd",
 ]
@@ -39,6 +41,7 @@ __all__ = [
 #: Argument options and help texts, the same as the Windows formulas'.
 STRATPD_ARGS = udfs.STRATPD_ARGS
 STRATIMPACT_ARGS = udfs.STRATIMPACT_ARGS
+STRATCOMPARE_ARGS = udfs.STRATCOMPARE_ARGS
 DEFAULT_MIN_SAMPLES_LEAF = udfs.DEFAULT_MIN_SAMPLES_LEAF
 
 
@@ -74,6 +77,23 @@ def stratimpact(
     """``=STRATIMPACT(...)``: see :func:`stratpd_xl.excel.udfs.STRATIMPACT`."""
     return udfs.STRATIMPACT(
         data, target, min_samples_leaf=min_samples_leaf, positive=positive
+    )
+
+
+def stratcompare(
+    data: Any,
+    target: Any,
+    col: Any,
+    min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
+    trials: Any = 1,
+    chart: Any = True,
+    positive: Any = None,
+) -> list[list[Any]]:
+    """``=STRATCOMPARE(...)``: see :func:`stratpd_xl.excel.udfs.STRATCOMPARE` (``chart`` has
+    no effect)."""
+    return udfs.STRATCOMPARE(
+        data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
+        positive=positive,
     )
 
 

@@ -29,8 +29,10 @@ from ..params import PARAMETERS
 from ..spreadsheet import DESCRIPTIONS, clear_cache, wait_for_warm_up
 from . import pictures
 
-__all__ = ["STRATIMPACT", "STRATPD", "STRATPD2", "STRATPDBY", "clear_cache",
-           "wait_for_warm_up"]
+__all__ = [
+    "STRATCOMPARE", "STRATIMPACT", "STRATPD", "STRATPD2", "STRATPDBY", "clear_cache",
+    "wait_for_warm_up",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -53,6 +55,10 @@ STRATPDBY_ARGS: dict[str, dict[str, Any]] = {
 STRATPD2_ARGS: dict[str, dict[str, Any]] = {
     name: {**(_DATA_OPTIONS if name == "data" else {}), "doc": doc}
     for name, doc in spreadsheet.STRATPD2_ARGS.items()
+}
+STRATCOMPARE_ARGS: dict[str, dict[str, Any]] = {
+    name: {**(_DATA_OPTIONS if name == "data" else {}), "doc": doc}
+    for name, doc in spreadsheet.STRATCOMPARE_ARGS.items()
 }
 # call_in_wizard stays on: xlwings' wizard guard makes add-in UDFs show 0 when a workbook opens
 # (xlwings issue 1574), and a cached result makes the wizard's extra call cheap.
@@ -143,11 +149,47 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     return out.cells
 
 
-def _show_picture(caller: Any, curve: spreadsheet.Curve) -> None:
+@_excel_function(STRATCOMPARE_ARGS, DESCRIPTIONS["STRATCOMPARE"])
+def STRATCOMPARE(  # noqa: N802 - Excel formula names are upper case
+    data: Any,
+    target: Any,
+    col: Any,
+    min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
+    trials: Any = 1,
+    chart: Any = True,
+    positive: Any = None,
+    caller: Any = None,
+) -> list[list[Any]]:
+    """StratPD beside a fitted model's partial dependence (PDP) and ALE for col.
+
+    Parameters are as for :func:`STRATPD` (no ``max_points``); ``chart`` places the overlay
+    picture (StratPD with its band, PDP, ALE) beside the table.
+
+    Returns
+    -------
+    list of list
+        As :func:`stratpd_xl.spreadsheet.stratcompare`: the side-by-side table, then the
+        model's score and where and why model and data disagree; on bad input one cell
+        ``"STRATCOMPARE: <what to fix>"``.
+    """
+    out = spreadsheet.stratcompare(
+        data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
+        positive=positive,
+    )
+    if caller is not None:
+        if out.curve is not None and out.chart:
+            _show_picture(caller, out.curve, spreadsheet.compare_png)
+        else:
+            _drop_picture(caller)
+    return out.cells
+
+
+def _show_picture(caller: Any, curve: spreadsheet.Curve,
+                  draw: Callable[[spreadsheet.Curve], bytes] = spreadsheet.chart_png) -> None:
     # A picture that cannot be placed (protected sheet, Excel busy) must not cost the table;
     # the reason goes to the log (xlwings' console with "Show Console" in the config).
     try:
-        pictures.place_picture(caller, spreadsheet.chart_png(curve), len(curve.cells[0]))
+        pictures.place_picture(caller, draw(curve), len(curve.cells[0]))
     except Exception as exc:
         _log.warning("STRATPD chart not placed: %s: %s", type(exc).__name__, exc)
 

@@ -18,6 +18,12 @@ from ..schema import CATEGORY, X
 
 __all__ = [
     "AGREE",
+    "HEADERS",
+    "compare_cells",
+    "figure_bytes",
+    "result_figure",
+    "sentences",
+    "write_compare_workbook",
     "EXTRAPOLATING",
     "agreement_sentence",
     "compare_figure",
@@ -264,6 +270,28 @@ def pair_figure(table: pd.DataFrame) -> Any:
                  else "model's two-way partial dependence", fontsize=11)
     fig.tight_layout()
     return fig
+
+
+#: Column -> header for people (spreadsheet cells); the feature's own name heads its column.
+HEADERS = {
+    "stratpd": "StratPD (data)",
+    "stratpd_low": "StratPD low",
+    "stratpd_high": "StratPD high",
+    "pdp": "model PDP",
+    "ale": "model ALE",
+}
+
+
+def compare_cells(table: pd.DataFrame) -> pd.DataFrame:
+    """The comparison as a formula spills it: people's headers, then a blank row and the
+    sentences (model score, agreement) in the first column."""
+    key = CATEGORY if CATEGORY in table.columns else X
+    shown = table.rename(columns={key: str(table.attrs.get("feature", key)), **HEADERS})
+    shown = shown.astype(object)
+    extra = [[None] * shown.shape[1]]
+    for text in sentences(table)[:2]:
+        extra.append([text] + [None] * (shown.shape[1] - 1))
+    return pd.concat([shown, pd.DataFrame(extra, columns=shown.columns)], ignore_index=True)
 
 
 def figure_bytes(fig: Any, suffix: str) -> bytes:
