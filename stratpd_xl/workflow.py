@@ -24,7 +24,7 @@ import pandas as pd
 
 from .errors import StratPDInputError
 from .input.sheet import check_rows, resolve_column, usable_table
-from .params import Settings
+from .params import DEFAULT_SEED, Settings
 from .schema import Finding
 from .yesno import yes_no_target
 
@@ -647,7 +647,9 @@ class CompareResult:
 
 
 def _model_seed(settings: Settings) -> int:
-    return 0 if settings.random_state is None else int(settings.random_state)
+    # random_state=None means "no seed" for StratPD; the model still needs one to be
+    # repeatable, so it takes the table's default.
+    return DEFAULT_SEED if settings.random_state is None else int(settings.random_state)
 
 
 def _check_model_input(problem: Problem, positive: Any) -> None:

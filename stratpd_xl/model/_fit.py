@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine._table import CATEGORICAL, as_float, category_codes, column_kind
+from ..params import DEFAULT_SEED
 from ..yesno import yes_no_target
 
 __all__ = [
@@ -171,7 +172,7 @@ def fit_model(
     *,
     columns: list[str] | None = None,
     positive: Any = None,
-    random_state: int = 0,
+    random_state: int = DEFAULT_SEED,
 ) -> Fitted:
     """Fit a histogram gradient-boosting model of ``target`` on the other columns and score it.
 
@@ -185,7 +186,7 @@ def fit_model(
         The model's columns; default every column but the target.
     positive : optional
         For a yes/no target, the value that counts as 1.
-    random_state : int, default 0
+    random_state : int, default :data:`~stratpd_xl.params.DEFAULT_SEED`
         Seed of the split into training and scoring rows, the row sample and the boosting.
 
     Returns
