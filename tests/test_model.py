@@ -283,3 +283,26 @@ def test_stratcompare_formula_errors_are_one_cell(xl) -> None:  # noqa: F811
     assert out[0][0].startswith("STRATCOMPARE: only 30 rows")
     out = call_like_excel(xl, xl.udfs.STRATCOMPARE, _cells(small), "y", "nope")
     assert out[0][0].startswith("STRATCOMPARE: ") and len(out) == 1
+
+
+def test_brute_force_pd_is_scikit_learns_in_one_call() -> None:
+    # With a categorical column the model's PD is the brute force; it must equal
+    # scikit-learn's own brute force over the same rows.
+    from sklearn.inspection import partial_dependence as sk_pd
+
+    from stratpd_xl.model._effects import BRUTE_ROWS, _sample
+
+    df = body_weight(1500, 0)
+    fitted = model.fit_model(df, "weight")
+    grid = np.array([62.0, 66.0, 70.0, 74.0])
+    ours = model.partial_dependence(fitted, "height", grid, seed=3)
+    rows = fitted.x[_sample(fitted, BRUTE_ROWS, 3)]
+    j = fitted.index("height")
+    x = rows.copy()
+    x[: grid.size, j] = grid  # scikit-learn's grid: these values (fewer than resolution)
+    x[grid.size:, j] = grid[0]
+    theirs = sk_pd(fitted.estimator, x, [j], method="brute", grid_resolution=10,
+                   percentiles=(0, 1),
+                   categorical_features=[fitted.index(c) for c in fitted.categories])
+    assert np.allclose(theirs["grid_values"][0], grid)
+    assert np.allclose(ours, theirs["average"][0])
