@@ -448,6 +448,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="add an Interactions sheet: the pairs ranked, with a by-group chart for the top "
         "three (takes about as long again)",
     )
+    p.add_argument(
+        "--compare", action="store_true",
+        help="add a \"Model check\" sheet: a fitted model's agreement with every curve, and "
+        "where and why they differ (scikit-learn gradient boosting, scored on held-out rows)",
+    )
 
     p = sub.add_parser(
         "demo",
@@ -982,9 +987,23 @@ def _cmd_report(args: argparse.Namespace) -> int:
             )
             for note in pairs.notes:
                 _note(note)
+        check = None
+        if args.compare:
+            _step("fitting a model")
+            check = workflow.model_check(
+                frame, args.target, result, settings=_settings(args),
+                categorical=args.categorical or (), orders=dict(args.order or ()),
+                how_to_keep=KEEP_HINT, positive=args.positive,
+            )
+            for note in check.attrs.get("notes") or []:
+                _note(note)
+            _say(f"model check: {check.attrs['model_sentence']}")
+            for row in check.itertuples(index=False):
+                _say(f"  {row.feature}: agreement {row.agreement:.2f}")
         _step("drawing")
         _write_atomic(out, lambda p: write_report(result, p, drawer=drawer,
-                                                  interactions=pairs), args.force)
+                                                  interactions=pairs, model_check=check),
+                      args.force)
     print(f"wrote {out}")
     _conclude(result.findings, result.target)
     return 0

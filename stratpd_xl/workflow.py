@@ -43,6 +43,7 @@ __all__ = [
     "findings",
     "ice",
     "interactions",
+    "model_check",
     "prepare",
     "surface",
     "warm_up",
@@ -813,3 +814,77 @@ def ice(
     notes += [f'the model leaves out "{c}": {why}' for c, why in fitted.left_out.items()]
     table.attrs["notes"] = notes
     return CompareResult(table, problem.target, [name], table, notes)
+
+
+def model_check(
+    frame: pd.DataFrame,
+    target: Any,
+    result: AnalysisResult,
+    *,
+    settings: Settings | None = None,
+    categorical: Sequence[Any] = (),
+    how_to_keep: str = KEEP_BY_NAMING,
+    positive: Any = None,
+) -> pd.DataFrame:
+    """One fitted model's agreement with every curve of an analysis (a report's model check).
+
+    The model is fitted once on the analysed table and compared with each curve of
+    ``result`` (:func:`stratpd_xl.model.compare_curves`).
+
+    Returns
+    -------
+    DataFrame
+        One row per feature in the ranking's order: ``feature``, ``kind``, ``agreement``,
+        ``agreement_ale``, ``extrapolation``, ``largest_gap``, ``sentence``.  ``attrs``:
+        ``target``, ``model_r2``, ``model_auc``, ``model_brier``, ``model_rows``,
+        ``model_sentence``, ``notes`` (columns the model left out).
+
+    Raises
+    ------
+    StratPDInputError
+        As :func:`compare` (too few rows to fit a model, a target with one value).
+    """
+    from . import model
+    from .presentation import compare as words
+
+    settings = settings or Settings()
+    names = list(result.curves)
+    problem = prepare(
+        frame, target, names, settings=settings, categorical=categorical,
+        how_to_keep=how_to_keep, positive=positive,
+    )
+    _check_model_input(Problem(problem.frame, problem.target, []), positive)
+    seed = _model_seed(settings)
+    columns = [c for c in problem.frame.columns if c != problem.target]
+    fitted = model.fit_model(problem.frame, problem.target, columns=columns,
+                             positive=positive, random_state=seed)
+    order = [str(f) for f in result.impact["feature"] if str(f) in result.curves]
+    rows = []
+    attrs: dict[str, Any] = {}
+    for name in order:
+        if name not in fitted.columns:
+            continue  # left out of the model (too many categories): said in the notes
+        table = model.compare_curves(fitted, result.curves[name], seed=seed)
+        attrs = table.attrs
+        rows.append({
+            "feature": name,
+            "kind": str(table.attrs.get("kind", "numeric")),
+            "agreement": table.attrs["agreement"],
+            "agreement_ale": table.attrs["agreement_ale"],
+            "extrapolation": table.attrs["extrapolation"],
+            "largest_gap": table.attrs.get("largest_gap", float("nan")),
+            "sentence": words.agreement_sentence(table.attrs),
+        })
+    check = pd.DataFrame(rows, columns=["feature", "kind", "agreement", "agreement_ale",
+                                        "extrapolation", "largest_gap", "sentence"])
+    check.attrs = {
+        "target": problem.target,
+        "model_r2": fitted.score.get("r2"),
+        "model_auc": fitted.score.get("auc"),
+        "model_brier": fitted.score.get("brier"),
+        "model_rows": {"train": fitted.score.get("n_train"), "test": fitted.score.get("n_test")},
+        "notes": [f'the model leaves out "{c}": {why}' for c, why in fitted.left_out.items()],
+    }
+    check.attrs["model_sentence"] = words.model_sentence(
+        {**check.attrs, "target_label": attrs.get("target_label")})
+    return check

@@ -306,3 +306,30 @@ def test_brute_force_pd_is_scikit_learns_in_one_call() -> None:
                    categorical_features=[fitted.index(c) for c in fitted.categories])
     assert np.allclose(theirs["grid_values"][0], grid)
     assert np.allclose(ours, theirs["average"][0])
+
+
+def test_report_compare_adds_a_model_check_sheet(tmp_path, capsys) -> None:
+    import openpyxl
+
+    from stratpd_xl.cli import main
+
+    data = tmp_path / "bw.csv"
+    body_weight(800, 0).to_csv(data, index=False)
+    out = tmp_path / "report.xlsx"
+    assert main(["report", str(data), "-t", "weight", "--compare", "--trials", "1",
+                 "-o", str(out)]) == 0
+    assert "model check:" in capsys.readouterr().err
+    book = openpyxl.load_workbook(out)
+    assert book.sheetnames[:2] == ["Summary", "Model check"]
+    sheet = book["Model check"]
+    cells = [[c.value for c in row] for row in sheet.iter_rows()]
+    assert "rows it did not see" in str(cells[1][0])
+    header = next(i for i, r in enumerate(cells) if r[0] == "feature")
+    body = [r for r in cells[header + 1:] if r[0]]
+    assert {r[0] for r in body} == {"height", "pregnant", "education", "sex"}
+    for r in body:
+        assert 0 <= r[2] <= 1 and isinstance(r[6], str) and "StratPD and the model" in r[6]
+    # without --compare: no such sheet
+    plain = tmp_path / "plain.xlsx"
+    assert main(["report", str(data), "-t", "weight", "--trials", "1", "-o", str(plain)]) == 0
+    assert "Model check" not in openpyxl.load_workbook(plain).sheetnames

@@ -24,6 +24,7 @@ __all__ = [
     "result_figure",
     "sentences",
     "write_compare_workbook",
+    "write_model_check_sheet",
     "EXTRAPOLATING",
     "agreement_sentence",
     "compare_figure",
@@ -367,3 +368,46 @@ def _write_frame(sheet: Any, frame: pd.DataFrame, top: int, bold: Any) -> None:
                 continue
             else:
                 sheet.write_string(i, col, str(value))
+
+
+#: Header of each model check column, for people.
+CHECK_HEADERS = {
+    "feature": "feature",
+    "kind": "kind",
+    "agreement": "agreement (0-1)",
+    "agreement_ale": "agreement with ALE",
+    "extrapolation": "PD rows outside the data",
+    "largest_gap": "largest gap",
+    "sentence": "where and why they differ",
+}
+
+
+def write_model_check_sheet(ws: Any, check: pd.DataFrame, *, bold: Any = None,
+                            percent: Any = None, title: Any = None) -> None:
+    """The report's "Model check" sheet: the model's score, then one row per feature.
+
+    Every text goes in as a string cell (never a formula).
+    """
+    ws.write_string(0, 0, f"Model check: does a fitted model say the same about "
+                          f"{check.attrs.get('target', 'the target')}?", title)
+    ws.write_string(1, 0, str(check.attrs.get("model_sentence", "")))
+    ws.write_string(2, 0, "agreement: 1 = StratPD's curve and the model's partial dependence "
+                          "are the same, 0.8 = apart by a tenth of the effect, 0 = by half "
+                          "or more (docs/method.md)")
+    row = 3
+    for note in check.attrs.get("notes") or []:
+        ws.write_string(row, 0, str(note))
+        row += 1
+    top = row + 1
+    for col, name in enumerate(check.columns):
+        ws.write_string(top, col, CHECK_HEADERS.get(name, name), bold)
+    for i, record in enumerate(check.itertuples(index=False), start=top + 1):
+        for col, (name, value) in enumerate(zip(check.columns, record, strict=True)):
+            if isinstance(value, str):
+                ws.write_string(i, col, value)
+            elif isinstance(value, int | float | np.floating) and math.isfinite(float(value)):
+                ws.write_number(i, col, float(value),
+                                percent if name == "extrapolation" else None)
+    widths = {0: 18, 1: 12, 2: 15, 3: 18, 4: 22, 5: 12, 6: 120}
+    for col, width in widths.items():
+        ws.set_column(col, col, width)

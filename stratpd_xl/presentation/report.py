@@ -61,6 +61,8 @@ Progress = Callable[[int, int, str], None]
 PathLike = str | os.PathLike[str]
 
 SUMMARY = "Summary"
+#: The sheet of ``write_report(..., model_check=...)``.
+MODEL_CHECK = "Model check"
 # Native chart size in pixels; close to the picture's size (704 x 440 px at 110 dpi, which
 # Excel shows at 96/110 of that) so the two line up one under the other.
 _CHART_W, _CHART_H = 614, 384
@@ -924,7 +926,8 @@ INTERACTIONS = "Interactions"
 def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
                  progress: Progress | None = None,
                  drawer: PictureDrawer | None = None,
-                 interactions: Any = None) -> None:
+                 interactions: Any = None,
+                 model_check: pd.DataFrame | None = None) -> None:
     """Write a full report: a "Summary" sheet with the ranking and one sheet per feature.
 
     The summary has the conclusion in words (one sentence per top feature, its caveats
@@ -953,6 +956,9 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
         The interaction ranking and its top pairs' by-group curves
         (:func:`stratpd_xl.workflow.interactions`): an "Interactions" sheet after the
         summary, with the ranking and, under it, each pair's by-group chart.
+    model_check : DataFrame, optional
+        :func:`stratpd_xl.workflow.model_check`'s table: a "Model check" sheet after the
+        summary with the model's score and its agreement with each curve, in words.
 
     Raises
     ------
@@ -964,11 +970,13 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
     ranked = [str(f) for f in ranking["feature"]] if "feature" in ranking.columns else []
     order = [f for f in ranked if f in curves] + [f for f in curves if f not in set(ranked)]
     taken = [SUMMARY] + ([INTERACTIONS] if interactions is not None else [])
+    taken += [MODEL_CHECK] if model_check is not None else []
     names = dict(zip(order, unique_sheet_names(order, taken=taken), strict=True))
     total = 1 + len(order)
 
     wb = _Book(path)
     summary = wb.add_sheet(SUMMARY)
+    checked = wb.add_sheet(MODEL_CHECK) if model_check is not None else None
     pairs_ws = wb.add_sheet(INTERACTIONS) if interactions is not None else None
     sheets = {feature: wb.add_sheet(names[feature]) for feature in order}
     slots: list[_Slot] = []
@@ -992,6 +1000,13 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
         if pairs_ws is not None:
             slots.append(_write_pairs_sheet(wb, pairs_ws, INTERACTIONS, "interactions",
                                             interactions.ranking))
+        if checked is not None:
+            from .compare import write_model_check_sheet
+
+            write_model_check_sheet(
+                checked, model_check, bold=wb.formats.get(bold=True),
+                percent=wb.formats.get(num_format="0%"), title=wb.formats.title,
+            )
         for done, feature in enumerate(order, start=1):
             if progress is not None:
                 progress(done, total, feature)
