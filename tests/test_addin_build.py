@@ -413,6 +413,10 @@ def test_committed_formula_module_is_what_xlwings_import_writes_for_the_current_
     ) in code
     impact = "Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive)"
     assert impact in code
+    assert (
+        "Function STRATCOMPARE(data, target, col, Optional min_samples_leaf, Optional trials, "
+        "Optional chart, Optional positive)"
+    ) in code
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in code
     assert "Function XLPy()" in _modules(committed_vba)["xlwings.bas"], "wrappers call XLPy"
 
@@ -424,7 +428,8 @@ def test_committed_wizard_module_registers_what_xlwings_import_registers(
     name, source = builder.wizard_module(recorded["macro_options"])
     assert code == _crlf(f'Attribute VB_Name = "{name}"\n' + source)
     assert "\r\nSub Auto_Open()\r\n" in code
-    assert code.count("    Application.MacroOptions Macro:=") == len(recorded["macro_options"]) == 4
+    # =STRATPD, =STRATIMPACT, =STRATPDBY, =STRATPD2, =STRATCOMPARE
+    assert code.count("    Application.MacroOptions Macro:=") == len(recorded["macro_options"]) == 5
     for options in recorded["macro_options"]:
         assert options["Category"] == "StratPD" and options["Description"]
         assert '"' + options["Description"].replace('"', '""') + '"' in code
