@@ -24,7 +24,7 @@ from ._effects import (
     row_weights,
     two_way_partial_dependence,
 )
-from ._fit import Fitted, one_thread_below
+from ._fit import Fitted, one_thread
 
 __all__ = [
     "AGREEMENT_FLOOR",
@@ -101,7 +101,7 @@ def extrapolation_share(model: Fitted, feature: str, *, seed: int = 0) -> float:
                "early_stopping": True, "n_iter_no_change": 5,
                "categorical_features": mask if mask.any() else None,
                "min_samples_leaf": int(min(20, max(5, x.shape[0] // 40)))}
-    with one_thread_below(x.shape[0]):
+    with one_thread():
         classifier = HistGradientBoostingClassifier(**options).fit(x, label)
         p_real = classifier.predict_proba(shuffled[:cut])[:, 1]
     ratio = p_real / np.maximum(1 - p_real, 1e-12)
