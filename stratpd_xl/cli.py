@@ -55,7 +55,7 @@ _OPTIONS = {
 }
 
 _CURVE_FORMATS = (".csv", ".xlsx", ".png", ".svg", ".pdf")
-_COMPARE_FORMATS = (".csv", ".xlsx", ".png", ".svg")
+_COMPARE_FORMATS = (".csv", ".xlsx", ".png", ".svg", ".pdf")
 _FIGURES = (".png", ".svg", ".pdf")
 # What "-" as INPUT reads: standard input, saved under this name (so messages name it).
 STDIN = "-"
@@ -416,7 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--out", "-o", action="append", type=Path, metavar="FILE",
-        help="write .csv (table), .xlsx (table, sentences and picture), .png or .svg "
+        help="write .csv (table), .xlsx (table, sentences and picture), .png, .svg or .pdf "
         "(picture); may repeat; default: print the table",
     )
 
@@ -847,25 +847,26 @@ def _cmd_surface(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    outs = _check_outputs(args.out, _COMPARE_FORMATS, args.force, Path(args.input))
+    outs = _check_outputs(args.out, _COMPARE_FORMATS, args.force, _input_path(args))
     if args.ice and len(args.features) > 1:
         raise _UserError("--ice draws curves of one feature; give one --feature with --ice")
     ice_outs = [o.with_name(o.stem + "-ice.csv") for o in outs
                 if o.suffix.lower() == ".csv"] if args.ice else []
-    _check_outputs(ice_outs, (".csv",), args.force, Path(args.input))
+    _check_outputs(ice_outs, (".csv",), args.force, _input_path(args))
     frame = _read(args)
+    _step("fitting a model")
     feature: Any = args.features if len(args.features) > 1 else args.features[0]
     result = workflow.compare(
         frame, args.target, feature, settings=_settings(args),
-        categorical=args.categorical or (), how_to_keep=KEEP_HINT, positive=args.positive,
-        ice=args.ice,
+        categorical=args.categorical or (), orders=dict(args.order or ()),
+        how_to_keep=KEEP_HINT, positive=args.positive, ice=args.ice,
     )
     from .presentation import compare as words
 
     for note in result.notes:
         _note(note)
     for line in words.sentences(result.table)[:2]:
-        sys.stderr.write(line + "\n")
+        _say(line)
     source = frame.attrs.get("source")
     if not outs:
         _print_table(result.table)
@@ -873,13 +874,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         suffix = out.suffix.lower()
         if suffix == ".csv":
             writer = _csv_writer(result.table, source)
-        elif suffix in (".png", ".svg"):
-            def writer(path: Path, suffix: str = suffix) -> None:
-                path.write_bytes(words.figure_bytes(
-                    words.result_figure(result.table, result.ice), suffix))
+        elif suffix in _FIGURES:
+            writer = _figure_writer(lambda: words.result_figure(result.table, result.ice),
+                                    suffix)
         else:
-            def writer(path: Path) -> None:
-                words.write_compare_workbook(result.table, path, result.ice)
+            writer = partial(words.write_compare_workbook, result.table, ice=result.ice)
         _write_atomic(out, writer, args.force)
         print(f"wrote {out}")
     for out in ice_outs:

@@ -355,9 +355,10 @@ def _comparison(data: Any, target: Any, col: Any, settings: Settings,
 def compare_png(curve: Curve) -> bytes:
     """The side-by-side picture of a ``=STRATCOMPARE`` result, drawn once per cached result."""
     if curve.png is None:
+        from .presentation import charts
         from .presentation import compare as words
 
-        curve.png = words.figure_bytes(words.compare_figure(curve.result), ".png")
+        curve.png = charts.figure_png(words.compare_figure(curve.result))
     return curve.png
 
 

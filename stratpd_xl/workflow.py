@@ -696,6 +696,7 @@ def compare(
     *,
     settings: Settings | None = None,
     categorical: Sequence[Any] = (),
+    orders: Mapping[Any, Sequence[Any]] | None = None,
     how_to_keep: str = KEEP_BY_NAMING,
     positive: Any = None,
     ice: bool = False,
@@ -724,7 +725,7 @@ def compare(
             f"a two-way comparison takes two features; got {len(named)}: name exactly two"
         )
     problem = prepare(
-        frame, target, named, settings=settings, categorical=categorical,
+        frame, target, named, settings=settings, categorical=categorical, orders=orders,
         how_to_keep=how_to_keep, positive=positive,
     )
     if pair and len(problem.features) != 2:
@@ -776,6 +777,7 @@ def ice(
     *,
     settings: Settings | None = None,
     categorical: Sequence[Any] = (),
+    orders: Mapping[Any, Sequence[Any]] | None = None,
     how_to_keep: str = KEEP_BY_NAMING,
     positive: Any = None,
     rows: int | None = None,
@@ -791,7 +793,7 @@ def ice(
 
     settings = settings or Settings()
     problem = prepare(
-        frame, target, [feature], settings=settings, categorical=categorical,
+        frame, target, [feature], settings=settings, categorical=categorical, orders=orders,
         how_to_keep=how_to_keep, positive=positive,
     )
     _check_model_input(problem, positive)
@@ -823,6 +825,7 @@ def model_check(
     *,
     settings: Settings | None = None,
     categorical: Sequence[Any] = (),
+    orders: Mapping[Any, Sequence[Any]] | None = None,
     how_to_keep: str = KEEP_BY_NAMING,
     positive: Any = None,
 ) -> pd.DataFrame:
@@ -850,7 +853,7 @@ def model_check(
     settings = settings or Settings()
     names = list(result.curves)
     problem = prepare(
-        frame, target, names, settings=settings, categorical=categorical,
+        frame, target, names, settings=settings, categorical=categorical, orders=orders,
         how_to_keep=how_to_keep, positive=positive,
     )
     _check_model_input(Problem(problem.frame, problem.target, []), positive)

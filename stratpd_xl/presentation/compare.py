@@ -20,7 +20,6 @@ __all__ = [
     "AGREE",
     "HEADERS",
     "compare_cells",
-    "figure_bytes",
     "result_figure",
     "sentences",
     "write_compare_workbook",
@@ -295,18 +294,6 @@ def compare_cells(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([shown, pd.DataFrame(extra, columns=shown.columns)], ignore_index=True)
 
 
-def figure_bytes(fig: Any, suffix: str) -> bytes:
-    """A figure as PNG or SVG bytes (``suffix`` ``.png`` or ``.svg``)."""
-    import io
-
-    buffer = io.BytesIO()
-    fmt = "svg" if suffix.lower() == ".svg" else "png"
-    # A fixed date keeps an SVG's bytes the same from run to run.
-    metadata = {"Date": None} if fmt == "svg" else {}
-    fig.savefig(buffer, format=fmt, dpi=110, metadata=metadata)
-    return buffer.getvalue()
-
-
 def result_figure(table: pd.DataFrame, ice: pd.DataFrame | None = None) -> Any:
     """The picture of a comparison: the overlay for one feature, the heat map for a pair."""
     if "features" in table.attrs:
@@ -340,7 +327,9 @@ def write_compare_workbook(table: pd.DataFrame, path: Any,
             row += 1
         row += 1
         _write_frame(sheet, table, row, bold)
-        png = figure_bytes(result_figure(table, ice), ".png")
+        from .charts import figure_png
+
+        png = figure_png(result_figure(table, ice))
         import io
 
         sheet.insert_image(row, len(table.columns) + 1, "compare.png",
