@@ -26,6 +26,7 @@ import pandas as pd
 
 import stratpd_xl as sx
 from stratpd_xl import engine, model
+from stratpd_xl.model._effects import ALE_ROWS
 from stratpd_xl.model.api import extrapolation_share
 
 
@@ -88,7 +89,7 @@ def run(text: bool, rows: int, skip_peers: bool) -> None:
           flush=True)
     t, _ = timed(lambda: model.accumulated_local_effects(fitted, "x1", grid))
     print(f"| {name} | ALE (one predict call) | {t:.2f} | 100 bins, "
-          f"{min(rows, 100_000):,} rows |", flush=True)
+          f"{min(rows, ALE_ROWS):,} rows |", flush=True)
     t, _ = timed(lambda: extrapolation_share(fitted, "x1"))
     print(f"| {name} | extrapolation check | {t:.2f} | 5,000 + 5,000 rows |", flush=True)
     if skip_peers:
