@@ -54,6 +54,8 @@ GAPPY = [list(r) for r in DATA[:121]]
 GAPPY[5][0] = None
 GAPPY[9][4] = None
 EXPECTED_GAPPY = spreadsheet.stratimpact(GAPPY, "price")
+EXPECTED_BY = spreadsheet.stratpdby(DATA, "price", "carat", "cut", min_samples_leaf=5).cells
+EXPECTED_2 = spreadsheet.stratpd2(DATA, "price", "carat", "cut", grid=5).cells
 
 FORMULAS = {
     "impact": ("Data", _address(len(EXPECTED_IMPACT), 4), 'STRATIMPACT(A1:J301;"price")'),
@@ -68,6 +70,10 @@ FORMULAS = {
     "one_cell": ("Data", "M302", 'STRATPD(A1;"price";"carat")'),
     "no_data": ("Data", "M303", "STRATPD()"),
     "gappy": ("Gaps", _address(len(EXPECTED_GAPPY), 4), 'STRATIMPACT(A1:J121;"price")'),
+    "by": ("Data", _address(len(EXPECTED_BY), len(EXPECTED_BY[0]), "M230"),
+           'STRATPDBY(A1:J301;"price";"carat";"cut";;5)'),  # bands left blank
+    "two": ("Data", _address(len(EXPECTED_2), len(EXPECTED_2[0]), "T40"),
+            'STRATPD2(A1:J301;"price";"carat";"cut";5)'),
     # Calc itself answers for a range holding an error value; the README says so.
     "error_cell": ("Errors", "M1:P3", 'STRATIMPACT(A1:J121;"price")'),
 }
@@ -138,6 +144,12 @@ def test_curves_are_the_python_apis(calc):
     assert "low (2.5%)" in cut[0] and "high (97.5%)" in cut[0]
 
 
+def test_the_interaction_formulas_are_the_python_apis(calc):
+    assert len(EXPECTED_BY) > 2 and len(EXPECTED_2) > 2, "curves, not error cells"
+    _numbers_close(calc["formulas"]["by"]["cells"], EXPECTED_BY)
+    _numbers_close(calc["formulas"]["two"]["cells"], EXPECTED_2)
+
+
 def test_a_larger_array_range_shows_na_below_the_result(calc):
     got = calc["formulas"]["spare_rows"]["cells"]
     _numbers_close(got[: len(EXPECTED_IMPACT)], EXPECTED_IMPACT)
@@ -167,8 +179,9 @@ def test_errors_are_the_excel_formulas_one_cell_texts(calc, key, expected):
 
 def test_function_wizard_lists_both_formulas_with_argument_help(calc):
     wizard = calc["wizard"]
-    assert set(wizard) == {"STRATPD", "STRATIMPACT"}
-    assert "chart" not in extension.CALC_DESCRIPTIONS["STRATPD"], "Calc draws no picture"
+    assert set(wizard) == set(extension.FORMULAS) >= {"STRATPD", "STRATIMPACT"}
+    for description in extension.CALC_DESCRIPTIONS.values():  # Calc draws no picture
+        assert "chart" not in description and "heat map" not in description
     for name, args in extension.FORMULAS.items():
         entry = wizard[name]
         assert entry["description"] == extension.CALC_DESCRIPTIONS[name]

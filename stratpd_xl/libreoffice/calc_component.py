@@ -66,34 +66,39 @@ def _plain(value):
     return str(value)  # a UNO struct or enum: its text is all the analysis could use
 
 
-def _formula(op, prefix, args):
+def _formula(name, args):
     try:
-        cells = worker().call(op, **{k: _value(v) for k, v in args.items()})
+        cells = worker().call(name, **{k: _value(v) for k, v in args.items()})
     except client.WorkerError as exc:
-        return ((f"{prefix}: {exc}",),)
+        return ((f"{name}: {exc}",),)
     except Exception as exc:  # noqa: BLE001 - a cell shows a sentence, never a traceback
-        return ((f"{prefix}: the extension failed ({type(exc).__name__}: {exc})",),)
+        return ((f"{name}: the extension failed ({type(exc).__name__}: {exc})",),)
     return tuple(tuple(row) for row in cells)
 
 
+def _function(name, arguments):
+    """The method Calc calls for ``=NAME(...)``: its values, by position, named as declared."""
+
+    def call(self, *values):
+        return _formula(name, dict(zip(arguments, values)))  # noqa: B905 - Python 3.8 here
+
+    call.__name__ = name
+    return call
+
+
 class Functions(unohelper.Base, XStratPD):
-    """The add-in Calc calls for ``=STRATPD(...)`` and ``=STRATIMPACT(...)``."""
+    """The add-in Calc calls for ``=STRATPD(...)``, ``=STRATIMPACT(...)`` and the others.
+
+    One method per formula of ``config.json``, which the build writes from the same table as
+    the type library and the Function Wizard's entries, so the three always agree.
+    """
 
     def __init__(self, ctx):
         self.ctx = ctx
 
-    def STRATPD(self, data, target, col, min_samples_leaf, trials, chart,  # noqa: N802
-                max_points, positive):
-        return _formula("STRATPD", "STRATPD", {
-            "data": data, "target": target, "col": col, "min_samples_leaf": min_samples_leaf,
-            "trials": trials, "chart": chart, "max_points": max_points, "positive": positive,
-        })
 
-    def STRATIMPACT(self, data, target, min_samples_leaf, positive):  # noqa: N802
-        return _formula("STRATIMPACT", "STRATIMPACT", {
-            "data": data, "target": target, "min_samples_leaf": min_samples_leaf,
-            "positive": positive,
-        })
+for _name, _arguments in _config().get("formulas", {}).items():
+    setattr(Functions, _name, _function(_name, _arguments))
 
 
 # --------------------------------------------------------------------------- the menu command

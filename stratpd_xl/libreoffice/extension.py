@@ -45,14 +45,28 @@ FUNCTIONS = "org.stratpd.xl.calc.Functions"
 ANALYSE = "org.stratpd.xl.calc.AnalyseSelection"
 #: The shipped type library; regenerate with ``python -m stratpd_xl.libreoffice.extension``.
 RDB = HERE / "XStratPD.rdb"
-FORMULAS = {"STRATPD": spreadsheet.STRATPD_ARGS, "STRATIMPACT": spreadsheet.STRATIMPACT_ARGS}
+#: The formulas Calc gets, with their arguments in order (the worker's operations by name).
+FORMULAS = {
+    "STRATPD": spreadsheet.STRATPD_ARGS,
+    "STRATIMPACT": spreadsheet.STRATIMPACT_ARGS,
+    "STRATPDBY": spreadsheet.STRATPDBY_ARGS,
+    "STRATPD2": spreadsheet.STRATPD2_ARGS,
+}
 #: Calc draws no picture beside a formula (a formula must not change the sheet it is on).
 CALC_HELP = {"chart": "Accepted for Excel's formulas; Calc draws no chart here (use Tools > "
              "Add-Ons > Analyse selection for charts)."}
-CALC_DESCRIPTIONS = {
-    "STRATPD": spreadsheet.DESCRIPTIONS["STRATPD"].replace(", plus a chart beside it", ""),
-    "STRATIMPACT": spreadsheet.DESCRIPTIONS["STRATIMPACT"],
-}
+# Excel's descriptions end with the picture beside the formula, which Calc does not draw.
+_PICTURE_ENDINGS = (", plus a chart beside it", ", plus a chart with a line per group",
+                    " and a heat map beside it")
+
+
+def _calc_description(text: str) -> str:
+    for ending in _PICTURE_ENDINGS:
+        text = text.replace(ending, "")
+    return text
+
+
+CALC_DESCRIPTIONS = {name: _calc_description(spreadsheet.DESCRIPTIONS[name]) for name in FORMULAS}
 MENU_TITLE = "Analyse selection"
 #: The command the menu entry and the toolbar button dispatch (a protocol handler's URL).
 COMMAND = "org.stratpd.xl.calc:analyse"
@@ -206,6 +220,8 @@ def build(out: Path, *, python: str | None = None) -> Path:
         "version": __version__,
         "start_timeout": calc_client.DEFAULT_START_TIMEOUT,
         "call_timeout": calc_client.DEFAULT_CALL_TIMEOUT,
+        # The component makes one Calc function per entry, its arguments in this order.
+        "formulas": {name: list(args) for name, args in FORMULAS.items()},
     }
     files = {
         "META-INF/manifest.xml": _manifest_xml(),

@@ -50,14 +50,22 @@ def unpack_block(value: Any) -> Any:
     return [list(row) for row in zip(*columns, strict=True)]
 
 
-def _stratpd(args: dict[str, Any]) -> list[list[Any]]:
-    data = unpack_block(args.pop("data", None))
-    return cells_for_calc(spreadsheet.stratpd(data, **args).cells)
+#: Calc's formulas: the spreadsheet layer's functions, as Excel calls them.
+FORMULAS: dict[str, Callable[..., Any]] = {
+    "STRATPD": spreadsheet.stratpd,
+    "STRATIMPACT": spreadsheet.stratimpact,
+    "STRATPDBY": spreadsheet.stratpdby,
+    "STRATPD2": spreadsheet.stratpd2,
+}
 
 
-def _stratimpact(args: dict[str, Any]) -> list[list[Any]]:
-    data = unpack_block(args.pop("data", None))
-    return cells_for_calc(spreadsheet.stratimpact(data, **args))
+def _formula(function: Callable[..., Any]) -> Callable[[dict[str, Any]], list[list[Any]]]:
+    def answer(args: dict[str, Any]) -> list[list[Any]]:
+        data = unpack_block(args.pop("data", None))
+        out = function(data, **args)
+        return cells_for_calc(out.cells if isinstance(out, spreadsheet.FormulaResult) else out)
+
+    return answer
 
 
 def _report(args: dict[str, Any]) -> dict[str, Any]:
@@ -67,9 +75,8 @@ def _report(args: dict[str, Any]) -> dict[str, Any]:
 
 OPERATIONS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "PING": lambda args: "pong",
-    "STRATPD": _stratpd,
-    "STRATIMPACT": _stratimpact,
     "REPORT": _report,
+    **{name: _formula(function) for name, function in FORMULAS.items()},
 }
 
 
