@@ -6,7 +6,7 @@ Usage::
 
 Two tables of ``--rows`` rows x 10 columns (9 features and the target): one all numbers (the
 model's partial dependence uses scikit-learn's tree recursion), one with two text columns (the
-recursion ignores categorical splits, so partial dependence averages predictions over 1,000
+recursion ignores categorical splits, so partial dependence averages predictions over 500
 rows).  For each: ``sx.compare`` end to end, its parts (StratPD alone, the model fit, PDP,
 ALE, the extrapolation check), and on the same fitted model scikit-learn's own
 ``partial_dependence`` (recursion; brute force over every row on a 20-point grid) and PyALE's
@@ -26,7 +26,7 @@ import pandas as pd
 
 import stratpd_xl as sx
 from stratpd_xl import engine, model
-from stratpd_xl.model._effects import ALE_ROWS
+from stratpd_xl.model._effects import ALE_ROWS, BRUTE_ROWS
 from stratpd_xl.model.api import extrapolation_share
 
 
@@ -84,7 +84,7 @@ def run(text: bool, rows: int, skip_peers: bool) -> None:
           f"{fitted.score['n_iter']} rounds |", flush=True)
     grid = model.curve_grid(fitted, curve, "x1")
     t, _ = timed(lambda: model.partial_dependence(fitted, "x1", grid))
-    method = "brute, 1,000 rows" if fitted.categories else "recursion"
+    method = f"brute, {BRUTE_ROWS:,} rows" if fitted.categories else "recursion"
     print(f"| {name} | PDP on StratPD's {grid.size} points | {t:.2f} | {method} |",
           flush=True)
     t, _ = timed(lambda: model.accumulated_local_effects(fitted, "x1", grid))

@@ -25,15 +25,15 @@ __all__ = [
     "two_way_partial_dependence",
 ]
 
-#: Rows averaged over where the partial dependence must predict row by row (a yes/no
-#: target's probabilities): the average of 1,000 rows is within a few tenths of a point of
-#: all rows' for a smooth model.
-BRUTE_ROWS = 1_000
+#: Rows averaged over where the partial dependence must predict row by row (a yes/no target,
+#: or a model with categorical columns): 500 rows x 200 grid points is one call to predict of
+#: 100,000 rows (the per-point average of 500 rows varies by about sd / 22).
+BRUTE_ROWS = 500
 #: Rows whose individual curves are drawn by default.
 ICE_ROWS = 50
-#: Quantile bins of the accumulated local effects, and the rows they use at most.
+#: Quantile bins of the accumulated local effects, and the rows they use at most (200 a bin).
 ALE_BINS = 100
-ALE_ROWS = 50_000
+ALE_ROWS = 20_000
 
 
 def _method(model: Fitted) -> str:
