@@ -56,6 +56,7 @@ GAPPY[9][4] = None
 EXPECTED_GAPPY = spreadsheet.stratimpact(GAPPY, "price")
 EXPECTED_BY = spreadsheet.stratpdby(DATA, "price", "carat", "cut", min_samples_leaf=5).cells
 EXPECTED_2 = spreadsheet.stratpd2(DATA, "price", "carat", "cut", grid=5).cells
+EXPECTED_COMPARE = spreadsheet.stratcompare(DATA, "price", "carat").cells
 
 FORMULAS = {
     "impact": ("Data", _address(len(EXPECTED_IMPACT), 4), 'STRATIMPACT(A1:J301;"price")'),
@@ -74,6 +75,8 @@ FORMULAS = {
            'STRATPDBY(A1:J301;"price";"carat";"cut";;5)'),  # bands left blank
     "two": ("Data", _address(len(EXPECTED_2), len(EXPECTED_2[0]), "T40"),
             'STRATPD2(A1:J301;"price";"carat";"cut";5)'),
+    "compare": ("Data", _address(len(EXPECTED_COMPARE), len(EXPECTED_COMPARE[0]), "E320"),
+                'STRATCOMPARE(A1:J301;"price";"carat")'),
     # Calc itself answers for a range holding an error value; the README says so.
     "error_cell": ("Errors", "M1:P3", 'STRATIMPACT(A1:J121;"price")'),
 }
@@ -148,6 +151,13 @@ def test_the_interaction_formulas_are_the_python_apis(calc):
     assert len(EXPECTED_BY) > 2 and len(EXPECTED_2) > 2, "curves, not error cells"
     _numbers_close(calc["formulas"]["by"]["cells"], EXPECTED_BY)
     _numbers_close(calc["formulas"]["two"]["cells"], EXPECTED_2)
+
+
+def test_the_model_check_formula_is_the_python_apis(calc):
+    # =STRATCOMPARE: the side-by-side table and the model's sentences, as in Excel.
+    assert len(EXPECTED_COMPARE) > 10, "a table, not an error cell"
+    assert EXPECTED_COMPARE[0][1:] == ["StratPD (data)", "model PDP", "model ALE"]
+    _numbers_close(calc["formulas"]["compare"]["cells"], EXPECTED_COMPARE)
 
 
 def test_a_larger_array_range_shows_na_below_the_result(calc):

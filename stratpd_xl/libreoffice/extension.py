@@ -51,13 +51,14 @@ FORMULAS = {
     "STRATIMPACT": spreadsheet.STRATIMPACT_ARGS,
     "STRATPDBY": spreadsheet.STRATPDBY_ARGS,
     "STRATPD2": spreadsheet.STRATPD2_ARGS,
+    "STRATCOMPARE": spreadsheet.STRATCOMPARE_ARGS,
 }
 #: Calc draws no picture beside a formula (a formula must not change the sheet it is on).
 CALC_HELP = {"chart": "Accepted for Excel's formulas; Calc draws no chart here (use Tools > "
              "Add-Ons > Analyse selection for charts)."}
 # Excel's descriptions end with the picture beside the formula, which Calc does not draw.
 _PICTURE_ENDINGS = (", plus a chart beside it", ", plus a chart with a line per group",
-                    " and a heat map beside it")
+                    " and a heat map beside it", "; a picture beside it")
 
 
 def _calc_description(text: str) -> str:

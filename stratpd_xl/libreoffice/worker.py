@@ -56,6 +56,7 @@ FORMULAS: dict[str, Callable[..., Any]] = {
     "STRATIMPACT": spreadsheet.stratimpact,
     "STRATPDBY": spreadsheet.stratpdby,
     "STRATPD2": spreadsheet.stratpd2,
+    "STRATCOMPARE": spreadsheet.stratcompare,
 }
 
 
