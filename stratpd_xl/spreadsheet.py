@@ -39,7 +39,7 @@ from .presentation.labels import unique_sheet_names
 
 __all__ = [
     "DESCRIPTIONS", "KEEP_HINT", "STRATCOMPARE_ARGS", "STRATIMPACT_ARGS", "STRATPD_ARGS",
-    "Cells", "Chart", "Curve", "compare_png", "stratcompare",
+    "Cells", "Chart", "Curve", "stratcompare",
     "FormulaResult", "Layout", "NumberFormat", "ReportSheet", "chart_png", "clear_cache",
     "report_sheet", "start_warm_up", "stratimpact", "stratpd", "stratpd2", "stratpdby",
     "wait_for_warm_up", "STRATPD2_ARGS", "STRATPDBY_ARGS",
@@ -161,8 +161,8 @@ def clear_cache() -> None:
 class Curve:
     """A formula's curve: the cells it shows, the engine's result, and its picture once drawn.
 
-    ``kind`` says which picture: ``"curve"`` (a curve, or curves by group) or ``"surface"``
-    (a heat map).
+    ``kind`` says which picture: ``"curve"`` (a curve, or curves by group), ``"surface"``
+    (a heat map) or ``"compare"`` (StratPD beside the model's curves).
     """
 
     cells: list[list[Any]]
@@ -285,6 +285,10 @@ def chart_png(curve: Curve) -> bytes:
             from .presentation.pairs import surface_figure
 
             figure = surface_figure(curve.result)
+        elif curve.kind == "compare":
+            from .presentation.compare import compare_figure
+
+            figure = compare_figure(curve.result)
         else:
             figure = charts.curve_figure(curve.result)
         curve.png = charts.figure_png(figure)
@@ -335,33 +339,6 @@ def stratpd(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
     return FormulaResult(curve.cells, curve, want_chart)
 
 
-def _comparison(data: Any, target: Any, col: Any, settings: Settings,
-                positive: Any = None) -> Curve:
-    frame = _table(data)
-    key = ("STRATCOMPARE", _frame_key(frame), str(target), str(col), settings, repr(positive))
-    cached = _cache.get(key)
-    if cached is not None:
-        return cached
-    from .presentation import compare as words
-
-    result = workflow.compare(
-        frame, target, col, settings=settings, how_to_keep=KEEP_HINT, positive=positive
-    )
-    curve = Curve(sheet.cells_from_frame(words.compare_cells(result.table)), result.table)
-    _cache.put(key, curve)
-    return curve
-
-
-def compare_png(curve: Curve) -> bytes:
-    """The side-by-side picture of a ``=STRATCOMPARE`` result, drawn once per cached result."""
-    if curve.png is None:
-        from .presentation import charts
-        from .presentation import compare as words
-
-        curve.png = charts.figure_png(words.compare_figure(curve.result))
-    return curve.png
-
-
 def stratcompare(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
     """``=STRATCOMPARE(...)``'s cells: StratPD beside a fitted model's PDP and ALE.
 
@@ -376,16 +353,24 @@ def stratcompare(data: Any, target: Any, col: Any, **optional: Any) -> FormulaRe
         sentences: the model's held-out score and where and why model and data disagree.
         On bad input one cell ``"STRATCOMPARE: <what to fix>"``.
     """
+    from .presentation.compare import compare_cells
+
     given = _optional(optional, STRATCOMPARE_ARGS, "STRATCOMPARE")
-    try:
-        settings = _settings(
-            min_samples_leaf=given.get("min_samples_leaf"), n_trials=given.get("trials")
-        )
-        want_chart = _flag(given.get("chart"), "chart")
-        curve = _comparison(data, target, col, settings, _positive(given.get("positive")))
-    except Exception as exc:  # the cell shows a sentence; never a traceback
-        return FormulaResult([[error_text(exc, prefix="STRATCOMPARE")]])
-    return FormulaResult(curve.cells, curve, want_chart)
+    chosen = _positive(given.get("positive"))
+    settings: list[Settings] = []
+
+    def check() -> None:
+        settings.append(_settings(min_samples_leaf=given.get("min_samples_leaf"),
+                                  n_trials=given.get("trials")))
+
+    def compute(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+        table = workflow.compare(frame, target, col, settings=settings[0],
+                                 how_to_keep=KEEP_HINT, positive=chosen).table
+        return table, compare_cells(table)
+
+    key = (str(target), str(col), repr(sorted(given.items())))
+    return _pairs_formula("STRATCOMPARE", key, data, given.get("chart"), "compare", compute,
+                          check)
 
 
 def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
@@ -421,7 +406,8 @@ def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
 def _pairs_formula(name: str, key: tuple[Any, ...], data: Any, chart: Any, kind: str,
                    compute: Callable[[pd.DataFrame], tuple[pd.DataFrame, pd.DataFrame]],
                    check: Callable[[], None] = lambda: None) -> FormulaResult:
-    """The shared steps of ``=STRATPDBY`` and ``=STRATPD2``: cache, cells, one-cell errors."""
+    """The shared steps of ``=STRATPDBY``, ``=STRATPD2`` and ``=STRATCOMPARE``: cache, cells,
+    one-cell errors."""
     try:
         check()
         want_chart = _flag(chart, "chart")

@@ -273,7 +273,8 @@ def test_stratcompare_formula_spills_the_table_and_the_sentences(xl) -> None:  #
     again = spreadsheet.stratcompare(_cells(df), "y", "x1", trials=3)
     # (xlwings writes an empty cell's None as "")
     assert [["" if v is None else v for v in r] for r in again.cells] == out
-    assert spreadsheet.compare_png(again.curve)[:4] == b"\x89PNG"
+    assert again.curve.kind == "compare"
+    assert spreadsheet.chart_png(again.curve)[:4] == b"\x89PNG"
 
 
 def test_stratcompare_formula_errors_are_one_cell(xl) -> None:  # noqa: F811

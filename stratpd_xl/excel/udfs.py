@@ -178,18 +178,17 @@ def STRATCOMPARE(  # noqa: N802 - Excel formula names are upper case
     )
     if caller is not None:
         if out.curve is not None and out.chart:
-            _show_picture(caller, out.curve, spreadsheet.compare_png)
+            _show_picture(caller, out.curve)
         else:
             _drop_picture(caller)
     return out.cells
 
 
-def _show_picture(caller: Any, curve: spreadsheet.Curve,
-                  draw: Callable[[spreadsheet.Curve], bytes] = spreadsheet.chart_png) -> None:
+def _show_picture(caller: Any, curve: spreadsheet.Curve) -> None:
     # A picture that cannot be placed (protected sheet, Excel busy) must not cost the table;
     # the reason goes to the log (xlwings' console with "Show Console" in the config).
     try:
-        pictures.place_picture(caller, draw(curve), len(curve.cells[0]))
+        pictures.place_picture(caller, spreadsheet.chart_png(curve), len(curve.cells[0]))
     except Exception as exc:
         _log.warning("STRATPD chart not placed: %s: %s", type(exc).__name__, exc)
 
