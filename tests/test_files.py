@@ -636,9 +636,14 @@ def test_the_sniffed_head_is_the_files_first_lines(text, count):
        chunk=st.integers(1, 70))
 def test_the_longest_line_is_measured_across_chunks(data, chunk):
     # Without quotes the longest line decides whether the csv module's field limit applies.
-    from stratpd_xl.input.files import _longest_line
+    # Its start names the line in the sentence refusing a line over MAX_LINE_BYTES.
+    from stratpd_xl.input.files import _longest_line_at
 
-    assert _longest_line(data, chunk) == max(map(len, data.split(b"\n")))
+    lines = data.split(b"\n")
+    longest, start = _longest_line_at(data, chunk)
+    assert longest == max(map(len, lines))
+    first = [len(line) for line in lines].index(longest)
+    assert start == sum(len(line) + 1 for line in lines[:first])
 
 
 @pytest.mark.parametrize("quote", ["", '"'])

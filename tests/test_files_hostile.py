@@ -7,6 +7,8 @@ one sentence (exit 2 on the command line).  Bombs are built small with the limit
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -233,3 +235,75 @@ def test_sheet_not_found_lists_at_most_ten_names(tmp_path):
     with pytest.raises(StratPDInputError, match=r"S0, S1, .*S9 \.\.\. and 30 more") as exc:
         read_table(path, sheet="nope")
     assert "S10" not in one_sentence(exc)
+
+
+# --------------------------------------------------------------------------- claimed sizes
+
+
+def _shared_strings_book(tmp_path: Path, sst_tag: bytes, name: str = "sst.xlsx") -> Path:
+    """A workbook (text cells in its shared-string table) whose <sst> tag is ``sst_tag``."""
+    import re
+
+    import xlsxwriter
+
+    good = tmp_path / "strings.xlsx"
+    book = xlsxwriter.Workbook(good)
+    sheet = book.add_worksheet("Data")
+    sheet.write_row(0, 0, ["x", "y", "name"])
+    for i in range(5):
+        sheet.write_row(i + 1, 0, [i, 2 * i, f"n{i}"])
+    book.close()
+    xml = zipfile.ZipFile(good).read("xl/sharedStrings.xml")
+    xml = re.sub(rb"<sst [^>]*>", sst_tag, xml)
+    return rewrite_member(good, tmp_path / name, "xl/sharedStrings.xml", xml)
+
+
+def _cli_in_child(path: Path) -> subprocess.CompletedProcess:
+    """The command in a process of its own: calamine aborted the whole process on these."""
+    return subprocess.run(
+        [sys.executable, "-m", "stratpd_xl.cli", "curve", str(path), "-t", "y", "-f", "x"],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+NS = b'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+
+
+def test_a_shared_string_count_claimed_is_checked_before_calamine_reserves_it(tmp_path):
+    # calamine reserved 24 bytes a claimed string: "memory allocation of 103079215080 bytes
+    # failed" and a Rust backtrace (signal 6), which inside Excel takes the formulas with it.
+    path = _shared_strings_book(tmp_path, b"<sst " + NS + b' count="8" uniqueCount="4294967295">')
+    proc = _cli_in_child(path)  # first: a regression aborts this child, not the tests
+    assert proc.returncode == 2, proc.stderr[-500:]
+    assert "open it and save it again" in proc.stderr and "\n" not in proc.stderr.strip()
+    with pytest.raises(StratPDInputError, match="claims 4,294,967,295 shared strings but holds 8"):
+        read_table(path)
+
+
+@pytest.mark.parametrize(
+    "tag",
+    [
+        # A prefix, single quotes, spaces around "=", a character reference inside the number.
+        b"<x:sst xmlns:x='http://schemas.openxmlformats.org/spreadsheetml/2006/main' "
+        b"uniqueCount = '4294967295'>",
+        b"<sst " + NS + b' uniqueCount="&#52;294967295">',
+    ],
+)
+def test_the_shared_string_claim_is_found_however_it_is_spelt(tmp_path, tag):
+    with pytest.raises(StratPDInputError, match="claims 4,294,967,295 shared strings"):
+        read_table(_shared_strings_book(tmp_path, tag))
+
+
+def test_a_shared_string_claim_near_the_truth_is_read(tmp_path):
+    # A writer off by a little costs calamine at most 24 MB: read, not refused.
+    claim = b'uniqueCount="%d"' % (_workbook_scan.SHARED_STRINGS_TRUSTED + 5)
+    frame = read_table(_shared_strings_book(tmp_path, b"<sst " + NS + b" " + claim + b">"))
+    assert list(frame["name"]) == [f"n{i}" for i in range(5)]
+
+
+def test_a_shared_string_tag_hidden_after_a_megabyte_is_a_damaged_file(tmp_path):
+    # Behind a comment (random, so that it does not pack like a bomb), calamine still finds it.
+    tag = b"<!--" + os.urandom(2**19).hex().encode() + b"-->" + b"<sst " + NS
+    tag += b' uniqueCount="4294967295">'
+    with pytest.raises(StratPDInputError, match="damaged"):
+        read_table(_shared_strings_book(tmp_path, tag))

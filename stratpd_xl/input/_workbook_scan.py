@@ -43,6 +43,7 @@ from ._scan_words import (
 
 __all__ = [
     "Errors", "ods_extents", "xlsb_extent", "xlsb_members", "xlsx_extent", "xlsx_members",
+    "xlsx_shared_strings",
 ]
 
 
@@ -304,6 +305,49 @@ def xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Erro
     if rows > row_refs:
         height += rows
     return height, width, cells, errors
+
+
+# The shared-string table: calamine reserves room for the "uniqueCount" its <sst> tag claims
+# (24 bytes a string) before reading any string, so 4,294,967,295 aborted the process asking
+# for 103 GB.  The claim is checked against the <si> elements really there.
+_SST_START = re.compile(rb"<(?:[^\s<>/:]+:)?sst(?=[\s/>])([^>]*)>")
+_UNIQUE_COUNT = re.compile(rb"""(?:^|\s)uniqueCount\s*=\s*(["'])([^"']*)\1""")
+_SI = re.compile(rb"<(?:[^\s<>/:]+:)?si(?=[\s/>])")
+#: A claim of up to this many strings costs calamine at most 24 MB: not worth a count.
+SHARED_STRINGS_TRUSTED = 1_000_000
+#: The <sst> tag must close within this many bytes (a real one has under 300).
+_SST_TAG_BYTES = 2**20
+
+
+def xlsx_shared_strings(book: zipfile.ZipFile) -> tuple[int, int] | None:
+    """(strings claimed, ``<si>`` elements found) of a workbook's shared-string table, when
+    the claim is large enough to matter (over ``SHARED_STRINGS_TRUSTED``); else ``None``.
+
+    Raises ``ValueError`` when the ``<sst>`` tag is not found in the part's first megabyte
+    (calamine would still find it further on, and trust it).
+    """
+    member = next((n for n in book.namelist() if n.lower() == "xl/sharedstrings.xml"), None)
+    if member is None:
+        return None
+    with book.open(member) as handle:
+        head = handle.read(_SST_TAG_BYTES)
+        start = _SST_START.search(head)
+        if start is None:
+            if len(head) == _SST_TAG_BYTES:
+                raise ValueError("no <sst> tag in the first megabyte of the shared strings")
+            return None
+        claim = _UNIQUE_COUNT.search(start.group(1))
+        text = html.unescape(claim.group(2).decode("utf-8", "replace")).strip() if claim else ""
+        if not text.isdigit() or int(text) <= SHARED_STRINGS_TRUSTED:
+            return None  # no claim, a small one, or one calamine cannot read as a number
+        # Counted up to the head's last ">": an <si tag cut there is counted with the rest.
+        cut = head.rfind(b">") + 1
+        found = len(_SI.findall(head, start.end(), cut))
+        tail = head[cut:]
+        for chunk in _stream_chunks(handle, close=b"</si>"):
+            found += len(_SI.findall(tail + chunk))
+            tail = b""
+    return int(text), found
 
 
 _ODS_TAGS = re.compile(

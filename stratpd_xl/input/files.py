@@ -32,12 +32,14 @@ import pandas as pd
 
 from ..errors import StratPDInputError
 from ._workbook_scan import (
+    SHARED_STRINGS_TRUSTED,
     Errors,
     ods_extents,
     xlsb_extent,
     xlsb_members,
     xlsx_extent,
     xlsx_members,
+    xlsx_shared_strings,
 )
 from ._xls_scan import XlsDamaged, xls_sheets
 from .sheet import find_header, frame_from_cells, frame_from_columns, guess_decimal
@@ -66,6 +68,14 @@ MAX_GRID_CELLS = 50_000_000
 MAX_PADDING_FACTOR = 20
 #: Sheet names listed when a sheet is not found.
 SHOWN_SHEET_NAMES = 10
+#: Most columns of a text file: a worksheet's width (Excel's XFD).  5,000,000 empty header
+#: cells (a 5 MB line) took 5.8 GB before pandas gave up building the columns.
+MAX_COLUMNS = 16_384
+#: Longest line of a text file, in bytes: 16,384 cells of 1,000 characters.  One 100 MB line
+#: without a break was split into 50 million fields by the delimiter guess (killed at 6 GB).
+MAX_LINE_BYTES = 16 * 1024**2
+#: Characters of the first lines the delimiter guess reads at most.
+_SNIFF_CHARS = 2**20
 
 
 def read_table(
@@ -195,6 +205,7 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
             f'"{path.name}" is over the {_size(MAX_FILE_BYTES)} limit for input files; '
             "keep only the rows and columns to analyse"
         )
+    _check_line_length(raw, path)
     text, used = _decode(raw, encoding, path)
     # Excel writes, and obeys, a first line "sep=;" naming the delimiter.
     hint = re.match(r'"?sep=([^\r\n])"?[ \t]*\r?\n', text)
@@ -204,6 +215,7 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
     hint = None  # the match holds the whole text once more
     dialect = sniff_text(text, delimiter=named)
     delimiter = dialect["delimiter"]
+    _check_width(text, delimiter, path)
     if decimal is None:
         decimal = dialect["decimal"]
     where = f'"{path.name}"'
@@ -237,14 +249,49 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
     return frame
 
 
+def _check_line_length(raw: bytes, path: Path) -> None:
+    """Refuse a line no table has, before the delimiter guess splits it into millions of cells."""
+    if len(raw) <= MAX_LINE_BYTES:
+        return
+    longest, start = _longest_line_at(raw)
+    if longest > MAX_LINE_BYTES:
+        line = raw.count(b"\n", 0, start) + 1
+        raise StratPDInputError(
+            f'line {line:,} of "{path.name}" is {_size(longest)} long without a line break '
+            f"(limit {_size(MAX_LINE_BYTES)}); check that the file is a table saved as CSV, "
+            "one row a line"
+        )
+
+
+def _too_wide(path: Path, row: int) -> StratPDInputError:
+    return StratPDInputError(
+        f'row {row:,} of "{path.name}" has more than {MAX_COLUMNS:,} cells, the width of a '
+        "worksheet; keep only the columns to analyse"
+    )
+
+
+def _check_width(text: str, delimiter: str, path: Path) -> None:
+    """Refuse before any reader builds a column per cell: millions of columns never end."""
+    head = "\n".join(_head_lines(text))
+    for i, row in enumerate(_sample_rows(head, delimiter)):
+        if len(row) > MAX_COLUMNS:
+            raise _too_wide(path, i + 1)
+
+
 def _text_rows(text: str, delimiter: str, path: Path) -> list[list[str]]:
     """The reference reader (csv module): any file the C reader does not split the same way."""
+    rows: list[list[str]] = []
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
-        return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+        for row in reader:
+            if len(row) > MAX_COLUMNS:  # a wide row further down than the sample
+                raise _too_wide(path, len(rows) + 1)
+            rows.append(row)
+        return rows
     except csv.Error as exc:
         raise StratPDInputError(
-            f'"{path.name}" is not a readable CSV file ({exc}); check that it is a table '
-            "saved as CSV"
+            f'"{path.name}" is not a readable CSV file (line {reader.line_num:,}: {exc}); '
+            "check that it is a table saved as CSV"
         ) from exc
 
 
@@ -484,30 +531,46 @@ def _may_hold_long_field(text: str, limit: int, data: bytes | None = None) -> bo
     return max(map(len, text.split("\n")), default=0) > limit
 
 
-def _longest_line(data: bytes, chunk: int = 2**22) -> int:
-    """Bytes in the longest "\n"-separated line, a few MiB at a time (no file-sized mask)."""
+def _longest_line(data: bytes) -> int:
+    """Bytes in the longest "\n"-separated line."""
+    return _longest_line_at(data)[0]
+
+
+def _longest_line_at(data: bytes, chunk: int = 2**22) -> tuple[int, int]:
+    """(bytes, start) of the longest "\n"-separated line (the first of equals), a few MiB at a
+    time (no file-sized mask)."""
     view = np.frombuffer(data, dtype=np.uint8)
-    longest = start = 0  # start: where the current line begins
+    best = (0, 0)
+    start = 0  # where the current line begins
     for lo in range(0, view.size, chunk):
         breaks = np.flatnonzero(view[lo : lo + chunk] == ord("\n")) + lo
-        if breaks.size:
-            inner = int(np.diff(breaks).max()) - 1 if breaks.size > 1 else 0
-            longest = max(longest, int(breaks[0]) - start, inner)
-            start = int(breaks[-1]) + 1
-    return max(longest, view.size - start)
+        if not breaks.size:
+            continue
+        if int(breaks[0]) - start > best[0]:
+            best = (int(breaks[0]) - start, start)
+        if breaks.size > 1:
+            gaps = np.diff(breaks) - 1
+            i = int(gaps.argmax())
+            if int(gaps[i]) > best[0]:
+                best = (int(gaps[i]), int(breaks[i]) + 1)
+        start = int(breaks[-1]) + 1
+    if view.size - start > best[0]:
+        best = (view.size - start, start)
+    return best
 
 
 def _head_lines(text: str, count: int = _SNIFF_LINES) -> list[str]:
-    """``text.splitlines()[:count]`` without splitting the whole text (0.3 s a million lines).
+    """``text.splitlines()[:count]`` without splitting the whole text (0.3 s a million lines),
+    and within the first ``_SNIFF_CHARS`` characters (a line longer than that is cut).
 
     Every line that ends before the ``count``-th "\n" is complete, whatever other line
     breaks ``splitlines`` also knows, so the prefix up to it gives the same first lines.
     """
     end = -1
     for _ in range(count):
-        end = text.find("\n", end + 1)
+        end = text.find("\n", end + 1, _SNIFF_CHARS)
         if end < 0:
-            return text.splitlines()[:count]
+            return text[:_SNIFF_CHARS].splitlines()[:count]
     return text[: end + 1].splitlines()[:count]
 
 
@@ -657,6 +720,21 @@ def _check_every_grid(path: Path, sheets: list[tuple[str, int, int, int]]) -> No
         )
 
 
+def _check_shared_strings(path: Path, archive: zipfile.ZipFile, damaged: str) -> None:
+    """Refuse a shared-string table that claims far more strings than it holds: calamine
+    reserves memory for the claim when it opens the file (4,294,967,295 strings aborted the
+    process asking for 103 GB)."""
+    try:
+        counts = xlsx_shared_strings(archive)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise StratPDInputError(damaged) from exc
+    if counts is not None and counts[0] > counts[1] + SHARED_STRINGS_TRUSTED:
+        raise StratPDInputError(
+            f'"{path.name}" claims {counts[0]:,} shared strings but holds {counts[1]:,} '
+            "(damaged?); open it and save it again as .xlsx"
+        )
+
+
 def _xls_extents(path: Path, damaged: str) -> dict[str, tuple[int, int, int, Errors]]:
     """Every sheet of an .xls measured before calamine opens it (it builds them all then).
 
@@ -724,6 +802,8 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
                 raise StratPDInputError(damaged) from exc
             tables = [(table, h, w, cells) for table, (h, w, cells, _) in ods_tables.items()]
             _check_every_grid(path, tables)
+        if archive is not None and suffix in (".xlsx", ".xlsm"):
+            _check_shared_strings(path, archive, damaged)
         try:
             book = python_calamine.CalamineWorkbook.from_path(str(path))
         except BaseException as exc:  # any failure inside the parser means a damaged file
