@@ -215,7 +215,7 @@ def prepare(
         # times would be wrong; silently dropping the repeats would look like a bug).
         notes += [f'"{n}" is named {given.count(n)} times; it is analysed once'
                   for n in named if given.count(n) > 1]
-    frame = _with_categories(frame, target_name, categorical)
+    frame = _with_categories(frame, target_name, categorical, notes)
     frame = _with_orders(frame, target_name, orders or {})
     check_rows(
         frame, target_name, named[0] if named is not None and len(named) == 1 else None,
@@ -239,7 +239,7 @@ def prepare(
 
 
 def _with_categories(
-    frame: pd.DataFrame, target: str, categorical: Sequence[Any]
+    frame: pd.DataFrame, target: str, categorical: Sequence[Any], notes: list[str]
 ) -> pd.DataFrame:
     if not categorical:
         return frame
@@ -252,7 +252,20 @@ def _with_categories(
             )
         # A pandas category column is categorical for the engine, both as the feature and
         # when it stratifies the others; numbers keep their numeric order as categories.
-        frame[column] = frame[column].astype("category")
+        texts = (frame.attrs.get("texts") or {}).get(column)
+        if texts is not None and len(texts) == len(frame):
+            # Codes as typed: "007" and "7" are two categories, not one number 7.
+            codes = pd.Series(texts, index=frame.index, dtype="category")
+            merged = codes.groupby(frame[column], observed=True).nunique()
+            number = merged.index[merged.to_numpy() > 1][0]
+            same = sorted(codes[frame[column] == number].unique())[:3]
+            notes.append(
+                f'"{column}": ' + " and ".join(f'"{c}"' for c in same)
+                + " are kept apart as different categories, as typed"
+            )
+            frame[column] = codes
+        else:
+            frame[column] = frame[column].astype("category")
     return frame
 
 

@@ -136,6 +136,13 @@ _XLSX_ROW = re.compile(rb"<(?:\w+:)?row(?=[\s/>])")
 #: Any attribute named r, as calamine reads it: letters of either case, then digits.
 _XLSX_ANY_REF = re.compile(rb"""\sr\s*=\s*["']([A-Za-z]*)([0-9]*)""")
 _XLSX_SPACED_REF = re.compile(rb"\sr\s+=|\sr=\s")
+_XLSX_FORMULA = re.compile(rb"<(?:\w+:)?f[\s/>]")
+# A cell holding a formula and no value: <c ...><f>...</f></c>, <c ...><f .../></c> (a shared
+# formula), or with an empty <v/>.
+_XLSX_UNSAVED = re.compile(
+    rb"<(?:\w+:)?c(?:\s[^>]*[^/])?>\s*<(?:\w+:)?f(?:\s[^>]*)?(?:/>|>[^<]*</(?:\w+:)?f>)"
+    rb"\s*(?:<(?:\w+:)?v\s*/>|<(?:\w+:)?v>\s*</(?:\w+:)?v>)?\s*</(?:\w+:)?c>"
+)
 _XLSX_ERROR_CELL = re.compile(rb'<(?:\w+:)?c\s([^>]*\bt="e"[^>]*)>')
 _DIGIT = np.full(256, -1, np.int64)
 _DIGIT[48:58] = np.arange(10)
@@ -255,9 +262,12 @@ def _xlsx_refs_slow(buffer: bytes) -> _Refs:
     )
 
 
-def xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Errors]:
-    """(last row, last column, number of cells, error cells) a worksheet's XML can make calamine
-    allocate.
+def xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Errors, int]:
+    """(last row, last column, number of cells, error cells, formulas without a saved value)
+    a worksheet's XML can make calamine allocate.
+
+    A formula cell without a saved value (a file written by a script and never calculated)
+    reads as blank; its count lets the reader say so instead of dropping rows silently.
 
     calamine places a cell without ``r`` after the previous cell of its row, and a row without
     ``r`` after the previous row: then the sheet is taken to be as wide as its widest row's
@@ -265,7 +275,7 @@ def xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Erro
     named.  One compiled pass (or array operations) per megabyte, not a Python loop per cell:
     this runs on every read.
     """
-    height = width = cells = rows = cell_refs = row_refs = widest = carry = 0
+    height = width = cells = rows = cell_refs = row_refs = widest = carry = unsaved = 0
     errors: Errors = {}
     compiled = None
     if book.getinfo(member).file_size >= COMPILED_SCAN_FROM:
@@ -289,6 +299,8 @@ def xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Erro
                     per_row[0] += carry  # the row the previous buffer left open
                     widest = max(widest, int(per_row.max()))
                     carry = 0 if buffer.endswith(b"</row>") else int(per_row[-1])
+                if _XLSX_FORMULA.search(buffer) is not None:
+                    unsaved += len(_XLSX_UNSAVED.findall(buffer))
                 if buffer.rfind(b't="e"') < 0:
                     continue
                 for match in _XLSX_ERROR_CELL.finditer(buffer):
@@ -304,7 +316,7 @@ def xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Erro
         width += widest
     if rows > row_refs:
         height += rows
-    return height, width, cells, errors
+    return height, width, cells, errors, unsaved
 
 
 # The shared-string table: calamine reserves room for the "uniqueCount" its <sst> tag claims

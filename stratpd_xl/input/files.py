@@ -42,7 +42,7 @@ from ._workbook_scan import (
     xlsx_shared_strings,
 )
 from ._xls_scan import XlsDamaged, xls_sheets
-from .sheet import find_header, frame_from_cells, frame_from_columns, guess_decimal
+from .sheet import find_header, frame_from_cells, frame_from_columns, guess_decimal, leading_zeros
 
 __all__ = ["TEXT_SUFFIXES", "WORKBOOK_SUFFIXES", "read_table", "sniff_text"]
 
@@ -132,7 +132,7 @@ def read_table(
             )
         return _read_text(path, decimal=decimal, encoding=encoding)
     if suffix in WORKBOOK_SUFFIXES:
-        cells, sheet_name = _workbook_cells(path, sheet, suffix)
+        cells, sheet_name, sheet_notes = _workbook_cells(path, sheet, suffix)
     else:
         raise StratPDInputError(
             f'unknown file type "{suffix or path.name}"; use a .csv, .txt, .xlsx, .xls or .ods file'
@@ -147,6 +147,7 @@ def read_table(
         skip_titles=True,
         where=f'sheet "{sheet_name}" of "{path.name}"',
     )
+    frame.attrs["notes"] = sheet_notes + frame.attrs["notes"]
     frame.attrs["source"] = {"path": str(path), "format": suffix[1:], "sheet": sheet_name}
     return frame
 
@@ -216,8 +217,10 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
     dialect = sniff_text(text, delimiter=named)
     delimiter = dialect["delimiter"]
     _check_width(text, delimiter, path)
+    mixed: list[str] = []
     if decimal is None:
         decimal = dialect["decimal"]
+        mixed = dialect["comma_columns"]
     where = f'"{path.name}"'
     source: bytes | str = text
     if encoding is None and used == "utf-8":
@@ -239,6 +242,13 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
             frame = _frame(rows, decimal, where)
         else:
             frame = frame_from_columns(columns, decimal=decimal, skip_titles=True, where=where)
+    if mixed:
+        listed = ", ".join(f'"{name}"' for name in mixed[:5])
+        frame.attrs["notes"] = [
+            f"{listed} {'holds' if len(mixed) == 1 else 'hold'} numbers with a decimal comma "
+            '(quoted, as "1.000,50"), the other columns a decimal point: each column was read '
+            "its own way; give --decimal to read every column one way"
+        ] + frame.attrs["notes"]
     frame.attrs["source"] = {
         "path": str(path),
         "format": "text",
@@ -363,6 +373,9 @@ def _typed_text(
         # Nothing read below the header: the text path gives the sentence or the table.
         return None
     header = [c[row] for c in head_columns]
+    # Codes with leading zeros ("007") in the first rows: the column is typed from its texts,
+    # which the sheet layer keeps for categories ("007" and "7" are 7 to the C reader).
+    coded = {j for j, c in enumerate(head_columns) if leading_zeros(list(c[row + 1 :]))}
     # header=row, not skiprows: rows above are then split as records, as the head was read
     # (skiprows counts lines its own way when quotes hold line breaks or lines end in "\r").
     options["header"] = row
@@ -386,6 +399,8 @@ def _typed_text(
         values = table[c].to_numpy()
         if values.dtype.kind == "f" and np.isinf(values).any():
             again.append(j)  # "inf" or 1e999: the text rules decide what that cell was
+        elif values.dtype.kind in "fiu" and j in coded:
+            again.append(j)
         elif table[c].dtype == object and not _one_kind(values):
             again.append(j)  # numbers or TRUE in some chunks, text in others; or big ints
         if values.dtype.kind not in "fiub":
@@ -613,8 +628,17 @@ def sniff_text(text: str, *, delimiter: str | None = None) -> dict[str, Any]:
         score = (hits / len(widths), width, rank)
         if score > best:
             best, delimiter = score, cand
-    rows = _sample_rows(sample, delimiter)[1:]
-    return {"delimiter": delimiter, "decimal": _sniff_decimal(rows, delimiter)}
+    rows = _sample_rows(sample, delimiter)
+    decimal, comma_columns = _sniff_decimal(rows[1:], delimiter)
+    names = rows[0] if rows else []
+    return {
+        "delimiter": delimiter,
+        "decimal": decimal,
+        "comma_columns": [
+            names[j].strip() if j < len(names) and names[j].strip() else f"column {j + 1}"
+            for j in comma_columns
+        ],
+    }
 
 
 def _sample_rows(sample: str, delimiter: str) -> list[list[str]]:
@@ -628,14 +652,32 @@ def _sample_rows(sample: str, delimiter: str) -> list[list[str]]:
     return rows
 
 
-def _sniff_decimal(rows: list[list[str]], delimiter: str) -> str | None:
-    """Comma when values can only be decimal-comma numbers and none decimal-point ones."""
-    found = guess_decimal(cell for row in rows for cell in row)
-    if found is not None:
-        return found
-    # A comma-separated file can only hold a decimal comma inside quotes; absent evidence,
-    # a ";" or tab file from a European locale is still ambiguous, so let columns decide.
-    return "." if delimiter == "," else None
+def _sniff_decimal(rows: list[list[str]], delimiter: str) -> tuple[str | None, list[int]]:
+    """(decimal, columns) : comma when values can only be decimal-comma numbers and none
+    decimal-point ones; ``None`` lets each column decide.
+
+    A comma-separated file can only hold a decimal comma inside quotes, so there a quoted
+    "30.100,00" says nothing about the other columns: when some columns show a decimal comma
+    and others a decimal point, each column decides (``None``) and the comma columns' indexes
+    come back for a note.  Read with one separator, 3.197 became 3197 in the point columns, or
+    "30.100,00" text in the comma one (categories, silently).
+    """
+    if delimiter == ",":
+        width = max(map(len, rows), default=0)
+        per_column = [
+            guess_decimal(row[j] for row in rows if j < len(row)) for j in range(width)
+        ]
+        commas = [j for j, d in enumerate(per_column) if d == ","]
+        # "3.197" unquoted beside them is a decimal point (3197 read with the comma's rule).
+        points = any(
+            "." in row[j] for row in rows for j in range(len(row)) if per_column[j] != ","
+        )
+        if commas and points:
+            return None, commas
+        return ("," if commas else "."), []
+    # Absent evidence, a ";" or tab file from a European locale is still ambiguous, so let
+    # columns decide.
+    return guess_decimal(cell for row in rows for cell in row), []
 
 
 # --------------------------------------------------------------------------- workbooks
@@ -765,8 +807,11 @@ def _is_panic(exc: BaseException) -> bool:
     return type(exc).__name__ == "PanicException"
 
 
-def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[list[Any]], str]:
-    """The chosen sheet's cells through calamine, after the cheap checks against bombs.
+def _workbook_cells(
+    path: Path, sheet: str | None, suffix: str
+) -> tuple[list[list[Any]], str, list[str]]:
+    """The chosen sheet's cells through calamine, after the cheap checks against bombs, its
+    name, and notes (a hidden sheet passed over, formulas without a saved value).
 
     Formulas come as the values last calculated; error cells as their text ("#N/A"), which the
     sheet layer turns into missing values with a note.
@@ -811,7 +856,10 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
                 raise
             raise StratPDInputError(damaged) from exc
         metadata = {m.name: m for m in book.sheets_metadata}
+        notes: list[str] = []
         name = _pick_sheet(list(book.sheet_names), sheet, path)
+        if sheet is None:
+            name = _first_visible(book, python_calamine, name, path, notes)
         kind = getattr(metadata.get(name), "typ", None)
         if kind is not None and kind != python_calamine.SheetTypeEnum.WorkSheet:
             raise StratPDInputError(f'sheet "{name}" in "{path.name}" is a chart, not a table')
@@ -843,6 +891,14 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
             archive.close()
     if extent is not None:
         _check_grid(path, name, *extent[:3])
+        unsaved = extent[4] if len(extent) > 4 else 0
+        if unsaved:
+            notes.append(
+                f'sheet "{name}" of "{path.name}": {unsaved:,} formula '
+                f"{'cells have' if unsaved > 1 else 'cell has'} no saved value and "
+                f"{'read' if unsaved > 1 else 'reads'} as blank (the file was written without "
+                "calculating it); open it in Excel or LibreOffice and save it again"
+            )
     try:
         ws = book.get_sheet_by_name(name)
         if extent is None:  # a sheet our scans did not find by name: measured as built
@@ -862,4 +918,24 @@ def _workbook_cells(path: Path, sheet: str | None, suffix: str) -> tuple[list[li
     for (r, c), text in (extent[3] if extent else {}).items():
         if r < len(rows) and c < len(rows[r]) and rows[r][c] == "":
             rows[r][c] = text
-    return rows, name
+    return rows, name, notes
+
+
+def _first_visible(book: Any, calamine: Any, first: str, path: Path, notes: list[str]) -> str:
+    """The sheet a spreadsheet shows first: the first visible one (a hidden first sheet was
+    read without a word, while the user saw another)."""
+    visible = {m.name: m.visible == calamine.SheetVisibleEnum.Visible for m in book.sheets_metadata}
+    if visible.get(first, True):
+        return first
+    shown = [n for n in book.sheet_names if visible.get(n, True)]
+    if not shown:
+        notes.append(f'every sheet of "{path.name}" is hidden; read "{first}", the first')
+        return first
+    hidden = [n for n in book.sheet_names[: book.sheet_names.index(shown[0])]]
+    listed = ", ".join(f'"{n}"' for n in hidden[:SHOWN_SHEET_NAMES])
+    notes.append(
+        f'read sheet "{shown[0]}", the first visible one of "{path.name}"; the hidden sheet'
+        f"{'s' if len(hidden) > 1 else ''} {listed} before it {'are' if len(hidden) > 1 else 'is'}"
+        f" read only when named (--sheet {hidden[0]})"
+    )
+    return shown[0]

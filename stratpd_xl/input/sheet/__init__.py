@@ -10,6 +10,7 @@ frame_from_columns  the same, given column by column (the shared typing step of 
 find_header         which row holds the column names (for readers that read it apart)
 typed_column        one column of raw values -> typed Series and notes
 guess_decimal       decimal separator that a sample of number texts supports
+leading_zeros       whether number texts carry leading zeros ("007": codes, kept for categories)
 resolve_column      user-typed column name -> exact column name (case/space-insensitive)
 check_rows          enough usable rows for StratPD, numeric target, ... -> None or an error
 default_features    the columns worth analysing, and why the others are left out
@@ -18,7 +19,7 @@ cells_from_frame    DataFrame -> header row + rows of plain Python values (for w
 """
 
 from ._block import find_header, frame_from_cells, frame_from_columns
-from ._columns import blank_mask, typed_column
+from ._columns import blank_mask, leading_zeros, typed_column
 from ._output import cells_from_frame
 from ._policy import check_rows, default_features, is_numeric, resolve_column, usable_table
 from ._values import EXCEL_ERRORS, LOCALISED_ERRORS, guess_decimal, is_blank
@@ -36,6 +37,7 @@ __all__ = [
     "guess_decimal",
     "is_blank",
     "is_numeric",
+    "leading_zeros",
     "resolve_column",
     "typed_column",
     "usable_table",

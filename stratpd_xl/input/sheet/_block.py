@@ -16,7 +16,7 @@ import pandas as pd
 
 from ...errors import StratPDInputError
 from ._columns import blank_mask, scan_column, typed_rows
-from ._values import column_names, is_blank
+from ._values import column_names, header_text, is_blank
 
 __all__ = ["find_header", "frame_from_cells", "frame_from_columns"]
 
@@ -139,18 +139,31 @@ def frame_from_columns(
     )
     names = column_names(list(header))
     typed: dict[str, pd.Series] = {}
+    code_texts: dict[str, tuple[Any, ...]] = {}
     for j, name in enumerate(names):
         blank = blanks[j][take]
         if is_blank(header[j]) and blank.all():
             continue  # an all-blank column, e.g. a spacer column inside the selection
         # The blank scan's floats of an all-number body serve again.
         series, col_notes = typed_rows(name, columns[j], scans[j], take, decimal)
+        if "texts" in series.attrs:  # numbers with leading zeros: kept for categories
+            code_texts[name] = series.attrs.pop("texts")
         typed[name] = series.reset_index(drop=True)
         notes.extend(col_notes)
     if not typed:
         raise StratPDInputError(f"{where} holds no columns with values")
     frame = pd.DataFrame(typed)
     frame.attrs["notes"] = notes
+    # Names given to repeated headers ("y (2)" for a second "y"): naming "y" is then ambiguous.
+    renamed = {
+        name: base
+        for j, name in enumerate(names)
+        if name in typed and name != (base := header_text(header[j]) or f"column {j + 1}")
+    }
+    if renamed:
+        frame.attrs["renamed"] = renamed
+    if code_texts:
+        frame.attrs["texts"] = code_texts
     return frame
 
 

@@ -223,11 +223,43 @@ def typed_column(
     if inferred == "string" and decimal != ",":
         floats = _plain_point_numbers(arr)
         if floats is not None:
-            return _number_series(name, floats, notes), notes
+            return _keep_code_texts(_number_series(name, floats, notes), arr), notes
     if inferred in _NUMERIC_INFERRED:
         # All cells are Python/numpy floats and ints or blanks (xlwings' numeric columns).
         return _number_series(name, _number_floats(arr), notes), notes
-    return _column_from_cells(name, arr, decimal, notes, inferred), notes
+    series = _column_from_cells(name, arr, decimal, notes, inferred)
+    if series.dtype.kind in "fi" and inferred != "empty":
+        series = _keep_code_texts(series, arr)
+    return series, notes
+
+
+_LEADING_ZERO = re.compile(r"^[ \t]*[+-]?0[0-9]", re.MULTILINE)
+
+
+def leading_zeros(texts: Sequence[str]) -> bool:
+    """Whether some text starts with a zero followed by a digit ("007", "-01")."""
+    return _LEADING_ZERO.search("\n".join(texts)) is not None
+
+
+def _keep_code_texts(series: pd.Series, cells: np.ndarray) -> pd.Series:
+    """``series``, with ``attrs["texts"]``: the cells as typed, when numbers with leading
+    zeros would merge with others ("007" and "7" are both 7).
+
+    A number column stays numbers; the texts serve a column the user then declares
+    categorical (codes), so that "007" and "7" stay two categories instead of one, silently.
+    """
+    texts = [c for c in cells if isinstance(c, str)]
+    if not texts or not leading_zeros(texts):
+        return series
+    valid = series.notna().to_numpy()
+    typed = np.full(len(cells), None, dtype=object)
+    for i in np.flatnonzero(valid):
+        cell = cells[i]
+        typed[i] = cell.strip() if isinstance(cell, str) else as_text("number", series.iat[i])
+    if len(pd.unique(typed[valid])) > len(pd.unique(series.to_numpy()[valid])):
+        # A tuple: frames' attrs are compared with == when pandas joins them.
+        series.attrs["texts"] = tuple(typed)
+    return series
 
 
 def _as_array(values: Sequence[Any] | np.ndarray | pd.Series) -> np.ndarray:

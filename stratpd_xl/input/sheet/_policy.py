@@ -52,11 +52,10 @@ def resolve_column(frame: pd.DataFrame, name: Any, *, role: str = "feature") -> 
         raise StratPDInputError(
             f"no {role} column given; name one of the columns: {_list_columns(columns)}"
         )
-    if text in columns:
-        return text
     key = name_key(text)
-    matches = [c for c in columns if name_key(c) == key]
+    matches = [text] if text in columns else [c for c in columns if name_key(c) == key]
     if len(matches) == 1:
+        _check_not_repeated(frame, matches[0], role)
         return matches[0]
     if len(matches) > 1:  # only possible for frames not made by frame_from_cells
         listed = ", ".join(f'"{m}"' for m in matches)
@@ -71,6 +70,22 @@ def resolve_column(frame: pd.DataFrame, name: Any, *, role: str = "feature") -> 
     raise StratPDInputError(
         f'{role_word}column "{text}" not found{hint}; columns are: {_list_columns(columns)}'
     )
+
+
+def _check_not_repeated(frame: pd.DataFrame, column: str, role: str) -> None:
+    """Refuse a name several header cells share: the first was taken, silently (a repeated
+    target header gave -5 where the second column held +10)."""
+    renamed = frame.attrs.get("renamed") or {}
+    if column in renamed:
+        return  # "y (2)": the user picked the repeat by the name the table gave it
+    repeats = [c for c, base in renamed.items() if name_key(base) == name_key(column)]
+    if repeats:
+        others = " and ".join(f'"{r}"' for r in repeats[:3])
+        raise StratPDInputError(
+            f'{len(repeats) + 1} columns are named "{column}", so the {role} is unclear; '
+            f'rename them in the header row, or type {others} for the '
+            f"{'second' if len(repeats) == 1 else 'later'} one"
+        )
 
 
 def _list_columns(columns: list[str]) -> str:
