@@ -203,7 +203,8 @@ def _frame_key(frame: pd.DataFrame) -> Hashable:
             # Fixed-width values are their own fingerprint: hashing the buffer is a third of
             # the cost of hashing pandas' per-row hashes (and tells NaN payloads apart, which
             # only costs a cache miss).
-            digest.update(np.ascontiguousarray(column.to_numpy()).data)
+            # As bytes: a buffer of dates (dtype "M") or durations ("m") is refused by hashlib.
+            digest.update(np.ascontiguousarray(column.to_numpy()).view(np.uint8).data)
         else:
             digest.update(pd.util.hash_pandas_object(column, index=False).to_numpy().data)
     return (frame.shape, digest.hexdigest())

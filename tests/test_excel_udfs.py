@@ -643,3 +643,66 @@ def test_by_group_and_surface_formulas_through_xlwings(xl, cells):
     assert sorted(sheet.pictures.items) == ["StratPD B2", "StratPD T2"]
     out = call_like_excel(xl, xl.udfs.STRATPD2, cells, "price", "carat", "carat", caller=other)
     assert out[0][0].startswith("STRATPD2: ") and "StratPD T2" not in sheet.pictures
+
+
+# --------------------------------------------------------------------------- mixed ranges
+
+
+def _business_cells(cells, kinds: tuple[str, ...]) -> tuple[tuple[Any, ...], ...]:
+    """The diamonds cells with extra columns as a business table holds them: dates, times of
+    day, TRUE/FALSE and error cells, as Excel hands them to xlwings (datetimes, floats for
+    times, bools, COM error integers)."""
+    import datetime as dt
+
+    extra_header = {"date": "order date", "time": "order time", "bool": "paid",
+                    "error": "margin"}
+    rows = [list(cells[0]) + [extra_header[k] for k in kinds]]
+    for i, row in enumerate(cells[1:]):
+        more = []
+        for k in kinds:
+            if k == "date":
+                more.append(dt.datetime(2024, 1, 1) + dt.timedelta(days=i % 300))
+            elif k == "time":
+                more.append((i % 96) / 96)  # a time of day is a fraction of a day in Excel
+            elif k == "bool":
+                more.append(i % 3 == 0)
+            else:
+                more.append(-2146826281 if i % 7 == 0 else float(i % 11))  # #DIV/0!
+        rows.append(list(row) + more)
+    return tuple(map(tuple, rows))
+
+
+@pytest.mark.parametrize(
+    "kinds", [("date",), ("time",), ("bool",), ("error",), ("date", "time", "bool", "error")]
+)
+def test_formulas_work_on_ranges_with_dates_times_booleans_and_errors(xl, cells, kinds):
+    # A date column anywhere in the range made both formulas answer "internal error ...
+    # cannot include dtype 'M' in a buffer" (the cache key hashed the date array).
+    data = _business_cells(cells, kinds)
+    curve = call_like_excel(xl, xl.udfs.STRATPD, data, "price", "carat")
+    assert curve[0] == ["carat", "partial dependence", "slopes averaged"], curve[:2]
+    again = call_like_excel(xl, xl.udfs.STRATPD, data, "price", "carat")
+    assert again == curve  # served from the cache, keyed on the dates too
+    ranked = call_like_excel(xl, xl.udfs.STRATIMPACT, data, "price")
+    assert ranked[0] == ["feature", "kind", "impact", "share"], ranked[:2]
+    assert len(ranked) > 5
+
+
+def test_a_date_column_as_the_feature_gives_a_curve(xl, cells):
+    data = _business_cells(cells, ("date",))
+    out = call_like_excel(xl, xl.udfs.STRATPD, data, "price", "order date")
+    assert len(out) > 2 and not str(out[0][0]).startswith("STRATPD:"), out[:2]
+
+
+def test_the_cache_key_tells_dates_apart():
+    import datetime as dt
+
+    import pandas as pd
+
+    from stratpd_xl.spreadsheet import _frame_key
+
+    def frame(day):
+        return pd.DataFrame({"d": pd.to_datetime([dt.datetime(2024, 1, day)] * 3),
+                             "t": pd.to_timedelta([1, 2, 3], unit="h")})
+
+    assert _frame_key(frame(1)) == _frame_key(frame(1)) != _frame_key(frame(2))
