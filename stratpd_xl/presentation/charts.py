@@ -53,6 +53,9 @@ _MAX_MARKERS = 30
 # Up to this many distinct x values each one gets its own stick in the density strip;
 # more than that and a histogram reads better.
 _MAX_STICKS = 40
+#: Most category bars a picture draws: the categories with the most rows (and the baseline).
+#: 10,000 labels drew as one black smear and took minutes; the table keeps every category.
+MAX_BARS = 40
 
 
 def _new_figure(width_in: float, height_in: float) -> Figure:
@@ -213,8 +216,32 @@ def _thousands(ax: Any, values: np.ndarray) -> None:
         ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
 
 
+def drawn_categories(result: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """(the rows a picture shows, how many categories it leaves out) of a CatStratPD result.
+
+    Up to ``MAX_BARS`` categories are all drawn; beyond that the ones backed by the most rows
+    (ties: the larger effect), always with the baseline, in the result's order.
+    """
+    n = len(result)
+    if n <= MAX_BARS:
+        return result, 0
+    count = _column(result, "count")
+    count = np.zeros(n) if count is None else np.nan_to_num(count, nan=0.0)
+    effect = _column(result, "pd")
+    effect = np.zeros(n) if effect is None else np.nan_to_num(np.abs(effect), nan=0.0)
+    order = np.lexsort((-effect, -count))  # most rows first, then the larger effect
+    keep = list(order[:MAX_BARS])
+    baseline = result.attrs.get("baseline")
+    if baseline is not None and "category" in result.columns:
+        at = np.flatnonzero(result["category"].astype(str).to_numpy() == str(baseline))
+        if at.size and at[0] not in keep:
+            keep[-1] = at[0]
+    return result.iloc[np.sort(keep)], n - MAX_BARS
+
+
 def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
     ax = fig.subplots()
+    result, left_out = drawn_categories(result)
     labels = [str(c) for c in result["category"]] if "category" in result.columns else []
     y = _column(result, "pd")
     y = np.full(len(result), np.nan) if y is None else y
@@ -253,7 +280,12 @@ def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
     if len(result) == 0:
         ax.text(0.5, 0.5, "no categories to draw", transform=ax.transAxes, ha="center")
     _thousands(ax, y)
-    ax.set_xlabel(str(result.attrs.get("feature", "category")), **_PLAIN)
+    feature = str(result.attrs.get("feature", "category"))
+    if left_out:
+        # Said in the picture itself: it travels without the table that lists them all.
+        feature += (f"\n(the {len(result)} categories with the most rows; "
+                    f"{left_out:,} more in the table)")
+    ax.set_xlabel(feature, **_PLAIN)
     ax.set_ylabel(_y_label(result), **_PLAIN)
     ax.grid(True, axis="y", color="#eeeeee", linewidth=0.8, zorder=0)
     ax.set_axisbelow(True)
@@ -272,16 +304,18 @@ def impact_figure(ranking: pd.DataFrame) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        A figure whose height grows with the number of features.
+        A figure whose height grows with the number of features, up to ``MAX_BARS`` of them
+        (the largest; the picture says how many more the table lists).
     """
-    n = len(ranking)
-    width_in = 6.4
-    fig = _new_figure(width_in, max(2.4, 1.3 + 0.32 * n))
-    ax = fig.subplots()
     # The engine sorts already; sorting again (stably) keeps "largest on top" true for a
     # ranking an analyst filtered or edited.  The y axis is inverted so row 0 is on top.
     impact_all = pd.to_numeric(ranking["impact"], errors="coerce").fillna(-np.inf).to_numpy()
-    order = np.argsort(-impact_all, kind="stable")
+    order = np.argsort(-impact_all, kind="stable")[:MAX_BARS]
+    left_out = len(ranking) - len(order)
+    n = len(order)
+    width_in = 6.4
+    fig = _new_figure(width_in, max(2.4, 1.3 + 0.32 * n))
+    ax = fig.subplots()
     ranked = ranking.iloc[order]
     impact = pd.to_numeric(ranked["impact"], errors="coerce").to_numpy(dtype=float)
     share = share_fractions(ranking)[order]
@@ -303,7 +337,10 @@ def impact_figure(ranking: pd.DataFrame) -> Figure:
                     va="center", ha="left", fontsize=8, color="#333333")
     # Leave room on the right for the percentage labels.
     ax.set_xlim(0, right * 1.12)
-    ax.set_xlabel(f"impact on {ranking.attrs.get('target', 'target')}", **_PLAIN)
+    label = f"impact on {ranking.attrs.get('target', 'target')}"
+    if left_out:  # 3,000 features drew for 95 s into an unreadable column of names
+        label += f"\n(the {n} largest; {left_out:,} more in the table)"
+    ax.set_xlabel(label, **_PLAIN)
     if {"numeric", "categorical"} <= set(kinds):
         from matplotlib.patches import Patch
 
