@@ -30,9 +30,55 @@ def column_kind(series: pd.Series) -> str:
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype) or isinstance(dtype, pd.CategoricalDtype):
         return CATEGORICAL
-    if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype):
+    if (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype)
+            or pd.api.types.is_timedelta64_dtype(dtype)):
         return NUMERIC
     return CATEGORICAL
+
+
+def column_label(name: Any, position: int | None = None) -> str:
+    """The engine's name of a column label: its text (a tuple label of a MultiIndex as
+    ``str`` shows it, both where the table is built and where a user names it); a label
+    that is no name (None, NaN, blank) is ``"column N"`` at its 1-based position, as the
+    sheet layer names an empty header cell."""
+    blank = name is None or (isinstance(name, float) and math.isnan(name))
+    if (blank or not str(name).strip()) and position is not None:
+        return f"column {position + 1}"
+    return str(name)
+
+
+def numbers_as_text(series: pd.Series) -> str | None:
+    """An example cell when a text column holds only numbers written as text, else None."""
+    if column_kind(series) != CATEGORICAL or pd.api.types.is_bool_dtype(series.dtype):
+        return None
+    present = series.dropna()
+    if present.empty or not all(isinstance(v, str) for v in present.iloc[:1000]):
+        return None
+    if pd.to_numeric(present, errors="coerce").notna().all():
+        return str(present.iloc[0])
+    return None
+
+
+_UNHASHABLE = (list, dict, set, np.ndarray)
+
+
+def _check_cells(data: pd.DataFrame) -> None:
+    """Refuse cells that hold a list, dict or array: no column of such cells can be compared
+    (they raised a raw "unhashable type")."""
+    for j, (name, column) in enumerate(data.items()):
+        if column.dtype != object or pd.api.types.infer_dtype(column, skipna=True) in (
+            "string", "boolean", "integer", "floating", "mixed-integer-float", "empty",
+            "datetime", "date", "decimal", "bytes",
+        ):
+            continue
+        for i, value in enumerate(column.to_numpy()):
+            if isinstance(value, _UNHASHABLE):
+                kind = type(value).__name__
+                raise StratPDInputError(
+                    f'column "{column_label(name, j)}" holds a {kind} in a cell (row {i + 1}: '
+                    f"{str(value)[:40]}); give one value per cell, e.g. data.explode(...) or "
+                    "join the items into text, or drop the column"
+                )
 
 
 def as_float(series: pd.Series) -> np.ndarray:
@@ -41,6 +87,10 @@ def as_float(series: pd.Series) -> np.ndarray:
     Infinite numbers are missing too, as the sheet layer reads them: no slope, sum or least
     squares fit can use them.
     """
+    if pd.api.types.is_timedelta64_dtype(series.dtype):
+        ns = series.astype("timedelta64[ns]").to_numpy().astype("int64").astype(np.float64)
+        ns[series.isna().to_numpy()] = np.nan
+        return ns / 86_400e9
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         s = series
         if getattr(s.dt, "tz", None) is not None:
@@ -169,7 +219,8 @@ def build_table(data: pd.DataFrame, target: str) -> Table:
             raise StratPDInputError(
                 "data must be a table (a pandas DataFrame with one column per variable)"
             ) from exc
-    columns = [str(c) for c in data.columns]
+    columns = [column_label(c, j) for j, c in enumerate(data.columns)]
+    target = column_label(target)
     if len(set(columns)) != len(columns):
         dup = sorted({c for c in columns if columns.count(c) > 1})
         raise StratPDInputError(
@@ -177,12 +228,27 @@ def build_table(data: pd.DataFrame, target: str) -> Table:
         )
     data = data.set_axis(columns, axis=1)
     require_column(columns, target, "target")
+    _check_cells(data)
     y_raw = data[target]
-    if column_kind(y_raw) != NUMERIC or pd.api.types.is_datetime64_any_dtype(y_raw.dtype):
+    example = numbers_as_text(y_raw)
+    if example is not None:
+        raise StratPDInputError(
+            f'target column "{target}" holds numbers stored as text ("{example}"); convert '
+            f'it first: data["{target}"] = pd.to_numeric(data["{target}"])'
+        )
+    if column_kind(y_raw) != NUMERIC or pd.api.types.is_datetime64_any_dtype(y_raw.dtype) \
+            or pd.api.types.is_timedelta64_dtype(y_raw.dtype):
         raise StratPDInputError(
             f'target column "{target}" must hold numbers; choose a numeric column as target'
         )
     y_all = as_float(y_raw)
+    if len(data) and not np.isfinite(y_all).any():
+        raise StratPDInputError(
+            f'target column "{target}" has no values'
+            + (" that are finite numbers (all are infinite)" if np.isinf(
+                pd.to_numeric(y_raw, errors="coerce")).any() else "")
+            + "; choose a column that holds the numbers to explain"
+        )
     has_y = ~np.isnan(y_all)
     # Columns are read by position only; copy the table only when rows must go.
     frame = data if has_y.all() else data.loc[has_y].reset_index(drop=True)
@@ -221,6 +287,8 @@ __all__ = [
     "as_float",
     "build_table",
     "category_codes",
+    "column_label",
+    "numbers_as_text",
     "power_of_two_scale",
     "column_kind",
     "require_column",

@@ -34,6 +34,8 @@ from ._table import (
     as_float,
     build_table,
     category_codes,
+    column_label,
+    numbers_as_text,
     power_of_two_scale,
     require_column,
 )
@@ -50,6 +52,8 @@ def _table(data: Any, target: str, positive: Any = None) -> Table:
     """
     if isinstance(data, pd.DataFrame) and str(target) in [str(c) for c in data.columns]:
         column = data.loc[:, [c for c in data.columns if str(c) == str(target)]]
+        if column.shape[1] == 1 and numbers_as_text(column.iloc[:, 0]) is not None:
+            return build_table(data, target)  # says: numbers stored as text, convert them
         if column.shape[1] == 1:
             yes_no = yes_no_target(column.iloc[:, 0], str(target), positive)
             if yes_no is not None:
@@ -363,9 +367,14 @@ def within_strata_share(x: np.ndarray, leaf: np.ndarray) -> float:
 
 
 def _numeric_x_out(x: np.ndarray, series: pd.Series) -> Any:
-    """Curve x values back in the feature's own type (dates stay dates, ints stay ints)."""
+    """Curve x values back in the feature's own type (dates stay dates in their time zone,
+    durations durations, ints ints)."""
+    if pd.api.types.is_timedelta64_dtype(series.dtype):
+        return pd.to_timedelta(np.round(x * 86_400e9).astype("int64"), unit="ns")
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
-        return pd.to_datetime(np.round(x * 86_400e9).astype("int64"), unit="ns")
+        out = pd.to_datetime(np.round(x * 86_400e9).astype("int64"), unit="ns")
+        zone = getattr(series.dt, "tz", None)
+        return out.tz_localize("UTC").tz_convert(zone) if zone is not None else out
     if pd.api.types.is_integer_dtype(series.dtype) and np.all(np.mod(x, 1) == 0):
         return x.astype(np.int64)
     return x
@@ -867,6 +876,7 @@ def _run(
     table: Table, feature: str, kind: str | None, p: Settings, row_pd: bool = False,
     tree_threads: bool = True,
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
+    feature = column_label(feature)
     require_column(table.all_columns, feature, "feature")
     if feature == table.target:
         raise StratPDInputError(
@@ -876,6 +886,13 @@ def _run(
     if kind not in _IMPLS:
         raise StratPDInputError(f'kind must be "numeric" or "categorical", not {kind!r}')
     if kind == NUMERIC and table.kinds[feature] == CATEGORICAL:
+        example = numbers_as_text(table.frame[feature])
+        if example is not None:
+            raise StratPDInputError(
+                f'column "{feature}" holds numbers stored as text ("{example}"); convert it '
+                f'first: data["{feature}"] = pd.to_numeric(data["{feature}"]), or use '
+                "catstratpd to treat them as categories"
+            )
         raise StratPDInputError(
             f'column "{feature}" holds text or categories; use catstratpd (or kind="categorical")'
         )
@@ -1123,7 +1140,14 @@ def analyse(
     """
     p = Settings.make(**kw)
     table = _table(data, target, positive)
-    names = list(table.columns) if features is None else [str(f) for f in features]
+    if table.y.size == 0:
+        raise StratPDInputError(
+            f'no row has a value of "{table.target}"; pass the rows to analyse'
+        )
+    if isinstance(features, str) or not isinstance(features, Iterable | type(None)):
+        features = [features]  # impact(d, "price", "area"): one feature, not the letters
+    names = (list(table.columns) if features is None
+             else [column_label(f) for f in features])
     for f in names:
         require_column(table.all_columns, f, "feature")
     # A feature named twice is analysed (and ranked) once.

@@ -139,10 +139,22 @@ def check_rows(
         )
 
     y = frame[target]
+    present = y.dropna()
+    if present.empty:
+        raise StratPDInputError(
+            f'target "{target}" has no values (its cells are empty, or errors or infinite '
+            "numbers read as missing); pick the column that holds the numbers to explain"
+        )
+    if not is_numeric(y) and pd.to_numeric(present.astype(str).str.strip(), errors="coerce"
+                                            ).abs().eq(np.inf).all():
+        raise StratPDInputError(
+            f'target "{target}" holds only infinite numbers (e.g. "{present.iloc[0]}"); '
+            "pick a column of finite numbers"
+        )
     # Two values (TRUE/FALSE, yes/no, two texts) or a chosen positive value: a probability.
     yes_no = yes_no_target(y, target, positive)
     if yes_no is None and not is_numeric(y):
-        example = y.dropna()
+        example = present
         shown = f' (e.g. "{example.iloc[0]}")' if len(example) else ""
         raise StratPDInputError(
             f'target "{target}" is not numeric{shown}; StratPD needs a numeric or yes/no '
@@ -160,6 +172,11 @@ def check_rows(
         raise StratPDInputError(
             f"only {n} row{'s' if n != 1 else ''} with a value {where}; StratPD needs at least "
             f"2 x min_samples_leaf ({needed}) rows: add rows or lower min_samples_leaf"
+        )
+    if yes_no is None and y[usable].nunique() == 1:
+        raise StratPDInputError(
+            f'target "{target}" has the same value ({y[usable].iloc[0]}) in every row used; '
+            "nothing varies to explain: pick a target whose values vary"
         )
     if feature is not None:
         distinct = frame.loc[usable, feature].nunique()
