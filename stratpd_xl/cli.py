@@ -245,7 +245,9 @@ def _parameter(name: str) -> Callable[[str], int | None]:
             # between 1 and ..., got 0": argparse already names the option.
             reason = str(exc).split(" must be ", 1)[-1].replace("; got", ", got")
             raise argparse.ArgumentTypeError(f"expected {reason}") from None
-        return getattr(value, name)
+        result = getattr(value, name)
+        # "--max-points 0" (every point) is None in Settings; None here would mean "not given".
+        return 0 if name == "max_points" and result is None else result
 
     return parse
 
@@ -578,6 +580,12 @@ def _check_outputs(
             raise _UserError(f'cannot write "{out}": folder "{parent}" does not exist')
         if out.is_dir():
             raise _UserError(f'cannot write "{out}": it is a folder; give a file name')
+        if out.is_symlink() and not out.exists():
+            raise _UserError(
+                f'cannot write "{out}": it is a link to "{os.readlink(out)}", which does not '
+                "exist; remove the link or give another file name"
+            )
+        _check_writable(out, parent)
         if out.exists() and not force:
             raise _UserError(f'"{out}" already exists; add --force to overwrite it')
         # "dup.csv" and "sub/../dup.csv" are one file: the second write would fail or
@@ -587,6 +595,20 @@ def _check_outputs(
         checked.append(out)
         resolved.append(out.resolve())
     return checked
+
+
+def _check_writable(out: Path, parent: Path) -> None:
+    """Refuse, before the analysis, a folder that takes no new file (read-only, a system
+    folder, a full disk): found out only after the whole analysis before.  The test is a real
+    file created and removed (permission bits say nothing of a read-only disk, nor to root)."""
+    try:
+        with tempfile.TemporaryFile(dir=parent, prefix=".~stratpd-check"):
+            pass
+    except OSError as exc:
+        raise _UserError(
+            f'cannot write "{out}": folder "{parent}" takes no new file '
+            f"({exc.strerror or exc}); choose another folder"
+        ) from exc
 
 
 def _write_atomic(path: Path, write: Callable[[Path], None], force: bool) -> None:

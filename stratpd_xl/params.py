@@ -232,7 +232,9 @@ class Settings:
                 checked[name] = bool(value)
             elif value is None:
                 checked[name] = None if name in ("random_state", "max_points") else p.default
-            elif name == "max_points" and not isinstance(value, bool) and value == 0:
+            elif name == "max_points" and not isinstance(value, bool) and (
+                value == 0 or (isinstance(value, str) and value.strip() in ("0", "0.0"))
+            ):  # 0 means every point, also typed ("--max-points 0", a cell holding "0")
                 checked[name] = None
             else:
                 if isinstance(value, bool):

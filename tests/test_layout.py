@@ -30,7 +30,7 @@ ALLOWED = {
     "spreadsheet": {"workflow", "input", "engine", "model", "presentation"},
     "front": {"spreadsheet", "workflow", "input", "engine", "model", "presentation", "front"},
 }
-FRONT = {"__init__", "cli", "demo", "excel", "libreoffice"}
+FRONT = {"__init__", "__main__", "cli", "demo", "excel", "libreoffice"}
 
 
 def _modules() -> dict[str, Path]:

@@ -91,3 +91,51 @@ def test_a_table_as_wide_as_the_limit_is_still_read(tmp_path, monkeypatch):
                 read_table(path)
         else:
             assert read_table(path).shape == (1, width)
+
+
+# --------------------------------------------------------------------------- bytes and quotes
+
+
+def test_a_nul_byte_is_named_by_byte_and_line(tmp_path, capsys):
+    path = tmp_path / "nul.csv"
+    path.write_bytes(b"x,y\n1,2\n3,\x004\n")
+    with pytest.raises(StratPDInputError, match=r"NUL byte .*at byte 11, line 3") as exc:
+        read_table(path)
+    one_sentence(exc)
+    assert cli(path, capsys)[0] == 2
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_its_mark_names_the_encoding_to_type(tmp_path, codec):
+    option = codec
+    path = tmp_path / "u16.csv"
+    text = "x,y,z\n" + "".join(f"{i},{2 * i},{i % 3}\n" for i in range(40))
+    path.write_bytes(text.encode(codec))
+    with pytest.raises(StratPDInputError, match=f"--encoding {option}"):
+        read_table(path)
+    assert read_table(path, encoding=option).shape == (40, 3)  # the advice works
+
+
+def test_utf16_asked_for_a_utf8_file_says_so(tmp_path, capsys):
+    path = tmp_path / "plain.csv"
+    path.write_text("x,y\n" + "".join(f"{i},{i}\n" for i in range(30)))
+    with pytest.raises(StratPDInputError, match="is not utf-16 text.*--encoding utf-8"):
+        read_table(path, encoding="utf-16")
+    code, err = cli(path, capsys, "--encoding", "utf-16")
+    assert code == 2 and "no data rows" not in err
+
+
+def test_an_unclosed_quote_names_its_line(tmp_path, capsys):
+    path = tmp_path / "quote.csv"
+    path.write_text("x,y,z\n1,2,3\n" + '"4,5,6\n' + "".join(f"{i},{i},{i}\n" for i in range(30)))
+    with pytest.raises(StratPDInputError, match=r'line 3 of "quote.csv" opens a quote'):
+        read_table(path)
+    code, err = cli(path, capsys)
+    assert code == 2 and "only 0 rows" not in err
+
+
+@pytest.mark.parametrize("body", ['12" pipe,1,2\n', '1,2,"3\n'])
+def test_quotes_inside_a_cell_or_on_the_last_line_are_not_refused(tmp_path, body):
+    path = tmp_path / "inch.csv"
+    path.write_text("x,y,z\n" + "".join(f"a{i},{i},{i}\n" for i in range(30)) + body)
+    assert len(read_table(path)) >= 30

@@ -676,6 +676,14 @@ def _stratpd_table(
     field_ = slope_field(x, y_slopes, leaf)
     curve = integrate(field_, p.min_slopes_per_x)
     if curve is None:
+        if field_.ux.size <= 2:  # a 0/1 column: two values make a comparison, not a curve
+            shown = " and ".join(f"{v * x_scale:g}" for v in field_.ux)
+            raise StratPDInputError(
+                f'"{feature}" has only {field_.ux.size} values ({shown}) and none is backed by '
+                f"{p.min_slopes_per_x} leaf slopes (it varies too little inside the strata); "
+                f"analyse it as categories (--categorical {feature} on the command line, "
+                'kind="categorical" in Python), or lower min_slopes_per_x or min_samples_leaf'
+            )
         raise StratPDInputError(
             f'no value of "{feature}" is backed by {p.min_slopes_per_x} leaf slopes (x varies '
             "too little inside the strata); lower min_slopes_per_x or min_samples_leaf, or "

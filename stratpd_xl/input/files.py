@@ -217,6 +217,7 @@ def _read_text(path: Path, *, decimal: str | None, encoding: str | None) -> pd.D
     dialect = sniff_text(text, delimiter=named)
     delimiter = dialect["delimiter"]
     _check_width(text, delimiter, path)
+    _unclosed_quote(text, delimiter, path)
     mixed: list[str] = []
     if decimal is None:
         decimal = dialect["decimal"]
@@ -505,6 +506,14 @@ def _text_columns(text: str, delimiter: str) -> list[np.ndarray] | None:
 
 def _decode(raw: bytes, encoding: str | None, path: Path) -> tuple[str, str]:
     if encoding is not None:
+        family = encoding.lower().replace("_", "-")
+        if family.startswith(("utf-16", "utf16")) and raw and b"\x00" not in raw[:4096]:
+            # Decoding UTF-8 as UTF-16 never fails: it gave Chinese-looking text, "no data rows".
+            raise StratPDInputError(
+                f'"{path.name}" is not {encoding} text (UTF-16 has a zero byte beside every '
+                "Latin letter, this file has none); leave out --encoding, or try "
+                "--encoding utf-8"
+            )
         try:
             return raw.decode(encoding), encoding
         except LookupError as exc:
@@ -519,9 +528,7 @@ def _decode(raw: bytes, encoding: str | None, path: Path) -> tuple[str, str]:
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # Excel's "Unicode text" export
         return raw.decode("utf-16"), "utf-16"
     if b"\x00" in raw[:4096]:
-        raise StratPDInputError(
-            f'"{path.name}" does not look like a text file; save it as .csv, .xlsx or .ods'
-        )
+        raise StratPDInputError(_nul_sentence(raw, path))
     # UTF-8 first (strict, so a Windows file cannot pass as UTF-8), then the usual Windows
     # code page, then Latin-1 which accepts any byte.
     for candidate in ("utf-8-sig", "cp1252", "latin-1"):
@@ -530,6 +537,39 @@ def _decode(raw: bytes, encoding: str | None, path: Path) -> tuple[str, str]:
         except UnicodeDecodeError:
             continue
     raise AssertionError("latin-1 decodes every byte")  # pragma: no cover
+
+
+def _nul_sentence(raw: bytes, path: Path) -> str:
+    """Why a file with NUL bytes is refused, and what to type: UTF-16 without its BOM (every
+    other byte zero) reads with --encoding; anything else is not a text file."""
+    head = np.frombuffer(raw[:4096], dtype=np.uint8)
+    even, odd = head[0::2], head[1::2]
+    if head.size >= 4 and (odd == 0).mean() > 0.6 and (even == 0).mean() < 0.1:
+        return (f'"{path.name}" looks like UTF-16 text without its byte order mark; '
+                "read it with --encoding utf-16-le")
+    if head.size >= 4 and (even == 0).mean() > 0.6 and (odd == 0).mean() < 0.1:
+        return (f'"{path.name}" looks like UTF-16 text without its byte order mark; '
+                "read it with --encoding utf-16-be")
+    at = raw.index(b"\x00")
+    line = raw.count(b"\n", 0, at) + 1
+    return (f'"{path.name}" holds a NUL byte (a zero byte, at byte {at + 1:,}, line {line:,}), '
+            "so it does not look like a text file; save it again as .csv, .xlsx or .ods")
+
+
+def _unclosed_quote(text: str, delimiter: str, path: Path) -> None:
+    """Refuse a quote that opens a cell and is never closed: the csv rules read everything
+    after it as one cell, and the table came out with "only 0 rows"."""
+    if text.count('"') % 2 == 0:
+        return
+    at = text.rfind('"')  # with an odd count, the last quote opens the span left open
+    before = text[at - 1] if at > 0 else "\n"
+    if before not in (delimiter, "\n", "\r") or text.count("\n", at) < 2:
+        return  # a quote inside a cell (12" pipe) is text; a last line is only that line
+    line = text.count("\n", 0, at) + 1
+    raise StratPDInputError(
+        f'line {line:,} of "{path.name}" opens a quote (") that is never closed, so every '
+        "line after it would be read as one cell; close the quote or remove it and save again"
+    )
 
 
 def _may_hold_long_field(text: str, limit: int, data: bytes | None = None) -> bool:

@@ -190,6 +190,8 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
 
 def _finish_strip(ax_density: Any, feature: str, x: Any, result: pd.DataFrame,
                   label: str) -> None:
+    if np.asarray(x).dtype.kind in "fiu":
+        _thousands(ax_density, np.asarray(x, dtype=float), axis="x")
     ax_density.set_ylim(bottom=0)
     ax_density.set_yticks([])
     ax_density.set_ylabel(label, fontsize=8, rotation=0, ha="right", va="center")
@@ -207,13 +209,30 @@ def _finish_strip(ax_density: Any, feature: str, x: Any, result: pd.DataFrame,
         ax_density.xaxis.set_major_formatter(ConciseDateFormatter(locator))
 
 
-def _thousands(ax: Any, values: np.ndarray) -> None:
-    """Thousands separators on the y axis when the numbers are large enough to need them."""
-    finite = np.abs(values[np.isfinite(values)])
-    if finite.size and finite.max() >= 1000:
-        from matplotlib.ticker import StrMethodFormatter
+#: From this size on a tick label shows its own exponent ("1.5e+300"): matplotlib's shared
+#: "1e300" in the axis corner left ticks that read as 1.0, 1.5, 2.0.
+_EXPONENT_FROM = 1e15
 
-        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+
+def _thousands(ax: Any, values: np.ndarray, axis: str = "y") -> None:
+    """Thousands separators on an axis when the numbers are large enough to need them, and
+    an exponent on every tick when they are huge or tiny."""
+    finite = np.abs(values[np.isfinite(values)])
+    if not finite.size:
+        return
+    from matplotlib.ticker import FuncFormatter, StrMethodFormatter
+
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    top = finite.max()
+    nonzero = finite[finite > 0]
+    if top >= _EXPONENT_FROM or (nonzero.size and top < 1e-4):
+        target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+        if axis == "x":  # "1.25e+300" is wide: fewer ticks side by side
+            from matplotlib.ticker import MaxNLocator
+
+            target.set_major_locator(MaxNLocator(4))
+    elif top >= 1000 and axis == "y":
+        target.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
 
 
 def drawn_categories(result: pd.DataFrame) -> tuple[pd.DataFrame, int]:

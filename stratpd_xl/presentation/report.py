@@ -11,6 +11,7 @@ called ``=cmd`` or ``0012`` stays what it was.  Datetimes are Excel dates with a
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import io
 import math
 import numbers
@@ -740,6 +741,12 @@ class _Book:
             with open(os.fspath(self.path), "wb") as fh:
                 fh.write(data)
         except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                # A full disk (or quota) is not a file held open: say what to free.
+                raise StratPDInputError(
+                    f"cannot write {os.fspath(self.path)}: the disk is full "
+                    f"({exc.strerror}); free some space or write to another disk"
+                ) from exc
             raise StratPDInputError(
                 f"cannot write {os.fspath(self.path)}: close it if it is open in Excel or "
                 f"another program, or choose another file name ({exc.strerror})"

@@ -171,6 +171,8 @@ def typed_rows(
     ``decimal`` says, as in :func:`typed_column`, so the floats the scan made are the column:
     only the cells above the body (below the header) are still converted here.
     """
+    if values.dtype.kind in "iu":  # a reader's whole numbers: exact, ids of 17 digits too
+        return typed_column(name, values[rows], decimal)
     if not isinstance(rows, slice) or scan.body_numbers is None:
         return typed_column(name, values[rows], decimal)
     start, stop, step = rows.indices(values.shape[0])
@@ -214,6 +216,10 @@ def typed_column(
     """
     notes: list[str] = []
     arr = _as_array(values)
+    if arr.dtype.kind in "iu" and arr.size and np.abs(arr).max() >= 2**53:
+        # Beyond 2**53 a float would merge neighbouring ids (12345678901234500 and ...501):
+        # the reader's integers stay integers.
+        return pd.Series(arr.astype(np.int64), name=name), notes
     if arr.dtype.kind in "fiu":
         return _number_series(name, arr.astype(float, copy=False), notes), notes
     if arr.dtype.kind != "O":
