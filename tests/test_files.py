@@ -151,10 +151,15 @@ def test_a_csv_and_the_same_cells_give_the_same_table(tmp_path):
         ("a\tb\n1,5\t2\n", "\t", ","),
         ("a|b\n1|2\n", "|", None),
         ('a,b\n"1,5",2\n', ",", ","),  # quoted decimal comma in a comma file
+        ('a,b\n"1,5",2.5\n', ",", None),  # and a decimal point beside it: each column
     ],
 )
 def test_sniff_text(text, delimiter, decimal):
-    assert sniff_text(text) == {"delimiter": delimiter, "decimal": decimal}
+    sniffed = sniff_text(text)
+    assert {k: sniffed[k] for k in ("delimiter", "decimal")} == {
+        "delimiter": delimiter, "decimal": decimal,
+    }
+    assert sniffed["comma_columns"] == (["a"] if decimal is None and delimiter == "," else [])
 
 
 # --------------------------------------------------------------------------- workbooks
