@@ -777,9 +777,9 @@ def _check_grid(path: Path, sheet: str, height: int, width: int, cells: int) -> 
         # Mostly real cells (an .ods row repeated 3 million times counts as 3 million rows):
         # too big, not padded.
         raise StratPDInputError(
-            f'sheet "{sheet}" of "{path.name}" holds {cells:,} cells in {height:,} rows x '
-            f"{width:,} columns, over the limit of {MAX_GRID_CELLS:,}; keep only the rows "
-            "and columns to analyse (a row repeated many times counts as that many rows)"
+            f'sheet "{sheet}" of "{path.name}" spans {height:,} rows x {width:,} columns '
+            f"({cells:,} cells), over the limit of {MAX_GRID_CELLS:,} cells; keep only the "
+            "rows and columns to analyse (a row repeated many times counts as that many rows)"
         )
     if grid > MAX_GRID_CELLS or (grid > 1_000_000 and grid > MAX_PADDING_FACTOR * max(cells, 1)):
         raise StratPDInputError(
