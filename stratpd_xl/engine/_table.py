@@ -165,7 +165,7 @@ class Table:
     _bins: dict[str, np.ndarray] = field(default_factory=dict)
     # Each column as the linear adjustment reads it (all rows), made once per table:
     # (block, has missing values), or None for a column the adjustment leaves out.
-    linear_blocks: dict[str, tuple[np.ndarray, bool] | None] = field(default_factory=dict)
+    linear_blocks: dict[str, Any] = field(default_factory=dict)
     # The standardised design of all those columns for the last set of rows it was made for:
     # (key of the rows, design); every feature's fit with the same rows reuses it.
     linear_design: tuple[bytes, Any] | None = None

@@ -7,7 +7,6 @@ made; plotting and spreadsheets live elsewhere (``stratpd_xl.presentation``,
 
 from __future__ import annotations
 
-import hashlib
 import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -22,6 +21,7 @@ from .. import _backend
 from ..errors import StratPDInputError
 from ..params import PARAMETERS, Settings
 from ..yesno import POINTS, yes_no_target
+from ._adjust import ROWS_PER_COEF, Adjustment, fit_adjustment, numeric_basis
 from ._categorical import category_effects
 from ._groups import curves_by_group
 from ._numeric import curve_on_grid, integrate, slope_field
@@ -316,8 +316,7 @@ def _gap_warnings(table: Table, feature: str, kind: str, index: np.ndarray,
     feature_num = as_float(table.frame[feature])[index] if kind == NUMERIC else None
     feature_codes = _as_codes(table.frame[feature])[index] if kind == CATEGORICAL else None
     for c in table.columns:
-        cached = table.linear_blocks.get(c)
-        if c == feature or (cached is not None and not cached[1]):  # known to have no gaps
+        if c == feature:
             continue
         column = table.frame[c].iloc[index] if index.size < len(table.frame) else table.frame[c]
         gap = column.isna().to_numpy()
@@ -380,234 +379,145 @@ def _numeric_x_out(x: np.ndarray, series: pd.Series) -> Any:
     return x
 
 
-# Categorical columns with more levels stay out of the linear adjustment (the strata hold them).
+# Categorical columns with more levels stay out of the adjustment (the strata hold them).
 MAX_ADJUST_LEVELS = 50
+# Most cells (rows x columns) of the adjustment's design: beyond it the curve is estimated
+# without the adjustment (attrs say why), so its memory is bounded whatever the table.
+MAX_ADJUST_CELLS = 40_000_000
 
 
-def _linear_block(table: Table, name: str) -> np.ndarray | None:
-    """Column ``name`` as numbers for the linear fit (all rows), or None to leave it out."""
+@dataclass(frozen=True)
+class _Compact:
+    """One column as the adjustment reads it (all rows), made once per table."""
+
+    values: np.ndarray  # floats (NaN missing) or category codes (-1 missing)
+    width: int  # columns it becomes in the design (0: left out)
+    categorical: bool
+
+
+def _compact(table: Table, name: str) -> _Compact:
+    cached = table.linear_blocks.get(name)
+    if cached is not None:
+        return cached
     if table.kinds[name] == NUMERIC:
         values = as_float(table.frame[name])
-        # Standardised later; a power of two first keeps its squares finite for any input.
-        return (values / power_of_two_scale(values))[:, None]
-    # Categories as indicator columns (first dropped): left out of the fit, a strong
-    # category would be noise that the other columns' coefficients soak up.
-    codes, cats = category_codes(table.frame[name])
-    if not 2 <= len(cats) <= MAX_ADJUST_LEVELS:
-        return None
-    ind = (codes[:, None] == np.arange(1, len(cats))).astype(float)
-    ind[codes < 0] = np.nan
-    return ind
-
-
-@dataclass(frozen=True)
-class _Design:
-    """Every column the linear adjustment uses, for one set of rows, made once per table.
-
-    Each feature's fit uses all columns but its own: a column subset of ``z`` and a
-    sub-matrix of ``gram``, so impact over k features standardises the table and forms its
-    cross-products once instead of k times.
-    """
-
-    z: np.ndarray  # rows x columns: standardised, missing values at 0, canonical order
-    gram: np.ndarray  # z.T @ z
-    spans: dict[str, slice]  # table column -> its columns in z
-    gaps: dict[int, np.ndarray]  # column of z -> the rows where it was missing (sorted keys)
-
-
-@dataclass(frozen=True)
-class _Others:
-    """The columns other than one feature, as numbers: a view of the shared design."""
-
-    design: _Design
-    keep: np.ndarray  # positions in design.z of the other columns
-
-    def combine(self, coef: np.ndarray, filled: dict[int, np.ndarray]) -> np.ndarray:
-        """The other columns' linear combination with ``coef`` (one per kept column).
-
-        ``filled`` holds, for columns with gaps, the values the fit used instead of the
-        shared design's (gaps filled along the feature, see :func:`_fill_along`).
-        """
-        z = self.design.z
-        full = np.zeros(z.shape[1])
-        full[self.keep] = coef  # the feature's own columns weigh exactly 0
-        part = np.einsum("ij,j->i", z, full)  # see _cross
-        for j, column in filled.items():
-            part += full[j] * (column - z[:, j])
-        return part
-
-
-def _design(table: Table, index: np.ndarray) -> _Design:
-    """The standardised design of ``index`` rows, cached on the table for the last row set."""
-    key = (
-        b"all" if index.size == table.y.size
-        else hashlib.blake2b(index.tobytes(), digest_size=16).digest()
-    )
-    cached = table.linear_design
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    cache = table.linear_blocks  # each column's block is made once per table
-    named, gaps = [], False
-    for c in table.columns:
-        if c not in cache:
-            block = _linear_block(table, c)
-            cache[c] = None if block is None else (block, bool(np.isnan(block).any()))
-        if cache[c] is not None:
-            block, has_nan = cache[c]  # type: ignore[misc]
-            named.append((c, block[index]))
-            gaps |= has_nan
-    # Least squares in an order set by the values used, not by names or unused rows, so
-    # renaming, reordering or blanking another row's cell changes no bit of the result;
-    # each block's sums of values and squares stand in for its content.  (nansum equals sum
-    # on a block without gaps, so leaving one column out never reorders the rest.)
-    total = np.nansum if gaps else np.sum
-    named.sort(key=lambda nb: (nb[1].shape[1], float(total(nb[1])), float(total(nb[1] ** 2))))
-    spans, at = {}, 0
-    for c, block in named:
-        spans[c] = slice(at, at + block.shape[1])
-        at += block.shape[1]
-    z = np.column_stack([b for _, b in named]) if named else np.zeros((index.size, 0))
-    if gaps:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
-            means = np.nan_to_num(np.nanmean(z, axis=0))
-        # In place: at a million rows every copy of z costs tens of MB.
-        missing = np.isnan(z)
-        z[missing] = np.broadcast_to(means, z.shape)[missing]
-        gap_rows = {int(j): np.flatnonzero(missing[:, j]) for j in np.flatnonzero(missing.any(0))}
-        del missing
+        # A power of two first keeps its squares finite for any input (standardised later).
+        block = _Compact(values / power_of_two_scale(values), 1, False)
     else:
-        means = z.mean(axis=0)
-        gap_rows = {}
-    z -= means
+        # Categories as indicator columns (first dropped): left out of the fit, a strong
+        # category would be noise that the other columns' coefficients soak up.
+        codes, cats = category_codes(table.frame[name])
+        width = len(cats) - 1 if 2 <= len(cats) <= MAX_ADJUST_LEVELS else 0
+        block = _Compact(codes, width, True)
+    table.linear_blocks[name] = block
+    return block
+
+
+def _expand(block: _Compact, index: np.ndarray) -> np.ndarray:
+    """The design columns of ``block`` for ``index`` rows (NaN where missing)."""
+    values = block.values[index]
+    if not block.categorical:
+        return values[:, None]
+    out = (values[:, None] == np.arange(1, block.width + 1)).astype(float)
+    out[values < 0] = np.nan
+    return out
+
+
+def _others_design(
+    table: Table, feature: str, index: np.ndarray, own: np.ndarray
+) -> tuple[np.ndarray | None, str]:
+    """The other columns for ``index`` rows, standardised, gaps filled along ``own``.
+
+    Returns the design, or None and the reason there is none.  Its size is checked before
+    anything is built: at least ``ROWS_PER_COEF`` rows per coefficient and at most
+    ``MAX_ADJUST_CELLS`` cells, so a table of thousands of columns never builds it.
+    """
+    blocks = [(c, _compact(table, c)) for c in table.columns if c != feature]
+    blocks = [(c, b) for c, b in blocks if b.width > 0]
+    width = sum(b.width for _, b in blocks)
+    n = index.size
+    if width == 0:
+        return None, "no other column can enter it"
+    if n < ROWS_PER_COEF * (width + own.shape[1] + 1):
+        return None, f"fewer than {ROWS_PER_COEF} rows per coefficient"
+    if n * width > MAX_ADJUST_CELLS:
+        return None, f"more than {MAX_ADJUST_CELLS:,} cells (rows x columns)"
+    parts = [_expand(b, index) for _, b in blocks]
+    # Columns in an order set by the values used, not by names or unused rows, so renaming,
+    # reordering or blanking another row's cell changes no bit of the result.
+    parts.sort(key=lambda a: (a.shape[1], float(np.nansum(a)), float(np.nansum(a**2))))
+    z = np.column_stack(parts)
+    del parts
+    gaps = np.isnan(z)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
+        means = np.nan_to_num(np.nanmean(z, axis=0))
+    if gaps.any():
+        _fill_along(z, gaps, own - own.mean(axis=0), means)
+    z -= z.mean(axis=0)
     scale = z.std(axis=0)
     z /= np.where(scale > 0, scale, 1.0)
-    design = _Design(z, z.T @ z, spans, gap_rows)
-    table.linear_design = (key, design)
-    return design
+    return z, ""
 
 
-def _fill_along(others: _Others, own: np.ndarray) -> dict[int, np.ndarray]:
-    """The other columns with gaps, their gaps refilled by their least-squares line on ``own``.
+def _fill_along(z: np.ndarray, gaps: np.ndarray, own: np.ndarray, means: np.ndarray) -> None:
+    """Fill each column's gaps (in place) with its least-squares line on the feature ``own``.
 
     A gap filled with the mean leaves that column's effect on y in the rows that lack it,
     and when the column moves with the feature, so does that effect: x1 with a twin
     x2 = x1 + N(0, 1) missing in 30 % of the rows gave a slope of 1.56 for a true 1.
-    Filled along the feature (``own``, centred), the part that travels with x is removed
-    with the column's effect (slope 1.00); a part that does not travel with x cannot tilt
-    the curve.  The shared design is left as it is (other features fill differently).
+    Filled along the feature, the part that travels with x is removed with the column's
+    effect (slope 1.00); a part that does not travel with x cannot tilt the curve.
     """
-    z = others.design.z
-    kept = set(others.keep.tolist())
     line = np.column_stack([np.ones(own.shape[0]), own])
-    filled: dict[int, np.ndarray] = {}
-    for j, gap in others.design.gaps.items():
-        if j not in kept or gap.size == z.shape[0]:
+    whole = line.T @ line
+    for j in np.flatnonzero(gaps.any(axis=0)):
+        gap = gaps[:, j]
+        if gap.all():
+            z[:, j] = means[j]
             continue
-        have = np.ones(z.shape[0], dtype=bool)
-        have[gap] = False
-        column = z[:, j].copy()
-        coef = np.linalg.lstsq(line[have], column[have], rcond=None)[0]
-        column[gap] = line[gap] @ coef
-        column -= column.mean()  # the fits assume centred columns
-        filled[j] = column
-    return filled
+        # Normal equations of the rows that have the column: all rows' products minus the
+        # gaps' (one small solve per column instead of a least squares over every row).
+        have = line[gap]
+        gram = whole - have.T @ have
+        rhs = line[~gap].T @ z[~gap, j]
+        coef = np.linalg.lstsq(gram, rhs, rcond=1e-12)[0]
+        z[gap, j] = have @ coef
 
 
-def _numeric_others(table: Table, feature: str, index: np.ndarray) -> _Others:
-    """The other columns for ``index`` rows as numbers, standardised, missing values at 0.
-
-    Numeric columns as they are, categorical ones with at most ``MAX_ADJUST_LEVELS``
-    categories as indicator columns.
-    """
-    design = _design(table, index)
-    keep = np.ones(design.z.shape[1], dtype=bool)
-    own = design.spans.get(feature)
-    if own is not None:
-        keep[own] = False
-    return _Others(design, np.flatnonzero(keep))
+def _standardised(a: np.ndarray) -> np.ndarray:
+    a = a - a.mean(axis=0)
+    scale = a.std(axis=0)
+    return a / np.where(scale > 0, scale, 1.0)
 
 
-# Above this share of x's variance explained linearly by the other columns, no adjustment:
-# a linear fit then splits x's effect with its proxies arbitrarily (diamonds: carat from
-# x, y, z at 0.97-0.99 would even reverse its curve); x2 = x1 + N(0, 1) is at 0.89.
-MAX_ADJUST_R2 = 0.95
+def _adjust_attrs(adj: Adjustment | None) -> dict[str, Any]:
+    """attrs of the adjustment: whether it was used, and the numbers that decided it."""
+    if adj is None:
+        return {"adjusted": False, "others_r2": np.nan, "adjust_gain": np.nan,
+                "adjust_note": "adjust=False"}
+    return {"adjusted": adj.part is not None, "others_r2": adj.r2,
+            "adjust_gain": adj.gain, "adjust_note": adj.reason}
 
 
-@dataclass(frozen=True)
-class _LinearFit:
-    """Least squares of x on the other columns, and of y on x and them (all centred)."""
-
-    r2: float  # share of x's variance the others explain
-    coef: np.ndarray | None  # the others' coefficients in y ~ x + others, if trustworthy
-    filled: dict[int, np.ndarray] = field(default_factory=dict)  # see _Others.combine
-
-    def part(self, others: _Others) -> np.ndarray | None:
-        """The others' linear part of y (None when the fit is not trusted)."""
-        return None if self.coef is None else others.combine(self.coef, self.filled)
+def _trial_y(y: np.ndarray, adj: Adjustment | None, pick: np.ndarray, leaf: np.ndarray
+             ) -> np.ndarray:
+    """The target of a trial's half, adjusted (when the full data were) by a refit."""
+    part = None if adj is None else adj.refit(pick, leaf)
+    return y[pick] if part is None else y[pick] - part
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a.T @ b`` for tall ``a`` and ``b`` (a vector, or columns).
+def _adjustment(
+    table: Table, feature: str, index: np.ndarray, own: np.ndarray, y: np.ndarray,
+    leaf: np.ndarray, rng: np.random.Generator, numeric: bool,
+) -> Adjustment:
+    """:func:`fit_adjustment` of the feature's rows, or why there is none."""
+    z, reason = _others_design(table, feature, index, own)
+    if z is None:
+        return Adjustment(None, np.nan, np.nan, reason)
+    # Its own stream: the trials' halves are the same with and without the adjustment.
+    return fit_adjustment(own, z, y, leaf, rng, numeric=numeric)
 
-    With one column numpy's own loop (einsum) is as fast as BLAS and never waits for BLAS
-    threads on a busy machine (a 200,000-row product took 8 ms instead of 1 ms when other
-    processes held both cores); wider products go to BLAS.
-    """
-    if b.ndim == 1:
-        return np.einsum("ij,i->j", a, b)
-    if b.shape[1] == 1:
-        return np.einsum("ij,i->j", a, b[:, 0])[:, None]
-    return a.T @ b
-
-
-def _linear_fit(others: _Others, own: np.ndarray, y: np.ndarray) -> _LinearFit:
-    """Both fits from cross-products, so no n x (m + k) design matrix is built.
-
-    ``own`` is the feature: x as one column, or a categorical feature's indicator columns.
-    ``r2`` is the share of their variance the other columns explain (gaps at the mean).
-    The others' coefficients are None when they cannot be trusted: fewer than 10 rows per
-    coefficient, or the feature nearly a linear function of the others (see
-    ``MAX_ADJUST_R2``).  The coefficients are fitted with the others' gaps filled along
-    the feature (:func:`_fill_along`); not r2: filled along x, the gaps would make x look
-    more determined than the data show.
-    """
-    own = own.reshape(own.shape[0], -1)
-    z, keep = others.design.z, others.keep
-    k, m = keep.size, own.shape[1]
-    oc = own - own.mean(axis=0)
-    soo = _cross(oc, oc)
-    total = float(np.trace(soo))
-    if k == 0 or m == 0 or y.size <= k + m or total <= 0:
-        return _LinearFit(0.0, None)
-    # The shared cross-products, restricted to the other columns; products with the whole
-    # design read z once and keep the other columns' rows.
-    gram = others.design.gram[np.ix_(keep, keep)]
-    zo = _cross(z, oc)[keep]
-    beta = np.linalg.lstsq(gram, zo, rcond=None)[0]
-    r2 = float(min(max(np.trace(beta.T @ zo) / total, 0.0), 1.0))
-    if y.size < 10 * (k + m + 1) or r2 > MAX_ADJUST_R2:
-        return _LinearFit(r2, None)
-    # y ~ feature + others: the feature is in the fit so that its own effect is not given
-    # to the columns correlated with it.
-    yc = y - y.mean()
-    zy = _cross(z, yc)[keep]
-    filled = _fill_along(others, oc)
-    if filled:
-        # Only the filled columns' cross-products change; the rest stay shared (gram and
-        # zo are already this feature's own copies: fancy indexing copies).
-        at = {int(j): i for i, j in enumerate(keep)}
-        idx = [at[j] for j in filled]
-        cols = np.column_stack(list(filled.values()))
-        cross = _cross(z, cols)[keep]
-        cross[idx] = _cross(cols, cols)
-        gram[:, idx] = cross
-        gram[idx, :] = cross.T
-        zo[idx] = _cross(cols, oc)
-        zy[idx] = _cross(cols, yc)
-    full = np.block([[soo, zo.T], [zo, gram]])
-    coef = np.linalg.lstsq(full, np.r_[_cross(oc, yc), zy], rcond=None)[0]
-    return _LinearFit(r2, coef[m:], filled)
 
 
 def _row_weights(grid: np.ndarray, ux: np.ndarray, ux_rows: np.ndarray) -> np.ndarray:
@@ -663,15 +573,16 @@ def _stratpd_table(
     rng = np.random.default_rng(p.random_state)
     leaf = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest,
                     threads=tree_threads)
-    others = _numeric_others(table, feature, rows.index)
-    # Slopes are taken on y minus the other columns' linear part (the strata still hold
-    # them alike): inside a stratum the other columns still vary a little, and with many
-    # columns correlated with x that leftover variation rides along with x and inflates its
-    # slope (x1 among 20 columns correlated 0.6: 1.73 for a true 1).  Constant per stratum,
-    # the removed part cannot bend a curve; it only takes out what travels with x.
-    fit = _linear_fit(others, x, rows.y)
-    r2 = fit.r2
-    part = fit.part(others) if p.adjust else None
+    # Slopes are taken on y minus the other columns' part where that measurably helps
+    # (see engine/_adjust.py): inside a stratum the other columns still vary a little, and
+    # with many columns correlated with x that leftover variation rides along with x and
+    # inflates its slope (x1 among 20 columns correlated 0.6: 1.73 for a true 1).
+    # Its own stream: the trials' halves are the same with and without the adjustment.
+    adj_rng = rng.spawn(1)[0]
+    adj = (_adjustment(table, feature, rows.index, _standardised(numeric_basis(x)), rows.y,
+                       leaf, adj_rng, numeric=True) if p.adjust else None)
+    r2 = np.nan if adj is None else adj.r2
+    part = None if adj is None else adj.part
     y_slopes = rows.y if part is None else rows.y - part
     field_ = slope_field(x, y_slopes, leaf)
     curve = integrate(field_, p.min_slopes_per_x)
@@ -706,7 +617,8 @@ def _stratpd_table(
             # Every trial is centred with the same (full-data) weights, so the band measures
             # the spread of the curve's shape, not of an arbitrary anchor point.
             trials[t] = _within(_centred(curve_on_grid(
-                slope_field(x[pick], y_slopes[pick], leaf_b), p.min_slopes_per_x, curve.x
+                slope_field(x[pick], _trial_y(rows.y, adj, pick, leaf_b), leaf_b),
+                p.min_slopes_per_x, curve.x
             ), weights), limits)
         # pd stays the full-data curve (the same as without trials); the trials only give
         # its spread (their mean drifts at the sparse ends, where halves lose points).
@@ -749,8 +661,9 @@ def _stratpd_table(
         )
     if r2 > CODEPENDENT_R2 and share >= LOW_WITHIN_SHARE:  # else already said above
         warnings_.append(
-            f'"{feature}" is almost exactly a linear function of the other columns (a '
-            f"least-squares fit explains {r2:.1%} of it): they carry the same information, "
+            f'"{feature}" is almost exactly a linear function of the other columns (inside '
+            f"the strata a least-squares fit explains {r2:.1%} of it): they carry the same "
+            "information, "
             "so no data show its effect with them held fixed; leave out the columns that "
             "duplicate it or analyse them together"
         )
@@ -769,7 +682,7 @@ def _stratpd_table(
     result.attrs = _attrs(
         table, feature, NUMERIC, rows, field_.n_ignored, field_.n_leaves, p,
         n_unique_x=int(field_.ux.size), n_points_full=n_full, within_strata_share=share,
-        adjusted=part is not None, others_r2=r2, rise=rise,
+        rise=rise, **_adjust_attrs(adj),
         **({} if dates else {"strip": _data_strip(
             x[(x >= curve.x[0]) & (x <= curve.x[-1])] * x_scale)}),
         warnings=warnings_,
@@ -795,12 +708,16 @@ def _catstratpd_table(
                     threads=tree_threads)
     # The same linear adjustment as for numeric features (see _stratpd_table), with the
     # feature's categories as indicator columns in the fit.
-    part = None
+    adj = None
+    adj_rng = rng.spawn(1)[0]  # see _stratpd_table
     if p.adjust and 2 <= len(cats) <= MAX_ADJUST_LEVELS:
-        others = _numeric_others(table, feature, rows.index)
         indicators = (codes[:, None] == np.arange(1, len(cats))).astype(float)
-        fit = _linear_fit(others, indicators, rows.y)
-        part = fit.part(others)
+        adj = _adjustment(table, feature, rows.index, indicators, rows.y, leaf, adj_rng,
+                          numeric=False)
+    elif p.adjust:
+        adj = Adjustment(None, np.nan, np.nan,
+                         f"more than {MAX_ADJUST_LEVELS} categories in the feature")
+    part = None if adj is None else adj.part
     y_effects = rows.y if part is None else rows.y - part
     eff = category_effects(codes, len(cats), y_effects, leaf)
     known = np.flatnonzero(~np.isnan(eff.effect))
@@ -818,7 +735,8 @@ def _catstratpd_table(
     if p.n_trials > 1:
         trials = np.full((p.n_trials, len(cats)), np.nan)
         for t, (pick, leaf_b) in enumerate(_half_samples(xb, rows.y, p, rng, tree_threads)):
-            e = category_effects(codes[pick], len(cats), y_effects[pick], leaf_b).effect
+            e = category_effects(codes[pick], len(cats),
+                                 _trial_y(rows.y, adj, pick, leaf_b), leaf_b).effect
             # Same baseline as the full-data estimate, so the trials are comparable.
             trials[t] = e - e[eff.baseline]
         # pd stays the full-data estimate, as for numeric curves.
@@ -854,7 +772,7 @@ def _catstratpd_table(
     result.attrs = _attrs(
         table, feature, CATEGORICAL, rows, eff.n_ignored, eff.n_leaves, p,
         baseline=cats[eff.baseline], categories_without_estimate=unknown, warnings=warnings_,
-        adjusted=part is not None, contrast=_contrast(result, cats[eff.baseline]),
+        contrast=_contrast(result, cats[eff.baseline]), **_adjust_attrs(adj),
     )
     if not row_pd:
         return result, None
@@ -1222,7 +1140,8 @@ def _each_feature(
     # Every column's bins, and the linear design of all rows, before the threads share them.
     table.bin_columns(table.columns)
     if p.adjust:
-        _design(table, np.arange(table.y.size))
+        for c in table.columns:
+            _compact(table, c)
     pool = ThreadPoolExecutor(max_workers=2)
     try:
         futures = [pool.submit(_run, table, f, None, p, True, tree_threads) for f in names]
