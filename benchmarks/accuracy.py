@@ -19,7 +19,8 @@ effect (1.00 = unbiased):
 * squared twin: y = x1 + x2^2 + z + noise, x2 = x1 + N(0, 0.5): the others' effect is not
   linear, where the linear adjustment cannot be exact; slope of x1, truth 1.
 
-``--coverage`` instead reports how often the 95 % band covers the true curve.
+``--coverage`` (or ``--only coverage``) reports how often the pointwise and the
+simultaneous 95 % bands cover the true curve, point by point and as a whole.
 
 stratx runs in its own interpreter (``--worker``); the data come from the same functions
 with the same seeds.
@@ -166,37 +167,45 @@ COVERAGE_CASES = {
     "noisy quadratic x1^2 (sigma 1)": (quadratic_data, "y", "x1", lambda x: x**2),
     "education (-1.5 x)": (education_data, "weight", "education", lambda x: -1.5 * x),
     "x1 with correlated twin (x)": (twin_data, "y", "x1", lambda x: x),
+    "x1 with a squared twin (x)": (squared_twin_data, "y", "x1", lambda x: x),
+    "step 5 (x > 0.5) (not smooth)": (lambda seed: step_data(seed), "y", "x",
+                                      lambda x: 5.0 * (x > 0.5)),
 }
 
 
-def band_coverage(case: str, seeds: int, n_trials: int = 20) -> tuple[float, float, float]:
-    """Per-point coverage, whole-curve coverage and mean band width / effect range.
+def step_data(seed: int, n: int = 3000) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x, z = rng.uniform(0, 1, (2, n))
+    return pd.DataFrame({"x": x, "z": z, "y": 5 * (x > 0.5) + z + rng.normal(0, 0.5, n)})
 
-    The truth is anchored as the curve is: at the first x when the band is pinned to 0
-    there (stratpd-xl before the fix), else centred on the rows (mean 0 over the data).
-    """
+
+def band_coverage(case: str, seeds: int, n_trials: int = 20) -> dict[str, float]:
+    """Coverage of the true curve by the pointwise band (pd_low/pd_high) and the
+    simultaneous one (curve_low/curve_high): per point, whole curve, and mean width as a
+    share of the effect's range.  The truth is centred on the rows, as the curve is."""
     import stratpd_xl as sx
 
     make, target, feature, truth_of = COVERAGE_CASES[case]
-    per_point, whole, width = [], [], []
+    out: dict[str, list[float]] = {}
     for seed in range(seeds):
         df = make(seed)
         r = sx.stratpd(df, target, feature, random_state=seed, n_trials=n_trials)
         x = r["x"].to_numpy(float)
         truth = truth_of(x)
         rows = df[feature].to_numpy(float)
-        if r["pd_low"].iloc[0] == 0 and r["pd_high"].iloc[0] == 0:
-            truth = truth - truth[0]
-        else:
-            inside = rows[(rows >= x[0]) & (rows <= x[-1])]
-            truth = truth - np.interp(inside, x, truth).mean()
+        inside = rows[(rows >= x[0]) & (rows <= x[-1])]
+        truth = truth - np.interp(inside, x, truth).mean()
         # A noise-free linear case is estimated exactly: allow for rounding.
         tol = 1e-9 * np.ptp(truth)
-        hit = (truth >= r["pd_low"].to_numpy() - tol) & (truth <= r["pd_high"].to_numpy() + tol)
-        per_point.append(hit.mean())
-        whole.append(hit.all())
-        width.append(np.mean(r["pd_high"] - r["pd_low"]) / np.ptp(truth))
-    return float(np.mean(per_point)), float(np.mean(whole)), float(np.mean(width))
+        for band, (lo, hi) in (("pointwise", ("pd_low", "pd_high")),
+                               ("simultaneous", ("curve_low", "curve_high"))):
+            if lo not in r:
+                continue
+            hit = (truth >= r[lo].to_numpy() - tol) & (truth <= r[hi].to_numpy() + tol)
+            out.setdefault(f"{band} point", []).append(hit.mean())
+            out.setdefault(f"{band} whole", []).append(float(hit.all()))
+            out.setdefault(f"{band} width", []).append(np.mean(r[hi] - r[lo]) / np.ptp(truth))
+    return {k: float(np.mean(v)) for k, v in out.items()}
 
 
 def step_rise(n: int, correlated: bool, seeds: int, min_samples_leaf: int = 10
@@ -509,10 +518,7 @@ def step_rows(stratx: str | None, seeds: int) -> list[str]:
     """y = 5 (x > 0.5) + z + noise: rise between x = .45 and .55 (truth 5) and nRMSE."""
     out = {"ours": [], "stratx": [], "pdp": [], "ale": []}
     for seed in range(seeds):
-        rng = np.random.default_rng(seed)
-        n = 3000
-        x, z = rng.uniform(0, 1, (2, n))
-        df = pd.DataFrame({"x": x, "z": z, "y": 5 * (x > 0.5) + z + rng.normal(0, 0.5, n)})
+        df = step_data(seed)
         curves = {"ours": _ours(df, "y", "x", max_points=None)[0]}
         m = model_curves(df, "y", ["x"], seed)["x"]
         curves.update(pdp=m["pdp"], ale=m["ale"])
@@ -572,12 +578,16 @@ def main() -> None:
         for row in step_rows(args.stratx, args.seeds):
             print(row, flush=True)
     if "coverage" in parts:
-        print(f"\n| case ({args.coverage_seeds} seeds, 20 trials) | per-point coverage "
-              "| whole-curve coverage | band width / effect |")
-        print("|---|---:|---:|---:|")
+        print(f"\n| case ({args.coverage_seeds} seeds, 20 trials) | pointwise band: per point "
+              "| whole curve | width / effect | simultaneous band: per point | whole curve "
+              "| width / effect |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
         for case in COVERAGE_CASES:
-            point, whole, width = band_coverage(case, args.coverage_seeds)
-            print(f"| {case} | {point:.0%} | {whole:.0%} | {width:.2f} |", flush=True)
+            c = band_coverage(case, args.coverage_seeds)
+            cells = [f"{c.get(f'{b} {k}', np.nan):.0%}" if k != "width" else
+                     f"{c.get(f'{b} {k}', np.nan):.2f}"
+                     for b in ("pointwise", "simultaneous") for k in ("point", "whole", "width")]
+            print(f"| {case} | " + " | ".join(cells) + " |", flush=True)
 
 
 def step_study(seeds: int) -> None:

@@ -10,6 +10,9 @@ Numeric curve (``stratpd``), one row per curve point, ``x`` ascending
     ``slope``     mean slope from this point to the next; NaN on the closing row
     ``n_slopes``  leaf slopes averaged at x (the fewest over the x values a point summarises)
     ``n_x``       distinct x values this point summarises (1 at full resolution)
+    ``curve_low``, ``curve_high``   a simultaneous 95 % band (``n_trials`` > 1): the
+                  whole true curve lies inside it in about 95 % of datasets (sup-t: the
+                  same standard deviations times one critical value for all points)
     ``pd_low``, ``pd_high``   a 95 % band per point: pd -/+ t quantile x the standard
                   deviation of the trials on random halves of the rows (``n_trials`` > 1)
 
@@ -18,7 +21,8 @@ Categorical effects (``catstratpd``), one row per category
     ``pd``        effect relative to the first row's category (0 there)
     ``count``     rows that informed the effect
     ``few_rows``  True when fewer than 5 rows informed it (named in ``attrs["warnings"]``)
-    ``pd_low``, ``pd_high``   as above
+    ``pd_low``, ``pd_high``, ``curve_low``, ``curve_high``   as above (the simultaneous
+                  band holds every category's effect at once)
 
 Impact ranking (``impact``), largest first
     ``feature``, ``kind`` (``"numeric"`` / ``"categorical"``), ``impact`` (target units),
@@ -43,7 +47,11 @@ Two-way surface (``stratpd2``, experimental), one row per cell
 ``attrs`` of a curve: ``kind``, ``method``, ``target``, ``feature``, ``n_rows``, ``n_used``,
 ``n_dropped_missing``, ``n_ignored``, ``n_leaves``, ``params``, ``warnings``; numeric curves add
 ``n_unique_x``, ``n_points_full`` (points at full resolution), ``within_strata_share``,
-``adjusted`` and ``others_r2`` (the linear adjustment and the feature's R^2 on the others);
+``adjusted`` (whether the adjustment for the other columns was applied), ``adjust_gain``
+(share of the out-of-fold error inside the strata it removes), ``adjust_note`` (why it was
+not applied, "" when it was) and ``others_r2`` (share of the feature's variance inside the
+strata that the other columns explain linearly, out of fold; NaN when not computed; the
+same four for categorical effects);
 ``rise`` (a dict: ``percentiles`` (10, 90), ``x_from``/``x_to`` the feature's values there,
 ``change`` the curve's rise between them, ``swing`` its largest minus smallest value between
 them, and with trials ``low``/``high``, the 95 % band of the rise);
@@ -78,6 +86,8 @@ N_SLOPES = "n_slopes"
 N_X = "n_x"
 PD_LOW = "pd_low"
 PD_HIGH = "pd_high"
+CURVE_LOW = "curve_low"
+CURVE_HIGH = "curve_high"
 # Categorical columns
 CATEGORY = "category"
 COUNT = "count"
@@ -88,8 +98,8 @@ KIND = "kind"
 IMPACT = "impact"
 SHARE = "share"
 
-NUMERIC_COLUMNS = (X, PD, SLOPE, N_SLOPES, N_X, PD_LOW, PD_HIGH)
-CATEGORICAL_COLUMNS = (CATEGORY, PD, COUNT, PD_LOW, PD_HIGH, FEW_ROWS)
+NUMERIC_COLUMNS = (X, PD, SLOPE, N_SLOPES, N_X, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH)
+CATEGORICAL_COLUMNS = (CATEGORY, PD, COUNT, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH, FEW_ROWS)
 RANKING_COLUMNS = (FEATURE, KIND, IMPACT, SHARE)
 
 

@@ -231,6 +231,45 @@ def _rise(x: np.ndarray, grid: np.ndarray, pd_values: np.ndarray,
     return out
 
 
+# Points a simultaneous band's critical value is computed on (evenly spread over the curve:
+# neighbouring points move together, so the largest deviation over these is the curve's),
+# and the Gaussian draws it simulates.
+SUP_POINTS = 400
+SUP_DRAWS = 4000
+
+
+def _simultaneous_band(trials: np.ndarray, centre: np.ndarray, n: int
+                       ) -> tuple[np.ndarray, np.ndarray, float]:
+    """A band that holds the whole true curve at once (95 %), and its critical value.
+
+    Sup-t: the per-point sd (as :func:`_band`) times one critical value c, the 95 %
+    quantile of the largest |deviation| / sd over the points when the points vary together
+    as the trials do.  c comes from Gaussian draws with the trials' correlation (a fixed
+    seed, so the band is deterministic), widened by t over normal for the few trials;
+    with 20 trials the 95 % quantile of their own 20 maxima would be a guess.  Pointwise
+    c is 1.96-2.09; for a curve of many points it is typically 2.5-3.5.
+    """
+    from scipy.special import ndtri, stdtrit
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        count = np.sum(~np.isnan(trials), axis=0)
+        sd = np.nanstd(trials, axis=0, ddof=1)
+    t = trials.shape[0]
+    full = np.flatnonzero((count == t) & (sd > 0))
+    crit = float(stdtrit(t - 1, 0.5 + BAND_LEVEL / 2)) if t > 1 else 0.0
+    if full.size > 1 and t > 2:
+        pick = full[np.unique(np.linspace(0, full.size - 1, SUP_POINTS).round().astype(int))]
+        dev = trials[:, pick] - trials[:, pick].mean(axis=0)
+        z = dev / sd[pick]
+        draws = np.random.default_rng(0).standard_normal((SUP_DRAWS, t)) @ z / math.sqrt(t - 1)
+        gauss = float(np.quantile(np.abs(draws).max(axis=1), BAND_LEVEL))
+        crit = max(crit, gauss * crit / float(ndtri(0.5 + BAND_LEVEL / 2)))
+    m = n // 2
+    half = np.where(count >= 2, crit * np.nan_to_num(sd) * math.sqrt((n - m) / m), 0.0)
+    return centre - half, centre + half, crit
+
+
 # Below this share of its variance left inside the strata, a feature is nearly a function of
 # the other columns (diamonds: carat given x, y, z keeps 0.8 %; ordinary features keep 50-90 %).
 LOW_WITHIN_SHARE = 0.1
@@ -624,6 +663,8 @@ def _stratpd_table(
         # its spread (their mean drifts at the sparse ends, where halves lose points).
         low, high = _band(trials, full_pd, rows.y.size)
         out.update(pd_low=_within(low, limits), pd_high=_within(high, limits))
+        low, high, crit = _simultaneous_band(trials, full_pd, rows.y.size)
+        out.update(curve_low=_within(low, limits), curve_high=_within(high, limits))
     rise = _rise(x, curve.x, full_pd, trials, rows.y.size)
     n_full = int(curve.x.size)
     if p.max_points is not None and n_full > p.max_points:
@@ -633,7 +674,7 @@ def _stratpd_table(
         out = {name: values[k] for name, values in out.items()}
         out.update(slope=summary.slope, n_slopes=summary.n_slopes, n_x=summary.n_x)
     out["x"] = _numeric_x_out(out["x"] * x_scale, table.frame[feature])
-    for name in ("pd", "pd_low", "pd_high"):
+    for name in ("pd", "pd_low", "pd_high", "curve_low", "curve_high"):
         if name in out:
             out[name] = out[name] * table.y_scale
     for name in ("change", "swing", "low", "high"):
@@ -742,7 +783,10 @@ def _catstratpd_table(
         # pd stays the full-data estimate, as for numeric curves.
         low, high = _band(trials[:, known], eff.effect[known], rows.y.size)
         out.update(pd_low=low, pd_high=high)
-    for name in ("pd", "pd_low", "pd_high"):
+        low, high, crit = _simultaneous_band(trials[:, known], eff.effect[known],
+                                             rows.y.size)
+        out.update(curve_low=low, curve_high=high)
+    for name in ("pd", "pd_low", "pd_high", "curve_low", "curve_high"):
         if name in out:
             out[name] = out[name] * table.y_scale
             if table.yes_no:
@@ -863,7 +907,11 @@ def stratpd(
         trial centred like ``pd``, so the band measures the curve's shape).  The spread of
         half-sample estimates is that of the full-data estimate; the band does not allow
         for the estimator's bias (e.g. a smeared step).  ``pd`` itself stays the full-data
-        curve.
+        curve.  That band is per point: each point is inside it 95 % of the time, the whole
+        curve far less often.  ``curve_low`` and ``curve_high`` are a simultaneous band
+        (sup-t: the same standard deviations times one critical value for every point) that
+        holds the whole true curve about 95 % of the time (``benchmarks/accuracy.py
+        --only coverage``).
     random_state : int, optional
         Seed for the honest split and the trials' halves; the same seed gives the same result.
     max_points : int or None, default 200
@@ -876,13 +924,16 @@ def stratpd(
         Stratify every row with a tree grown on the other half of the rows (cross-fitting).
         ``False`` grows one tree on all rows, as the paper does; that shrinks effects.
     adjust : bool, default True
-        Take the leaf slopes on the target minus the other numeric columns' linear part
-        (a least-squares fit on x and them).  Inside a stratum the other columns still
-        vary a little; with many columns correlated with x that variation inflates x's
-        slope.  Not applied when the others explain over 95 % of x linearly (a linear fit
-        would then split x's effect with its proxies) or give fewer than 10 rows per
-        coefficient; ``attrs["adjusted"]`` says whether it was.  ``False`` uses the target
-        as it is, as the paper does.
+        Take the leaf slopes on the target minus the other columns' part where that
+        measurably helps: inside a stratum the other columns still vary a little, and with
+        many columns correlated with x that variation inflates x's slope.  The part is a
+        least-squares fit of the target on x (as a piecewise-linear basis) and the other
+        columns inside the strata, with a ridge chosen by out-of-fold error; it is applied
+        only when it reduces the out-of-fold error inside the strata by at least 1 %, and
+        never when the others explain over 95 % of x inside the strata, with fewer than 10
+        rows per coefficient or over 40 million cells.  ``attrs["adjusted"]`` says whether
+        it was applied and ``attrs["adjust_note"]`` why not.  ``False`` uses the target as
+        it is, as the paper does.
     positive : optional
         For a yes/no target (bool, two texts, 0/1): the value that counts as 1.  Default a
         TRUE/yes/1-like value, else the rarer one; given for a target with more values, all
@@ -906,15 +957,17 @@ def stratpd(
         with or without trials), ``slope`` (mean slope on [x, next x); NaN on the
         closing row), ``n_slopes`` (leaf slopes averaged at x; for a summarising point the
         fewest over the values it summarises), ``n_x`` (distinct x values the point
-        summarises; only when the curve was summarised), plus ``pd_low`` and ``pd_high``
-        when ``n_trials > 1``; see :mod:`stratpd_xl.schema`.  ``attrs`` holds ``method``,
+        summarises; only when the curve was summarised), plus ``pd_low``, ``pd_high``,
+        ``curve_low`` and ``curve_high`` when ``n_trials > 1``; see
+        :mod:`stratpd_xl.schema`.  ``attrs`` holds ``method``,
         ``target``, ``feature``, ``kind``, ``n_rows`` (rows given), ``n_used`` (rows that gave
         a slope), ``n_dropped_missing`` (rows without target or feature value),
         ``n_ignored`` (rows in strata where the feature did not vary), ``n_leaves``, ``n_unique_x``,
         ``n_points_full`` (points before summarising), ``params``,
         ``within_strata_share`` (share of the feature's variance left inside the strata),
-        ``adjusted`` (see ``adjust``), ``others_r2`` (share of x's variance a least-squares
-        fit on the other columns explains) and
+        ``adjusted``, ``adjust_gain``, ``adjust_note`` (see ``adjust``), ``others_r2``
+        (share of x's variance inside the strata that a least-squares fit on the other
+        columns explains, out of fold) and
         ``warnings`` (sentences for the analyst, e.g. when the other columns nearly determine
         the feature so that "all else equal" leaves it almost no room to vary).
 
