@@ -89,3 +89,19 @@ def test_a_curved_effect_of_a_correlated_column_does_not_shrink_the_feature(seed
     curve = sx.stratpd(data, "y", "x1", random_state=seed)
     slope = np.polyfit(curve["x"], curve["pd"], 1)[0]
     assert slope == pytest.approx(1.0, abs=0.06)
+
+
+def test_an_order_the_adjustment_reverses_is_named():
+    # Ames: the old adjustment put an excellent exterior 146k below a good one, silently.
+    from stratpd_xl.engine.api import _reversed_order
+
+    cats = pd.Index(["Fa", "TA", "Gd"])
+    count = np.array([40, 400, 300])
+    note = _reversed_order("Exter.Qual", cats, np.array([0.0, 20, 10]),
+                           np.array([0.0, 10, 20]), count)
+    assert note is not None and '"TA" and "Gd" of "Exter.Qual"' in note
+    assert _reversed_order("q", cats, np.array([0.0, 10, 20]), np.array([0.0, 12, 30]),
+                           count) is None
+    # A swap within noise-sized differences (under 5 % of the range) is not named.
+    assert _reversed_order("q", cats, np.array([0.0, 20, 20.5]), np.array([0.0, 20.5, 20]),
+                           count) is None

@@ -539,6 +539,54 @@ def _adjust_attrs(adj: Adjustment | None) -> dict[str, Any]:
             "adjust_gain": adj.gain, "adjust_note": adj.reason}
 
 
+# The adjustment and the plain estimate "disagree" on an order when each puts two categories
+# (or the curve's two ends) apart by more than this share of its own range, in opposite ways.
+REVERSAL_SHARE = 0.05
+
+
+def _reversed_order(feature: str, cats: pd.Index, adjusted: np.ndarray, plain: np.ndarray,
+                    count: np.ndarray) -> str | None:
+    """A warning when the adjustment orders two well-supported categories the other way
+    round from the plain within-strata comparison (issue: Ames' Exter.Qual)."""
+    ok = np.flatnonzero(np.isfinite(adjusted) & np.isfinite(plain) & (count >= FEW_ROWS))
+    if ok.size < 2:
+        return None
+    a, b = adjusted[ok], plain[ok]
+    da, db = a[:, None] - a[None, :], b[:, None] - b[None, :]
+    big = ((np.abs(da) > REVERSAL_SHARE * np.ptp(a)) & (np.abs(db) > REVERSAL_SHARE * np.ptp(b))
+           & (np.sign(da) != np.sign(db)))
+    pairs = np.argwhere(np.triu(big))
+    if pairs.size == 0:
+        return None
+    i, j = ok[pairs[0]]
+    extra = len(pairs) - 1
+    more = f" (and {extra} more pair{'s' if extra > 1 else ''})" if extra else ""
+    return (
+        f'the adjustment for the other columns orders "{cats[i]}" and "{cats[j]}" of '
+        f'"{feature}" the other way round from the plain comparison inside the strata'
+        f"{more}: the others act on the target in ways a straight line only approximates, "
+        "so compare with the plain estimate (adjust=False in Python) before trusting that order"
+    )
+
+
+def _reversed_rise(feature: str, x: np.ndarray, adjusted: Any, plain: Any) -> str | None:
+    """A warning when the adjusted curve rises from the 10th to the 90th percentile of x
+    where the plain one falls, or the other way round, each by a visible amount."""
+    ends = np.percentile(x, RISE_PERCENTILES)
+    rise_a = float(np.diff(np.interp(ends, adjusted.x, adjusted.pd))[0])
+    rise_p = float(np.diff(np.interp(ends, plain.x, plain.pd))[0])
+    if (np.sign(rise_a) == np.sign(rise_p)
+            or abs(rise_a) <= REVERSAL_SHARE * np.ptp(adjusted.pd)
+            or abs(rise_p) <= REVERSAL_SHARE * np.ptp(plain.pd)):
+        return None
+    return (
+        f'the adjustment for the other columns turns the curve of "{feature}" the other way '
+        f"({'up' if rise_a > 0 else 'down'} where the plain comparison inside the strata goes "
+        f"{'up' if rise_p > 0 else 'down'}): compare with the plain estimate (adjust=False in "
+        "Python) before trusting its direction"
+    )
+
+
 def _trial_y(y: np.ndarray, adj: Adjustment | None, pick: np.ndarray, leaf: np.ndarray
              ) -> np.ndarray:
     """The target of a trial's half, adjusted (when the full data were) by a refit."""
@@ -715,6 +763,11 @@ def _stratpd_table(
             "or the chance is near 0 % or 100 %); those points are cut at the limits: read "
             "them with care, or add rows"
         )
+    if part is not None:
+        plain = integrate(slope_field(x, rows.y, leaf), p.min_slopes_per_x)
+        note = None if plain is None else _reversed_rise(feature, x, curve, plain)
+        if note:
+            warnings_.append(note)
     warnings_ += _gap_warnings(table, feature, NUMERIC, rows.index, part is not None)
     dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
     note = None if dates else _code_like(feature, field_.ux * x_scale, curve.pd)
@@ -801,6 +854,11 @@ def _catstratpd_table(
             f'of "{feature}" only: the other columns nearly determine it, so its effects rest on '
             "few rows; leave out the columns that duplicate it"
         )
+    if part is not None:
+        plain = category_effects(codes, len(cats), rows.y, leaf).effect
+        note = _reversed_order(feature, cats, eff.effect, plain, eff.count)
+        if note:
+            warnings_.append(note)
     warnings_ += _gap_warnings(table, feature, CATEGORICAL, rows.index, part is not None)
     few = eff.count[known] < FEW_ROWS
     result["few_rows"] = few
