@@ -539,6 +539,43 @@ def _adjust_attrs(adj: Adjustment | None) -> dict[str, Any]:
             "adjust_gain": adj.gain, "adjust_note": adj.reason}
 
 
+# Below this share of the target's variance left inside the strata, the other columns (nearly)
+# determine the target: every effect comes out near 0 (Bikeshare's bikers = casual +
+# registered: 1e-13 for hour and weather).  Ordinary tables keep 5-90 %.
+LEAK_SHARE = 0.005
+# Columns named in that warning: those tracking the target most (absolute correlation).
+LEAK_NAMES = 3
+
+
+def _leak_warning(table: Table, feature: str, index: np.ndarray, y: np.ndarray,
+                  leaf: np.ndarray) -> str | None:
+    """A warning when the strata leave the target almost no variation: some columns
+    restate it (its parts, or numbers computed from it), naming those that track it most."""
+    share = within_strata_share(y, leaf)
+    if share >= LEAK_SHARE:
+        return None
+    tracking = []
+    for c in table.columns:
+        if c == feature or table.kinds[c] != NUMERIC:
+            continue
+        values = as_float(table.frame[c])[index]
+        ok = np.isfinite(values)
+        if ok.sum() > 2 and np.ptp(values[ok]) > 0:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                r = float(np.corrcoef(values[ok], y[ok])[0, 1])
+            if np.isfinite(r):
+                tracking.append((abs(r), c))
+    tracking.sort(reverse=True)
+    named = ", ".join(f'"{c}" (correlation {r:.2f})' for r, c in tracking[:LEAK_NAMES])
+    which = f"; the columns that track it most are {named}" if named else ""
+    return (
+        f'the other columns nearly determine "{table.target}" (only {share:.2%} of its '
+        f'variation is left inside the strata), so the effect of "{feature}" comes out near 0'
+        f"{which}: if some of them restate the target (its parts, or numbers computed from "
+        "it), leave them out"
+    )
+
+
 # The adjustment and the plain estimate "disagree" on an order when each puts two categories
 # (or the curve's two ends) apart by more than this share of its own range, in opposite ways.
 REVERSAL_SHARE = 0.05
@@ -763,6 +800,9 @@ def _stratpd_table(
             "or the chance is near 0 % or 100 %); those points are cut at the limits: read "
             "them with care, or add rows"
         )
+    leak = _leak_warning(table, feature, rows.index, rows.y, leaf)
+    if leak:
+        warnings_.append(leak)
     if part is not None:
         plain = integrate(slope_field(x, rows.y, leaf), p.min_slopes_per_x)
         note = None if plain is None else _reversed_rise(feature, x, curve, plain)
@@ -854,6 +894,9 @@ def _catstratpd_table(
             f'of "{feature}" only: the other columns nearly determine it, so its effects rest on '
             "few rows; leave out the columns that duplicate it"
         )
+    leak = _leak_warning(table, feature, rows.index, rows.y, leaf)
+    if leak:
+        warnings_.append(leak)
     if part is not None:
         plain = category_effects(codes, len(cats), rows.y, leaf).effect
         note = _reversed_order(feature, cats, eff.effect, plain, eff.count)
