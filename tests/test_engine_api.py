@@ -36,21 +36,27 @@ def test_stratpd_columns_and_attrs(weight):
 
 def test_band_columns_with_trials(weight):
     curve = sx.stratpd(weight, "weight", "height", random_state=0, n_trials=5, max_points=None)
-    assert list(curve.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high"]
+    assert list(curve.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high",
+                                   "curve_low", "curve_high"]
     assert (curve["pd_low"] <= curve["pd_high"]).all()
+    # The simultaneous band contains the pointwise one.
+    assert (curve["curve_low"] <= curve["pd_low"]).all()
+    assert (curve["pd_high"] <= curve["curve_high"]).all()
     cats = sx.catstratpd(weight, "weight", "sex", random_state=0, n_trials=5)
-    assert list(cats.columns) == ["category", "pd", "count", "pd_low", "pd_high", "few_rows"]
+    assert list(cats.columns) == ["category", "pd", "count", "pd_low", "pd_high",
+                                  "curve_low", "curve_high", "few_rows"]
 
 
 def test_a_curve_with_many_values_is_summarised_by_points_of_the_full_curve(weight):
     full = sx.stratpd(weight, "weight", "height", random_state=0, n_trials=5, max_points=None)
     short = sx.stratpd(weight, "weight", "height", random_state=0, n_trials=5, max_points=40)
     assert len(full) > 40 and len(short) <= 40
-    assert list(short.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high", "n_x"]
+    assert list(short.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high",
+                                   "curve_low", "curve_high", "n_x"]
     assert short.attrs["n_points_full"] == len(full)
     # Every kept point is a point of the full-resolution curve, band included: first, last.
     on_full = full.set_index("x").loc[short["x"]]
-    for column in ("pd", "pd_low", "pd_high"):
+    for column in ("pd", "pd_low", "pd_high", "curve_low", "curve_high"):
         np.testing.assert_array_equal(on_full[column].to_numpy(), short[column].to_numpy())
     assert short["x"].iloc[0] == full["x"].iloc[0] and short["x"].iloc[-1] == full["x"].iloc[-1]
     # Each point summarises the points up to the next: counts add up, slopes are their average.

@@ -124,3 +124,34 @@ def test_columns_that_restate_the_target_are_named():
     plain = sx.stratpd(data.drop(columns=["casual", "registered"]), "bikers", "hour",
                        random_state=0)
     assert not any("nearly determine" in w for w in plain.attrs["warnings"])
+
+
+def test_the_python_api_leaves_out_identifiers_as_the_command_line_does():
+    # A customer id among the columns halved x1's slope (1.17 for a true 3) and ranked first.
+    from stratpd_xl.input.sheet._policy import default_features
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    x1, x2 = rng.uniform(0, 10, (2, n))
+    data = pd.DataFrame({"customer": [f"C{i:05d}" for i in range(n)], "x1": x1, "x2": x2,
+                         "y": 3 * x1 + x2 + rng.normal(0, 1, n)})
+    curve = sx.stratpd(data, "y", "x1", random_state=0)
+    assert np.polyfit(curve["x"], curve["pd"], 1)[0] == pytest.approx(3, abs=0.1)
+    assert set(curve.attrs["left_out"]) == {"customer"}
+    assert any(w.startswith('left out "customer": it looks like an identifier')
+               for w in curve.attrs["warnings"])
+    ranking = sx.impact(data, "y", random_state=0)
+    assert "customer" not in set(ranking["feature"])
+    assert set(ranking.attrs["left_out"]) == {"customer"}
+    # Named as the feature, it is analysed (as on the command line).
+    named = sx.partial_dependence(data, "y", "customer", kind="categorical", random_state=0)
+    assert named.attrs["left_out"] == {} and named.attrs["feature"] == "customer"
+    # The same rule as the command line's, on columns at its edges.
+    edge = pd.DataFrame({"y": rng.normal(size=40),
+                         "almost": [f"t{i}" for i in range(36)] + ["t0"] * 4,  # 36/40 = 0.9
+                         "fewer": [f"t{i}" for i in range(35)] + ["t0"] * 5,
+                         "flag": [True, False] * 20})
+    _, cli_left = default_features(edge, "y")
+    api_left = sx.partial_dependence(edge, "y", "flag", random_state=0,
+                                     min_samples_leaf=2).attrs["left_out"]
+    assert set(api_left) == {c for c in cli_left if "identifier" in cli_left[c]} == {"almost"}

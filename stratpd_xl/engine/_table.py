@@ -170,6 +170,8 @@ class Table:
     # (key of the rows, design); every feature's fit with the same rows reuses it.
     linear_design: tuple[bytes, Any] | None = None
     _fingerprints: dict[str, bytes] = field(default_factory=dict)
+    # Columns left out of the strata and the adjustment -> the sentence saying why.
+    left_out: dict[str, str] = field(default_factory=dict)
 
     def _compute_bins(self, name: str) -> tuple[np.ndarray, bytes]:
         s = self.frame[name]

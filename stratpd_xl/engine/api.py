@@ -45,11 +45,50 @@ Progress = Callable[[int, int, str], None]
 _DEFAULT: dict[str, Any] = {name: p.default for name, p in PARAMETERS.items()}
 
 
-def _table(data: Any, target: str, positive: Any = None) -> Table:
-    """:func:`build_table`, with a yes/no target read as 100 (positive value) or 0.
+def _table(data: Any, target: str, positive: Any = None, keep: Iterable[str] = ()) -> Table:
+    """:func:`build_table`, with a yes/no target read as 100 (positive value) or 0, and
+    identifier-like columns not in ``keep`` left out (see :func:`_leave_out_identifiers`).
 
     Scaling to 100 puts every curve, band and impact in percentage points of probability.
     """
+    table = _yes_no_table(data, target, positive)
+    _leave_out_identifiers(table, {str(k) for k in keep})
+    return table
+
+
+# Identifier-like: a text column with a different value in at least this share of its (at
+# least ID_MIN_ROWS) filled rows, the rule the command line and the formulas apply
+# (input/sheet/_policy.py; tests/test_linear_adjustment.py checks that the two agree).
+ID_SHARE = 0.9
+ID_MIN_ROWS = 20
+
+
+def _leave_out_identifiers(table: Table, keep: set[str]) -> None:
+    """Take identifier-like text columns (customer ids, comments) out of the strata and
+    the adjustment, with a sentence in ``table.left_out``, unless named in ``keep``.
+
+    Such a column splits the rows into groups of one: a customer id among the columns
+    halved x1's slope (1.17 for a true 3) and was ranked first by the impact.
+    """
+    for c in list(table.columns):
+        if c in keep or table.kinds[c] != CATEGORICAL:
+            continue
+        series = table.frame[c]
+        if pd.api.types.is_bool_dtype(series.dtype):
+            continue
+        values = series.dropna()
+        if len(values) < ID_MIN_ROWS:
+            continue
+        distinct = values.nunique()
+        if distinct >= ID_SHARE * len(values):
+            table.columns.remove(c)
+            table.left_out[c] = (
+                f"it looks like an identifier ({distinct:,} different texts in "
+                f"{len(values):,} rows); name it as the feature to analyse it anyway"
+            )
+
+
+def _yes_no_table(data: Any, target: str, positive: Any = None) -> Table:
     if isinstance(data, pd.DataFrame) and str(target) in [str(c) for c in data.columns]:
         column = data.loc[:, [c for c in data.columns if str(c) == str(target)]]
         if column.shape[1] == 1 and numbers_as_text(column.iloc[:, 0]) is not None:
@@ -91,6 +130,9 @@ def _attrs(
     table: Table, feature: str, kind: str, rows: _Rows, n_ignored: int, n_leaves: int,
     p: Settings, **extra: Any,
 ) -> dict[str, Any]:
+    left = [f'left out "{c}": {why}' for c, why in table.left_out.items()]
+    if left:
+        extra["warnings"] = left + list(extra.get("warnings", []))
     return {
         "method": "StratPD" if kind == NUMERIC else "CatStratPD",
         "target": table.target,
@@ -102,6 +144,7 @@ def _attrs(
         "n_ignored": int(n_ignored),
         "n_leaves": int(n_leaves),
         "params": p.as_dict(categorical=kind == CATEGORICAL),
+        "left_out": dict(table.left_out),
         **table.yes_no,
         **extra,
     }
@@ -1105,7 +1148,7 @@ def stratpd(
             random_state=p.random_state, max_points=p.max_points, honest=p.honest,
             adjust=p.adjust, positive=positive,
         ))
-    table = _table(data, target, positive)
+    table = _table(data, target, positive, keep=[feature])
     return _run(table, feature, NUMERIC, p)[0]
 
 
@@ -1159,7 +1202,7 @@ def catstratpd(
             sub, target, feature, min_samples_leaf=p.min_samples_leaf, n_trials=p.n_trials,
             random_state=p.random_state, honest=p.honest, adjust=p.adjust, positive=positive,
         ))
-    table = _table(data, target, positive)
+    table = _table(data, target, positive, keep=[feature])
     return _run(table, feature, CATEGORICAL, p)[0]
 
 
@@ -1178,7 +1221,7 @@ def partial_dependence(
         curve_kw = {k: v for k, v in kw.items() if k not in ("by", "bands")}
         return _by_group(data, target, feature, p, lambda sub: partial_dependence(
             sub, target, feature, kind=kind, positive=positive, **curve_kw))
-    table = _table(data, target, positive)
+    table = _table(data, target, positive, keep=[feature])
     return _run(table, feature, kind, p)[0]
 
 
@@ -1219,15 +1262,15 @@ def analyse(
         Passed on to :func:`stratpd` / :func:`catstratpd`.
     """
     p = Settings.make(**kw)
-    table = _table(data, target, positive)
+    if isinstance(features, str) or not isinstance(features, Iterable | type(None)):
+        features = [features]  # impact(d, "price", "area"): one feature, not the letters
+    named = None if features is None else [column_label(f) for f in features]
+    table = _table(data, target, positive, keep=named or ())
     if table.y.size == 0:
         raise StratPDInputError(
             f'no row has a value of "{table.target}"; pass the rows to analyse'
         )
-    if isinstance(features, str) or not isinstance(features, Iterable | type(None)):
-        features = [features]  # impact(d, "price", "area"): one feature, not the letters
-    names = (list(table.columns) if features is None
-             else [column_label(f) for f in features])
+    names = list(table.columns) if named is None else named
     for f in names:
         require_column(table.all_columns, f, "feature")
     # A feature named twice is analysed (and ranked) once.
@@ -1263,6 +1306,7 @@ def analyse(
         "n_rows": table.n_rows,
         "params": p.as_dict(),
         "skipped": dict(skipped),
+        "left_out": dict(table.left_out),
         **table.yes_no,
     }
     return Analysis(ranking, curves, skipped)
