@@ -125,7 +125,21 @@ def test_numeric_curve_labels_title_and_band():
     assert band_y.min() == pytest.approx(result["pd_low"].min())
     assert band_y.max() == pytest.approx(result["pd_high"].max())
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
-        "95% band", "partial dependence"]
+        "95% band per point", "partial dependence"]
+
+
+@pytest.mark.parametrize(("spread", "drawn", "label"), [
+    (1.7, "curve", "95% band, whole curve"), (2.5, "pd", "95% band per point")])
+def test_the_whole_curve_band_is_drawn_unless_it_is_over_twice_as_wide(spread, drawn, label):
+    result = numeric_result()
+    result["curve_low"] = result["pd"] - 100.0 * spread
+    result["curve_high"] = result["pd"] + 150.0 * spread
+    ax = curve_figure(result).axes[0]
+    (band,) = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    band_y = band.get_paths()[0].vertices[:, 1]
+    assert band_y.min() == pytest.approx(result[f"{drawn}_low"].min())
+    assert band_y.max() == pytest.approx(result[f"{drawn}_high"].max())
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [label, "partial dependence"]
 
 
 def test_numeric_curve_without_band_has_no_band_and_no_legend():

@@ -88,7 +88,8 @@ def test_curve_writes_csv_xlsx_and_png(csv_path, tmp_path, capsys):
     assert out.splitlines() == [f"wrote {o}" for o in outs]
 
     table = pd.read_csv(outs[0], encoding="utf-8-sig")
-    assert list(table.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high"]
+    assert list(table.columns) == ["x", "pd", "slope", "n_slopes", "pd_low", "pd_high",
+                                   "curve_low", "curve_high"]
     # 50 per m2 over the range of area, within the noise of a 240-row sample
     span = table["pd"].iloc[-1] - table["pd"].iloc[0]
     assert span == pytest.approx(50 * (table["x"].iloc[-1] - table["x"].iloc[0]), rel=0.15)

@@ -78,8 +78,8 @@ def _column(result: pd.DataFrame, name: str) -> np.ndarray | None:
 def curve_figure(result: pd.DataFrame, *, width_in: float = 6.4, height_in: float = 4.0) -> Figure:
     """Draw a StratPD curve or CatStratPD bars the way an analyst would paste it into a slide.
 
-    Numeric features get the curve (with markers when there are few points), the 95 %
-    band when the result has ``pd_low``/``pd_high``, and a strip underneath showing where the
+    Numeric features get the curve (with markers when there are few points), a 95 % band
+    when the result has one (see :func:`_numeric_band`), and a strip underneath showing where the
     data lies (the number of slopes averaged at each x).  Categorical features get one bar per
     category, in the order given, with error bars from the band when present.
 
@@ -121,6 +121,25 @@ def _y_label(result: pd.DataFrame) -> str:
     return value_label(result)
 
 
+# The band for the whole curve is drawn when it is at most this many times as wide as the
+# pointwise one (typically 1.7); wider, it would hide the curve's shape.
+WHOLE_CURVE_BAND_MAX_RATIO = 2.0
+
+
+def _numeric_band(result: pd.DataFrame) -> tuple[Any, Any, str]:
+    """The band to draw and its legend: the simultaneous one (``curve_low``/``curve_high``,
+    holding the whole curve 95 % of the time) when it is not too wide, else the pointwise
+    one (``pd_low``/``pd_high``); the legend says which."""
+    low, high = _column(result, "pd_low"), _column(result, "pd_high")
+    c_low, c_high = _column(result, "curve_low"), _column(result, "curve_high")
+    if c_low is not None and c_high is not None and low is not None and high is not None:
+        with np.errstate(all="ignore"):
+            ratio = np.nanmean(c_high - c_low) / np.nanmean(high - low)
+        if not ratio > WHOLE_CURVE_BAND_MAX_RATIO:  # also a nil band (exact fit)
+            return c_low, c_high, "95% band, whole curve"
+    return low, high, "95% band per point"
+
+
 def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     ax, ax_density = fig.subplots(
         2, 1, sharex=True, gridspec_kw={"height_ratios": [5, 1], "hspace": 0.02}
@@ -128,7 +147,7 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     x = result["x"].to_numpy() if "x" in result.columns else np.arange(len(result))
     y = _column(result, "pd")
     y = np.full(len(result), np.nan) if y is None else y
-    low, high = _column(result, "pd_low"), _column(result, "pd_high")
+    low, high, band_label = _numeric_band(result)
     feature = str(result.attrs.get("feature", "x"))
 
     ax.axhline(0.0, color="#bbbbbb", linewidth=0.8, zorder=1)
@@ -136,7 +155,7 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     if has_band:
         ax.fill_between(
             x, low, high, color=BAND_COLOR, alpha=0.45, linewidth=0, zorder=2,
-            label="95% band",
+            label=band_label,
         )
     ax.plot(
         x, y, color=CURVE_COLOR, linewidth=2.0, zorder=3, label="partial dependence",
