@@ -141,12 +141,7 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
         data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
         max_points=max_points, positive=positive,
     )
-    if caller is not None:
-        if out.curve is not None and out.chart:
-            _show_picture(caller, out.curve)
-        else:
-            _drop_picture(caller)
-    return out.cells
+    return _with_picture(out, caller)
 
 
 @_excel_function(STRATCOMPARE_ARGS, DESCRIPTIONS["STRATCOMPARE"])
@@ -176,12 +171,7 @@ def STRATCOMPARE(  # noqa: N802 - Excel formula names are upper case
         data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
         positive=positive,
     )
-    if caller is not None:
-        if out.curve is not None and out.chart:
-            _show_picture(caller, out.curve)
-        else:
-            _drop_picture(caller)
-    return out.cells
+    return _with_picture(out, caller)
 
 
 def _show_picture(caller: Any, curve: spreadsheet.Curve) -> None:
