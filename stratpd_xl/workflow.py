@@ -25,7 +25,7 @@ import pandas as pd
 from .errors import StratPDInputError
 from .input.sheet import check_rows, resolve_column, usable_table
 from .params import DEFAULT_SEED, Settings
-from .schema import Finding
+from .schema import CATEGORICAL, Finding
 from .yesno import yes_no_target
 
 __all__ = [
@@ -697,9 +697,9 @@ def _check_model_input(problem: Problem, positive: Any) -> None:
 
 
 def _is_text_like(column: pd.Series) -> bool:
-    from .engine._table import CATEGORICAL, column_kind
+    from . import engine
 
-    return column_kind(column) == CATEGORICAL
+    return engine.column_kind(column) == CATEGORICAL
 
 
 def compare(

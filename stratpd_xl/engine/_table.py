@@ -19,10 +19,8 @@ import pandas as pd
 
 from .. import _backend
 from ..errors import StratPDInputError
+from ..schema import CATEGORICAL, NUMERIC
 from ._binning import bin_codes_by_target, bin_numeric
-
-NUMERIC = "numeric"
-CATEGORICAL = "categorical"
 
 
 def column_kind(series: pd.Series) -> str:
