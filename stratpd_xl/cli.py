@@ -285,6 +285,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--all-points", action="store_true",
         help="every distinct value of a numeric feature on its curve (same as --max-points 0)",
     )
+    g.add_argument(
+        "--exclude", dest="exclude", action="append", metavar="COL",
+        help=f"{PARAMETERS['exclude'].help}; may repeat, or list several separated by commas "
+        "(--exclude casual,registered)".replace("%", "%%"),
+    )
 
     reading = _Parser(add_help=False)
     r = reading.add_argument_group("reading the input")
@@ -554,7 +559,7 @@ def _features_option(p: argparse.ArgumentParser) -> None:
 def _settings(args: argparse.Namespace) -> Settings:
     """The parameters given on the command line, over the defaults (the demo has its own)."""
     base = Settings.for_report() if args.command in ("report", "demo") else Settings()
-    names = [*_OPTIONS, "by", "bands", "grid", "max_features"]
+    names = [*_OPTIONS, "by", "bands", "grid", "max_features", "exclude"]
     given = {name: getattr(args, name) for name in names
              if getattr(args, name, None) is not None}
     if getattr(args, "all_points", False):

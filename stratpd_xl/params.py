@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,16 +47,19 @@ class Parameter:
         from ``default``; ``None`` when it does not.
     column : bool
         The value is a column name (text), not a number or a flag.
+    many : bool
+        The value is any number of column names (a tuple; default none).
     """
 
     name: str
-    default: int | bool | None
+    default: int | bool | tuple[str, ...] | None
     minimum: int | None
     maximum: int | None
     help: str
     example: str = ""
     report_default: int | bool | None = None
     column: bool = False
+    many: bool = False
 
     @property
     def is_flag(self) -> bool:
@@ -113,6 +116,15 @@ PARAMETERS: dict[str, Parameter] = {
             "by", None, None, None,
             "one curve per level of this column (or per band of its values, if numeric)",
             "region", column=True,
+        ),
+        # A column that restates the target (its parts: bikers = casual + registered) puts
+        # every row in a stratum of its own value, so every other effect comes out near 0;
+        # naming features does not help, since the other columns still group the rows.
+        Parameter(
+            "exclude", (), None, None,
+            "leave these columns out of the strata and the adjustment (and of the ranking): "
+            "columns that restate the target, or that you do not want held fixed",
+            '"casual"', column=True, many=True,
         ),
         Parameter(
             "bands", 4, 2, 12,
@@ -179,6 +191,9 @@ class Settings:
     honest : bool, default True
     adjust : bool, default True
     by : str or None, default None
+    exclude : tuple of str, default ()
+        Column names as given (a text may list several, separated by commas); the engine and
+        the workflow match them against the table's columns.
     bands : int, default 4
     grid : int, default 10
     max_features : int, default 10
@@ -192,6 +207,7 @@ class Settings:
     honest: bool = PARAMETERS["honest"].default  # type: ignore[assignment]
     adjust: bool = PARAMETERS["adjust"].default  # type: ignore[assignment]
     by: str | None = PARAMETERS["by"].default  # type: ignore[assignment]
+    exclude: tuple[str, ...] = PARAMETERS["exclude"].default  # type: ignore[assignment]
     bands: int = PARAMETERS["bands"].default  # type: ignore[assignment]
     grid: int = PARAMETERS["grid"].default  # type: ignore[assignment]
     max_features: int = PARAMETERS["max_features"].default  # type: ignore[assignment]
@@ -205,7 +221,9 @@ class Settings:
         base : Settings, optional
             Values not given are taken from here (default: the table's defaults).
         **values
-            Parameter values.  ``None`` means "the default" except for ``random_state``
+            Parameter values.  ``exclude`` takes a name, or a list of names (a list of rows,
+            as a range of cells hands it, too).  ``None`` means "the default" except for
+            ``random_state``
             (no seed: fresh random halves each run) and ``max_points`` (every point);
             ``max_points=0`` means every point.
             Whole numbers may be given as floats (10.0) or text ("10"), as cells hand them.
@@ -224,7 +242,9 @@ class Settings:
         checked: dict[str, Any] = {}
         for name, p in PARAMETERS.items():
             value = merged[name]
-            if p.is_column:
+            if p.many:
+                checked[name] = _column_names(p, value)
+            elif p.is_column:
                 checked[name] = _column_name(p, value)
             elif p.is_flag:
                 if not isinstance(value, bool | int) or isinstance(value, float):
@@ -271,6 +291,7 @@ class Settings:
         if not interactions:
             for name in INTERACTION_PARAMETERS:
                 d.pop(name)
+        d["exclude"] = list(d["exclude"])
         if categorical:
             d.pop("min_slopes_per_x")
             d.pop("max_points")
@@ -286,6 +307,40 @@ def _column_name(p: Parameter, value: Any) -> str | None:
             f"{p.name} must be a column name such as {p.example}; got {value!r}"
         )
     return str(value).strip()
+
+
+def _column_names(p: Parameter, value: Any) -> tuple[str, ...]:
+    """Column names as a tuple: one text, or a list (of rows: a range of cells) of texts.
+
+    Blank cells are skipped and a name given twice counts once.  A text is kept whole here
+    (a column may be called "Sales, EUR"); splitting a comma list needs the table's columns
+    (see :func:`stratpd_xl.engine._table.excluded_columns`).
+    """
+    if value is None or isinstance(value, str | numbers.Number):
+        items: list[Any] = [value]
+    elif isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        items = [v for item in value for v in (
+            item if isinstance(item, list | tuple) else [item])]
+    else:
+        items = [value]
+    names: list[str] = []
+    for item in items:
+        if item is None or (isinstance(item, float) and math.isnan(item)):
+            continue
+        if isinstance(item, bool) or not isinstance(item, str | numbers.Real):
+            raise StratPDInputError(
+                f"{p.name} must be column names such as {p.example}; got {item!r}"
+            )
+        if isinstance(item, numbers.Real) and not isinstance(item, numbers.Integral):
+            if not float(item).is_integer():
+                raise StratPDInputError(
+                    f"{p.name} must be column names such as {p.example}; got {item!r}"
+                )
+            item = int(item)  # a header cell holding 2024 arrives as 2024.0
+        text = str(item).strip()
+        if text and text not in names:
+            names.append(text)
+    return tuple(names)
 
 
 def settings_from(values: Mapping[str, Any]) -> Settings:

@@ -74,6 +74,9 @@ class Problem:
         Column -> sentence saying why it is not used (no values, one value, an identifier).
     notes : list of str
         Sentences from reading the table (cells treated as missing, title rows skipped).
+    excluded : list of str
+        Exact names of the columns the user excluded (``settings.exclude``): still in
+        ``frame``, for the engine to drop and record; never features, never in a model.
     """
 
     frame: pd.DataFrame
@@ -81,6 +84,12 @@ class Problem:
     features: list[str]
     left_out: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+
+    @property
+    def model_columns(self) -> list[str]:
+        """The columns a fitted model sees: every column but the target and the excluded."""
+        return [c for c in self.frame.columns if c != self.target and c not in self.excluded]
 
 
 @dataclass(frozen=True)
@@ -173,7 +182,8 @@ def prepare(
         Features as the user typed them; default every usable column.  Named features are
         never left out, even when they look like identifiers.
     settings : Settings, optional
-        Analysis parameters (only ``min_samples_leaf`` matters here).
+        Analysis parameters (``min_samples_leaf`` and ``exclude`` matter here: the excluded
+        columns are matched like the other names and never analysed).
     categorical : sequence of str
         Columns to treat as categories (number codes such as store or month).
     orders : mapping, optional
@@ -221,21 +231,45 @@ def prepare(
         frame, target_name, named[0] if named is not None and len(named) == 1 else None,
         min_samples_leaf=settings.min_samples_leaf, positive=positive,
     )
+    roles = {**dict.fromkeys(named or [], "feature"), **dict.fromkeys(keep, "by column")}
+    excluded = _excluded(frame, target_name, settings.exclude, roles)
+    # Excluded columns stay in the frame (the engine drops them and records why), so the
+    # checks for identifiers and empty columns do not speak of them.
     frame, usable, left_out = usable_table(
-        frame, target_name, [*(named or []), *keep], how_to_keep=how_to_keep
+        frame, target_name, [*(named or []), *keep, *excluded], how_to_keep=how_to_keep
     )
-    chosen = named if named is not None else usable
+    chosen = named if named is not None else [c for c in usable if c not in excluded]
     if not chosen:
         raise StratPDInputError(
             f'no column to analyse besides the target "{target_name}"; '
             "the table needs at least one other column with varying values"
         )
     notes += [f'left out "{name}": {why}' for name, why in left_out.items()]
+    if excluded:
+        listed = " and ".join(f'"{c}"' for c in excluded)
+        notes.append(f"left out {listed} as asked (exclude): not used to group the rows, nor "
+                     "in the adjustment or a model")
+        from .engine._table import EXCLUDED
+
+        left_out = {**left_out, **dict.fromkeys(excluded, EXCLUDED)}
     yes_no = yes_no_target(frame[target_name], target_name, positive)
     if yes_no is not None:
         notes.insert(0, f'"{target_name}" is a yes/no target: results are changes in '
                         f"{yes_no.label}, in percentage points")
-    return Problem(frame, target_name, chosen, left_out, notes)
+    return Problem(frame, target_name, chosen, left_out, notes, excluded)
+
+
+def _excluded(frame: pd.DataFrame, target: str, given: Sequence[str],
+              roles: Mapping[str, str]) -> list[str]:
+    """The exact names of the columns to exclude, matched as typed (case, spaces and
+    underscores ignored, like every other name); see
+    :func:`stratpd_xl.engine._table.excluded_columns` for the rules and the sentences."""
+    if not given:
+        return []
+    from .engine._table import excluded_columns
+
+    return excluded_columns([str(c) for c in frame.columns], target, given, roles,
+                            resolve=lambda text: resolve_column(frame, text, role="excluded"))
 
 
 def _with_categories(
@@ -336,8 +370,8 @@ def curve(
     name = problem.features[0]
     grouping = {} if by is None else {"by": by, "bands": settings.bands}
     result = engine.partial_dependence(
-        problem.frame, problem.target, name, positive=positive, **_engine_kwargs(settings),
-        **grouping,
+        problem.frame, problem.target, name, positive=positive,
+        **_engine_kwargs(settings, problem), **grouping,
     )
     notes = problem.notes + _curve_notes(name, result, how_to_expand)
     return CurveResult(result, problem.target, name, notes)
@@ -374,7 +408,7 @@ def analysis(
     )
     result = engine.analyse(
         problem.frame, problem.target, problem.features, progress=progress,
-        positive=positive, **_engine_kwargs(settings),
+        positive=positive, **_engine_kwargs(settings, problem),
     )
     if result.impact.empty:
         reasons = "; ".join(f'"{f}": {why}' for f, why in result.skipped.items())
@@ -472,6 +506,7 @@ def interactions(
         progress=progress, min_samples_leaf=settings.min_samples_leaf,
         min_slopes_per_x=settings.min_slopes_per_x, random_state=settings.random_state,
         honest=settings.honest, bands=settings.bands, max_features=settings.max_features,
+        exclude=problem.excluded,
     )
     notes = list(problem.notes) + [str(w) for w in ranking.attrs.get("warnings") or []]
     notes += [f'skipped "{f}": {why}' for f, why in (ranking.attrs.get("skipped") or {}).items()]
@@ -486,7 +521,7 @@ def interactions(
         try:
             curve = engine.partial_dependence(
                 problem.frame, problem.target, feature, positive=positive,
-                **_engine_kwargs(settings), by=by, bands=settings.bands,
+                **_engine_kwargs(settings, problem), by=by, bands=settings.bands,
             )
         except StratPDInputError as exc:
             notes.append(f'no curve of "{feature}" by "{by}": {exc}')
@@ -550,6 +585,7 @@ def surface(
         problem.frame, problem.target, f1, f2, positive=positive,
         min_samples_leaf=settings.min_samples_leaf, min_slopes_per_x=settings.min_slopes_per_x,
         random_state=settings.random_state, honest=settings.honest, grid=settings.grid,
+        exclude=problem.excluded,
     )
     # "named twice" notes from prepare are replaced by the sentence above
     notes = [n for n in problem.notes if "is named" not in n]
@@ -557,8 +593,10 @@ def surface(
     return SurfaceResult(result, problem.target, f1, f2, notes)
 
 
-def _engine_kwargs(settings: Settings) -> dict[str, Any]:
+def _engine_kwargs(settings: Settings, problem: Problem) -> dict[str, Any]:
+    """The engine's keywords: the settings, and the excluded columns by their exact names."""
     return {
+        "exclude": problem.excluded,
         "min_samples_leaf": settings.min_samples_leaf,
         "min_slopes_per_x": settings.min_slopes_per_x,
         "n_trials": settings.n_trials,
@@ -748,8 +786,7 @@ def compare(
         )
     _check_model_input(problem, positive)
     seed = _model_seed(settings)
-    columns = [c for c in problem.frame.columns if c != problem.target]
-    fitted = model.fit_model(problem.frame, problem.target, columns=columns,
+    fitted = model.fit_model(problem.frame, problem.target, columns=problem.model_columns,
                              positive=positive, random_state=seed)
     notes = list(problem.notes)
     notes += [f'the model leaves out "{c}": {why}' for c, why in fitted.left_out.items()]
@@ -762,7 +799,8 @@ def compare(
         return CompareResult(table, problem.target, problem.features, None, notes)
     name = problem.features[0]
     curve_ = engine.partial_dependence(
-        problem.frame, problem.target, name, positive=positive, **_engine_kwargs(settings)
+        problem.frame, problem.target, name, positive=positive,
+        **_engine_kwargs(settings, problem),
     )
     notes += _curve_notes(name, curve_, None)
     table = model.compare_curves(fitted, curve_, seed=seed)
@@ -811,8 +849,7 @@ def ice(
     )
     _check_model_input(problem, positive)
     seed = _model_seed(settings)
-    columns = [c for c in problem.frame.columns if c != problem.target]
-    fitted = model.fit_model(problem.frame, problem.target, columns=columns,
+    fitted = model.fit_model(problem.frame, problem.target, columns=problem.model_columns,
                              positive=positive, random_state=seed)
     name = problem.features[0]
     grid = model.feature_grid(fitted, name, ICE_POINTS)
@@ -869,10 +906,9 @@ def model_check(
         frame, target, names, settings=settings, categorical=categorical, orders=orders,
         how_to_keep=how_to_keep, positive=positive,
     )
-    _check_model_input(Problem(problem.frame, problem.target, []), positive)
+    _check_model_input(dataclasses.replace(problem, features=[]), positive)
     seed = _model_seed(settings)
-    columns = [c for c in problem.frame.columns if c != problem.target]
-    fitted = model.fit_model(problem.frame, problem.target, columns=columns,
+    fitted = model.fit_model(problem.frame, problem.target, columns=problem.model_columns,
                              positive=positive, random_state=seed)
     order = [str(f) for f in result.impact["feature"] if str(f) in result.curves]
     rows = []

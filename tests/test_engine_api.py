@@ -31,7 +31,7 @@ def test_stratpd_columns_and_attrs(weight):
     assert a["n_leaves"] > 50
     assert a["params"] == {"min_samples_leaf": 10, "min_slopes_per_x": 5, "n_trials": 1,
                            "random_state": 0, "max_points": None, "honest": True,
-                           "adjust": True}
+                           "adjust": True, "exclude": []}
 
 
 def test_band_columns_with_trials(weight):

@@ -8,8 +8,10 @@ column order or names, so renaming or reordering columns changes no result.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import math
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,6 +172,8 @@ class Table:
     _fingerprints: dict[str, bytes] = field(default_factory=dict)
     # Columns left out of the strata and the adjustment -> the sentence saying why.
     left_out: dict[str, str] = field(default_factory=dict)
+    # The columns the user excluded (exact names), already dropped from ``frame``.
+    excluded: list[str] = field(default_factory=list)
 
     def _compute_bins(self, name: str) -> tuple[np.ndarray, bytes]:
         s = self.frame[name]
@@ -206,8 +210,8 @@ class Table:
         return np.ascontiguousarray(np.column_stack([self._bins[c][rows] for c in others]))
 
 
-def build_table(data: pd.DataFrame, target: str) -> Table:
-    """Validate ``data``/``target`` and keep the rows that have a target value."""
+def as_frame(data: Any) -> pd.DataFrame:
+    """``data`` as a DataFrame (a dict of columns, a list of records...), or one sentence."""
     if data is None:
         raise StratPDInputError(
             "data is missing; pass a table (a pandas DataFrame with one column per variable)"
@@ -219,6 +223,12 @@ def build_table(data: pd.DataFrame, target: str) -> Table:
             raise StratPDInputError(
                 "data must be a table (a pandas DataFrame with one column per variable)"
             ) from exc
+    return data
+
+
+def build_table(data: pd.DataFrame, target: str) -> Table:
+    """Validate ``data``/``target`` and keep the rows that have a target value."""
+    data = as_frame(data)
     columns = [column_label(c, j) for j, c in enumerate(data.columns)]
     target = column_label(target)
     if len(set(columns)) != len(columns):
@@ -280,14 +290,80 @@ def require_column(columns: list[str], name: str, role: str) -> None:
         raise StratPDInputError(f'{role} column "{name}" not found; columns are: {listed}')
 
 
+#: Why an excluded column is in ``attrs["left_out"]`` and a front end's left-out list.
+EXCLUDED = "excluded as asked, so it neither groups the rows nor enters the adjustment"
+
+
+def excluded_columns(
+    columns: list[str], target: str, given: Sequence[str],
+    roles: Mapping[str, str] | None = None, resolve: Callable[[str], str] | None = None,
+) -> list[str]:
+    """The exact names of the columns ``given`` to exclude, checked against ``columns``.
+
+    A text that is no column but holds commas is a list of names ("casual, registered"),
+    so one cell or one option can name several; a column whose name holds a comma is
+    matched whole first.  ``roles`` maps the columns the analysis needs (the feature, a
+    ``by`` column) to their role.  ``resolve`` finds the column a text names (default: the
+    exact name); the front ends pass their forgiving match (case and spaces ignored).
+
+    Raises
+    ------
+    StratPDInputError
+        An unknown name (with the close matches, or the columns), the target, or a column
+        in ``roles``: one sentence saying what to do.
+    """
+
+    def exact(name: str) -> str:
+        if name not in columns:
+            raise StratPDInputError(unknown_column_text(columns, name, "excluded"))
+        return name
+
+    find = resolve or exact
+    names: list[str] = []
+    for text in given:
+        text = str(text).strip()
+        try:
+            parts = [find(text)]
+        except StratPDInputError:
+            if "," not in text:
+                raise
+            parts = [find(part.strip()) for part in text.split(",") if part.strip()]
+        for name in parts:
+            if name == target:
+                raise StratPDInputError(
+                    f'"{name}" is the target, so it cannot be excluded; take it out of '
+                    "exclude, or choose another target"
+                )
+            role = (roles or {}).get(name)
+            if role is not None:
+                raise StratPDInputError(
+                    f'"{name}" is both the {role} and excluded; take it out of exclude (it '
+                    f"leaves columns out of the strata), or choose another {role}"
+                )
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def unknown_column_text(columns: list[str], name: str, role: str) -> str:
+    """'excluded column "casul" not found (did you mean "casual"?); columns are: ...'."""
+    close = difflib.get_close_matches(name, columns, n=3, cutoff=0.6)
+    hint = (" (did you mean " + " or ".join(f'"{c}"' for c in close) + "?)") if close else ""
+    listed = ", ".join(columns[:20]) + (", ..." if len(columns) > 20 else "")
+    return f'{role} column "{name}" not found{hint}; columns are: {listed}'
+
+
 __all__ = [
     "CATEGORICAL",
+    "EXCLUDED",
     "NUMERIC",
     "Table",
     "as_float",
+    "as_frame",
     "build_table",
     "category_codes",
     "column_label",
+    "excluded_columns",
     "numbers_as_text",
     "power_of_two_scale",
     "column_kind",

@@ -29,12 +29,15 @@ from ._stratify import stratify
 from ._summary import summarise
 from ._table import (
     CATEGORICAL,
+    EXCLUDED,
     NUMERIC,
     Table,
     as_float,
+    as_frame,
     build_table,
     category_codes,
     column_label,
+    excluded_columns,
     numbers_as_text,
     power_of_two_scale,
     require_column,
@@ -45,15 +48,43 @@ Progress = Callable[[int, int, str], None]
 _DEFAULT: dict[str, Any] = {name: p.default for name, p in PARAMETERS.items()}
 
 
-def _table(data: Any, target: str, positive: Any = None, keep: Iterable[str] = ()) -> Table:
-    """:func:`build_table`, with a yes/no target read as 100 (positive value) or 0, and
-    identifier-like columns not in ``keep`` left out (see :func:`_leave_out_identifiers`).
+def _table(data: Any, target: str, positive: Any = None, keep: Iterable[str] = (),
+           exclude: Iterable[str] = (), roles: dict[str, str] | None = None) -> Table:
+    """:func:`build_table`, with a yes/no target read as 100 (positive value) or 0, the
+    ``exclude`` columns dropped, and identifier-like columns not in ``keep`` left out (see
+    :func:`_leave_out_identifiers`).
 
     Scaling to 100 puts every curve, band and impact in percentage points of probability.
+    ``roles`` names the columns the analysis needs (feature -> "feature"), which cannot be
+    excluded.
     """
+    data, excluded = _without_excluded(data, target, tuple(exclude), roles)
     table = _yes_no_table(data, target, positive)
+    table.excluded = excluded
+    table.left_out.update(dict.fromkeys(excluded, EXCLUDED))
     _leave_out_identifiers(table, {str(k) for k in keep})
     return table
+
+
+def _without_excluded(data: Any, target: str, exclude: tuple[str, ...],
+                      roles: dict[str, str] | None) -> tuple[Any, list[str]]:
+    """``data`` without the columns ``exclude`` names (checked), and their exact names.
+
+    Dropped before the table is built, so nothing of them is read: a column of anything
+    (lists in cells, a million distinct texts) can be excluded.
+    """
+    if not exclude:
+        return data, []
+    data = as_frame(data)
+    labels = [column_label(c, j) for j, c in enumerate(data.columns)]
+    names = excluded_columns(labels, column_label(target), exclude, roles)
+    kept = [j for j, c in enumerate(labels) if c not in names]
+    return data.set_axis(labels, axis=1).iloc[:, kept], names
+
+
+def _params(p: Settings, table: Table, **kw: Any) -> dict[str, Any]:
+    """``attrs["params"]``: the settings, with the excluded columns' exact names."""
+    return p.as_dict(**kw) | {"exclude": list(table.excluded)}
 
 
 # Identifier-like: a text column with a different value in at least this share of its (at
@@ -130,7 +161,9 @@ def _attrs(
     table: Table, feature: str, kind: str, rows: _Rows, n_ignored: int, n_leaves: int,
     p: Settings, **extra: Any,
 ) -> dict[str, Any]:
-    left = [f'left out "{c}": {why}' for c, why in table.left_out.items()]
+    # Columns the user excluded are no warning: attrs["left_out"] and params record them.
+    left = [f'left out "{c}": {why}' for c, why in table.left_out.items()
+            if c not in table.excluded]
     if left:
         extra["warnings"] = left + list(extra.get("warnings", []))
     return {
@@ -143,7 +176,7 @@ def _attrs(
         "n_dropped_missing": rows.n_dropped_missing,
         "n_ignored": int(n_ignored),
         "n_leaves": int(n_leaves),
-        "params": p.as_dict(categorical=kind == CATEGORICAL),
+        "params": _params(p, table, categorical=kind == CATEGORICAL),
         "left_out": dict(table.left_out),
         **table.yes_no,
         **extra,
@@ -434,7 +467,7 @@ def _gap_warnings(table: Table, feature: str, kind: str, index: np.ndarray,
             f'"{c}" is missing in {share:.0%} of the rows and moves with "{feature}" '
             f"({measure}): where it is missing its effect is not held fixed, which can tilt "
             f'the result for "{feature}"{part}; fill its gaps, drop the rows that lack it, or '
-            "leave it out"
+            f"leave it out{how_to_exclude([c])}"
         )
     return out
 
@@ -611,12 +644,25 @@ def _leak_warning(table: Table, feature: str, index: np.ndarray, y: np.ndarray,
     tracking.sort(reverse=True)
     named = ", ".join(f'"{c}" (correlation {r:.2f})' for r, c in tracking[:LEAK_NAMES])
     which = f"; the columns that track it most are {named}" if named else ""
+    example = [c for _, c in tracking[:1]] or [c for c in table.columns if c != feature][:1]
     return (
         f'the other columns nearly determine "{table.target}" (only {share:.2%} of its '
         f'variation is left inside the strata), so the effect of "{feature}" comes out near 0'
         f"{which}: if some of them restate the target (its parts, or numbers computed from "
-        "it), leave them out"
+        f"it), leave them out{how_to_exclude(example)}"
     )
+
+
+def how_to_exclude(names: list[str]) -> str:
+    """' (exclude=["casual"] in Python, --exclude casual on the command line, ...)': how every
+    front end leaves columns out; empty without a name to show."""
+    if not names:
+        return ""
+    python = ", ".join(f'"{c}"' for c in names)
+    typed = ",".join(names)
+    option = f'"{typed}"' if any(ch in typed for ch in " '\"&|;<>()$`") else typed
+    return (f" (exclude=[{python}] in Python, --exclude {option} on the command line, the "
+            "exclude argument in a spreadsheet)")
 
 
 # The adjustment and the plain estimate "disagree" on an order when each puts two categories
@@ -826,7 +872,7 @@ def _stratpd_table(
         warnings_.append(
             f'"{feature}" barely varies inside the strata ({share:.1%} of its variation): the '
             "other columns nearly determine it, so its curve rests on small differences and "
-            "can be noise; leave out the columns that duplicate it"
+            "can be noise; leave out the columns that duplicate it (exclude)"
         )
     if r2 > CODEPENDENT_R2 and share >= LOW_WITHIN_SHARE:  # else already said above
         warnings_.append(
@@ -834,7 +880,7 @@ def _stratpd_table(
             f"the strata a least-squares fit explains {r2:.1%} of it): they carry the same "
             "information, "
             "so no data show its effect with them held fixed; leave out the columns that "
-            "duplicate it or analyse them together"
+            "duplicate it (exclude) or analyse them together"
         )
     if n_cut:
         warnings_.append(
@@ -935,7 +981,7 @@ def _catstratpd_table(
         warnings_.append(
             f'{eff.n_ignored / rows.y.size:.0%} of the rows sit in strata holding one category '
             f'of "{feature}" only: the other columns nearly determine it, so its effects rest on '
-            "few rows; leave out the columns that duplicate it"
+            "few rows; leave out the columns that duplicate it (exclude)"
         )
     leak = _leak_warning(table, feature, rows.index, rows.y, leaf)
     if leak:
@@ -1028,6 +1074,7 @@ def stratpd(
     positive: Any = None,
     by: str | None = None,
     bands: int = _DEFAULT["bands"],
+    exclude: str | Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """Partial dependence of ``target`` on a numeric ``feature``, from the data alone.
 
@@ -1091,6 +1138,13 @@ def stratpd(
     bands : int, default 4
         Bands of a numeric ``by``; a column with that many distinct values or fewer gets
         one group per value.
+    exclude : str or list of str, optional
+        Columns to leave out of the strata and the adjustment, as if the table did not
+        have them: columns that restate the target (its parts, e.g. ``bikers = casual +
+        registered``, or numbers computed from it), which otherwise put every row in a
+        stratum of its own and every effect near 0.  A text with commas that is no column
+        name lists several.  ``attrs["left_out"]`` and ``attrs["params"]["exclude"]`` name
+        them; excluding the target, the feature or ``by`` is an error.
 
     Returns
     -------
@@ -1139,27 +1193,41 @@ def stratpd(
     p = Settings.make(
         min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
         n_trials=n_trials, random_state=random_state, max_points=max_points, honest=honest,
-        adjust=adjust, by=by, bands=bands,
+        adjust=adjust, by=by, bands=bands, exclude=exclude,
     )
     if p.by is not None:
-        return _by_group(data, target, feature, p, lambda sub: stratpd(
+        return _by_group(data, target, feature, p, lambda sub, names: stratpd(
             sub, target, feature, min_samples_leaf=p.min_samples_leaf,
             min_slopes_per_x=p.min_slopes_per_x, n_trials=p.n_trials,
             random_state=p.random_state, max_points=p.max_points, honest=p.honest,
-            adjust=p.adjust, positive=positive,
+            adjust=p.adjust, positive=positive, exclude=names,
         ))
-    table = _table(data, target, positive, keep=[feature])
+    table = _table(data, target, positive, keep=[feature], exclude=p.exclude,
+                   roles=_roles(feature))
     return _run(table, feature, NUMERIC, p)[0]
 
 
+def _roles(*features: Any, by: Any = None) -> dict[str, str]:
+    """The columns an analysis needs, which cannot be excluded (name -> role)."""
+    roles = {column_label(f): "feature" for f in features}
+    if by is not None:
+        roles[column_label(by)] = "by column"
+    return roles
+
+
 def _by_group(data: Any, target: str, feature: str, p: Settings,
-              run: Callable[[pd.DataFrame], pd.DataFrame]) -> pd.DataFrame:
-    """``run`` on the rows of each group of ``p.by`` (see :func:`curves_by_group`)."""
+              run: Callable[[pd.DataFrame, list[str]], pd.DataFrame]) -> pd.DataFrame:
+    """``run(rows, excluded)`` on the rows of each group of ``p.by`` (see
+    :func:`curves_by_group`), with the exact names of the excluded columns."""
     if not isinstance(data, pd.DataFrame):
         data = build_table(data, target).frame  # the same checks and sentences
-    require_column([str(c) for c in data.columns], target, "target")
-    return curves_by_group(data, str(target), str(feature), str(p.by), p.bands, run,
-                           p.as_dict(interactions=True))
+    columns = [column_label(c, j) for j, c in enumerate(data.columns)]
+    require_column(columns, target, "target")
+    names = excluded_columns(columns, column_label(target), p.exclude,
+                             _roles(feature, by=p.by)) if p.exclude else []
+    return curves_by_group(data, str(target), str(feature), str(p.by), p.bands,
+                           lambda sub: run(sub, names),
+                           p.as_dict(interactions=True) | {"exclude": names})
 
 
 def catstratpd(
@@ -1175,6 +1243,7 @@ def catstratpd(
     positive: Any = None,
     by: str | None = None,
     bands: int = _DEFAULT["bands"],
+    exclude: str | Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """Effect of each category of ``feature`` on ``target``, all else equal.
 
@@ -1196,13 +1265,16 @@ def catstratpd(
     p = Settings.make(
         min_samples_leaf=min_samples_leaf, n_trials=n_trials,
         random_state=random_state, honest=honest, adjust=adjust, by=by, bands=bands,
+        exclude=exclude,
     )
     if p.by is not None:
-        return _by_group(data, target, feature, p, lambda sub: catstratpd(
+        return _by_group(data, target, feature, p, lambda sub, names: catstratpd(
             sub, target, feature, min_samples_leaf=p.min_samples_leaf, n_trials=p.n_trials,
             random_state=p.random_state, honest=p.honest, adjust=p.adjust, positive=positive,
+            exclude=names,
         ))
-    table = _table(data, target, positive, keep=[feature])
+    table = _table(data, target, positive, keep=[feature], exclude=p.exclude,
+                   roles=_roles(feature))
     return _run(table, feature, CATEGORICAL, p)[0]
 
 
@@ -1218,10 +1290,11 @@ def partial_dependence(
     """
     p = Settings.make(**kw)
     if p.by is not None:
-        curve_kw = {k: v for k, v in kw.items() if k not in ("by", "bands")}
-        return _by_group(data, target, feature, p, lambda sub: partial_dependence(
-            sub, target, feature, kind=kind, positive=positive, **curve_kw))
-    table = _table(data, target, positive, keep=[feature])
+        curve_kw = {k: v for k, v in kw.items() if k not in ("by", "bands", "exclude")}
+        return _by_group(data, target, feature, p, lambda sub, names: partial_dependence(
+            sub, target, feature, kind=kind, positive=positive, exclude=names, **curve_kw))
+    table = _table(data, target, positive, keep=[feature], exclude=p.exclude,
+                   roles=_roles(feature))
     return _run(table, feature, kind, p)[0]
 
 
@@ -1265,7 +1338,8 @@ def analyse(
     if isinstance(features, str) or not isinstance(features, Iterable | type(None)):
         features = [features]  # impact(d, "price", "area"): one feature, not the letters
     named = None if features is None else [column_label(f) for f in features]
-    table = _table(data, target, positive, keep=named or ())
+    table = _table(data, target, positive, keep=named or (), exclude=p.exclude,
+                   roles=_roles(*(named or ())))
     if table.y.size == 0:
         raise StratPDInputError(
             f'no row has a value of "{table.target}"; pass the rows to analyse'
@@ -1304,7 +1378,7 @@ def analyse(
     ranking.attrs = {
         "target": target,
         "n_rows": table.n_rows,
-        "params": p.as_dict(),
+        "params": _params(p, table),
         "skipped": dict(skipped),
         "left_out": dict(table.left_out),
         **table.yes_no,

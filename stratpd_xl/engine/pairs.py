@@ -32,7 +32,7 @@ from ._groups import (
 )
 from ._stratify import stratify
 from ._table import CATEGORICAL, NUMERIC, Table, as_float, category_codes, require_column
-from .api import _numeric_x_out, _table
+from .api import _numeric_x_out, _params, _roles, _table
 
 __all__ = ["interactions", "stratpd2"]
 
@@ -95,6 +95,7 @@ def interactions(
     max_features: int = _DEFAULT["max_features"],
     positive: Any = None,
     progress: Progress | None = None,
+    exclude: str | Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """Model-free ranking of pairs of columns by how much one's effect changes with the other.
 
@@ -132,6 +133,8 @@ def interactions(
         The value of a yes/no target that counts as 1 (see :func:`stratpd_xl.stratpd`).
     progress : callable(done, total, feature), optional
         Called before each feature's strata are grown and once at the end.
+    exclude : str or list of str, optional
+        Columns left out of the strata and of the pairs (see :func:`stratpd_xl.stratpd`).
 
     Returns
     -------
@@ -148,8 +151,9 @@ def interactions(
     """
     p = Settings.make(min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
                       random_state=random_state, honest=honest, bands=bands,
-                      max_features=max_features)
-    table = _table(data, target, positive)
+                      max_features=max_features, exclude=exclude)
+    named = None if features is None else [str(f) for f in features]
+    table = _table(data, target, positive, exclude=p.exclude, roles=_roles(*(named or ())))
     names = _names(table, features)
     if len(names) < 2:
         raise StratPDInputError(
@@ -249,7 +253,8 @@ def interactions(
         "method": "StratPD interactions",
         "target": table.target,
         "n_rows": table.n_rows,
-        "params": p.as_dict(interactions=True),
+        "params": _params(p, table, interactions=True),
+        "left_out": dict(table.left_out),
         "paired": paired,
         "skipped": skipped,
         "warnings": warnings_,
@@ -292,6 +297,7 @@ def stratpd2(
     honest: bool = _DEFAULT["honest"],
     grid: int = _DEFAULT["grid"],
     positive: Any = None,
+    exclude: str | Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """Two-way partial dependence of ``target`` on ``f1`` and ``f2``, from the data alone.
 
@@ -314,7 +320,7 @@ def stratpd2(
     grid : int, default 10
         Points along a numeric f1 (the middle quantiles of ``grid`` equal shares of its
         rows) and bands of a numeric f2.
-    min_samples_leaf, min_slopes_per_x, random_state, honest, positive
+    min_samples_leaf, min_slopes_per_x, random_state, honest, positive, exclude
         As for :func:`stratpd_xl.stratpd`.
 
     Returns
@@ -337,14 +343,14 @@ def stratpd2(
         12 levels (or f1 with more than 40), or no curve of f1 in two bands.
     """
     p = Settings.make(min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
-                      random_state=random_state, honest=honest, grid=grid)
+                      random_state=random_state, honest=honest, grid=grid, exclude=exclude)
     f1, f2 = str(f1), str(f2)
     if f1 == f2:
         raise StratPDInputError(
             f'a two-way surface needs two different columns; "{f1}" is given twice: choose '
             "another column for the second feature"
         )
-    table = _table(data, target, positive)
+    table = _table(data, target, positive, exclude=p.exclude, roles=_roles(f1, f2))
     for f in (f1, f2):
         require_column(table.all_columns, f, "feature")
         if f == table.target:
@@ -471,7 +477,8 @@ def stratpd2(
         "n_rows": table.n_rows,
         "n_used": used,
         "interaction_share": share,
-        "params": p.as_dict(interactions=True),
+        "params": _params(p, table, interactions=True),
+        "left_out": dict(table.left_out),
         "warnings": warnings_,
         **table.yes_no,
     }

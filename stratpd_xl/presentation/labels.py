@@ -49,6 +49,7 @@ PLAIN_PARAMETERS: dict[str, tuple[str, str]] = {
     "max_points": ("most points on a curve", "every value"),
     "honest": ("groups formed on the other half of the rows (honest)", "(not set)"),
     "adjust": ("other columns' straight-line part taken out first (adjust)", "(not set)"),
+    "exclude": ("columns left out as asked (exclude)", "none"),
 }
 
 

@@ -342,6 +342,8 @@ def _param_items(params: Any) -> list[tuple[str, Any]]:
     items = []
     for key, value in params.items():
         label, when_none = PLAIN_PARAMETERS.get(str(key), (str(key), "(not set)"))
+        if isinstance(value, list | tuple):  # column names (exclude)
+            value = ", ".join(str(v) for v in value) or None
         if value is None:
             value = when_none
         elif isinstance(value, bool | np.bool_):
