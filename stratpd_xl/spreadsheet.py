@@ -67,9 +67,14 @@ STRATPD_ARGS: dict[str, str] = {
     "distinct value.",
     "positive": "Yes/no target only: the value that counts, e.g. \"yes\" (default TRUE/yes/1, "
     "else the rarer value).",
+    # Last, after positive: formulas written before it keep their arguments' places.
+    "exclude": "Columns to leave out of the analysis (e.g. parts of the target): a name, names "
+    "separated by commas such as \"casual, registered\", or a range holding names (default "
+    "none).",
 }
 STRATIMPACT_ARGS: dict[str, str] = {
-    name: STRATPD_ARGS[name] for name in ("data", "target", "min_samples_leaf", "positive")
+    name: STRATPD_ARGS[name]
+    for name in ("data", "target", "min_samples_leaf", "positive", "exclude")
 }
 STRATPDBY_ARGS: dict[str, str] = {
     **{name: STRATPD_ARGS[name] for name in ("data", "target", "col")},
@@ -77,7 +82,7 @@ STRATPDBY_ARGS: dict[str, str] = {
     "its values if it holds numbers.",
     "bands": f"Bands of a numeric by column (default {PARAMETERS['bands'].default}).",
     **{name: STRATPD_ARGS[name] for name in ("min_samples_leaf", "trials", "chart",
-                                              "positive")},
+                                              "positive", "exclude")},
 }
 STRATPD2_ARGS: dict[str, str] = {
     **{name: STRATPD_ARGS[name] for name in ("data", "target")},
@@ -87,12 +92,14 @@ STRATPD2_ARGS: dict[str, str] = {
     "min_samples_leaf": STRATPD_ARGS["min_samples_leaf"],
     "chart": "FALSE: no heat map picture beside the table (default TRUE).",
     "positive": STRATPD_ARGS["positive"],
+    "exclude": STRATPD_ARGS["exclude"],
 }
 STRATCOMPARE_ARGS: dict[str, str] = {
     **{name: STRATPD_ARGS[name] for name in ("data", "target", "col", "min_samples_leaf",
                                              "trials")},
     "chart": "FALSE: no picture of the curves beside the table (default TRUE).",
     "positive": STRATPD_ARGS["positive"],
+    "exclude": STRATPD_ARGS["exclude"],
 }
 #: Formula -> the one-line description the function wizards show (Excel cuts at 255 characters).
 DESCRIPTIONS: dict[str, str] = {
@@ -314,11 +321,12 @@ def stratpd(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
     target, col : str
         The column to explain and the one whose effect is wanted, as the user typed them.
     **optional
-        ``min_samples_leaf``, ``trials``, ``chart``, ``max_points`` and ``positive`` as
-        :data:`STRATPD_ARGS` explains them.  A blank (``None``, empty text) or left-out
-        argument takes its default from :data:`~stratpd_xl.params.PARAMETERS`; ``chart``
-        (whether the host should draw the curve) defaults to yes, ``positive`` (the value
-        of a yes/no target that counts) to TRUE/yes/1, else the rarer value.
+        ``min_samples_leaf``, ``trials``, ``chart``, ``max_points``, ``positive`` and
+        ``exclude`` as :data:`STRATPD_ARGS` explains them.  A blank (``None``, empty text)
+        or left-out argument takes its default from :data:`~stratpd_xl.params.PARAMETERS`;
+        ``chart`` (whether the host should draw the curve) defaults to yes, ``positive``
+        (the value of a yes/no target that counts) to TRUE/yes/1, else the rarer value,
+        ``exclude`` (columns to leave out; a range's blank cells are ignored) to none.
 
     Returns
     -------
@@ -331,7 +339,7 @@ def stratpd(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
     try:
         settings = _settings(
             min_samples_leaf=given.get("min_samples_leaf"), n_trials=given.get("trials"),
-            max_points=given.get("max_points"),
+            max_points=given.get("max_points"), exclude=given.get("exclude"),
         )
         want_chart = _flag(given.get("chart"), "chart")
         curve = _curve(data, target, col, settings, _positive(given.get("positive")))
@@ -344,7 +352,7 @@ def stratcompare(data: Any, target: Any, col: Any, **optional: Any) -> FormulaRe
     """``=STRATCOMPARE(...)``'s cells: StratPD beside a fitted model's PDP and ALE.
 
     Parameters are as for :func:`stratpd`; the optional ones are ``min_samples_leaf``,
-    ``trials``, ``chart`` and ``positive`` (:data:`STRATCOMPARE_ARGS`).
+    ``trials``, ``chart``, ``positive`` and ``exclude`` (:data:`STRATCOMPARE_ARGS`).
 
     Returns
     -------
@@ -362,7 +370,7 @@ def stratcompare(data: Any, target: Any, col: Any, **optional: Any) -> FormulaRe
 
     def check() -> None:
         settings.append(_settings(min_samples_leaf=given.get("min_samples_leaf"),
-                                  n_trials=given.get("trials")))
+                                  n_trials=given.get("trials"), exclude=given.get("exclude")))
 
     def compute(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         table = workflow.compare(frame, target, col, settings=settings[0],
@@ -377,8 +385,8 @@ def stratcompare(data: Any, target: Any, col: Any, **optional: Any) -> FormulaRe
 def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
     """``=STRATIMPACT(...)``'s cells: the columns ranked by how much each alone moves target.
 
-    Parameters are as for :func:`stratpd`; the optional ones are ``min_samples_leaf`` and
-    ``positive`` (:data:`STRATIMPACT_ARGS`).
+    Parameters are as for :func:`stratpd`; the optional ones are ``min_samples_leaf``,
+    ``positive`` and ``exclude`` (:data:`STRATIMPACT_ARGS`).
 
     Returns
     -------
@@ -388,7 +396,8 @@ def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
     """
     given = _optional(optional, STRATIMPACT_ARGS, "STRATIMPACT")
     try:
-        settings = _settings(min_samples_leaf=given.get("min_samples_leaf"))
+        settings = _settings(min_samples_leaf=given.get("min_samples_leaf"),
+                             exclude=given.get("exclude"))
         frame = _table(data)
         chosen = _positive(given.get("positive"))
         key = ("STRATIMPACT", _frame_key(frame), str(target), settings, repr(chosen))
@@ -434,8 +443,8 @@ def stratpdby(data: Any, target: Any, col: Any, by: Any, **optional: Any) -> For
     by : str
         The column to group by: at most 12 levels, or numbers cut into ``bands`` bands.
     **optional
-        ``bands``, ``min_samples_leaf``, ``trials``, ``chart`` and ``positive`` as
-        :data:`STRATPDBY_ARGS` explains them; blank or left out takes the default.
+        ``bands``, ``min_samples_leaf``, ``trials``, ``chart``, ``positive`` and ``exclude``
+        as :data:`STRATPDBY_ARGS` explains them; blank or left out takes the default.
 
     Returns
     -------
@@ -453,7 +462,7 @@ def stratpdby(data: Any, target: Any, col: Any, by: Any, **optional: Any) -> For
     def check() -> None:
         settings.append(_settings(min_samples_leaf=given.get("min_samples_leaf"),
                                   n_trials=given.get("trials"), by=by,
-                                  bands=given.get("bands")))
+                                  bands=given.get("bands"), exclude=given.get("exclude")))
         if settings[0].by is None:
             raise StratPDInputError('by is missing; name the column to group by, e.g. "region"')
 
@@ -476,8 +485,8 @@ def stratpd2(data: Any, target: Any, col1: Any, col2: Any, **optional: Any) -> F
     col1, col2 : str
         Two different columns.
     **optional
-        ``grid``, ``min_samples_leaf``, ``chart`` and ``positive`` as :data:`STRATPD2_ARGS`
-        explains them; blank or left out takes the default.
+        ``grid``, ``min_samples_leaf``, ``chart``, ``positive`` and ``exclude`` as
+        :data:`STRATPD2_ARGS` explains them; blank or left out takes the default.
 
     Returns
     -------
@@ -492,7 +501,7 @@ def stratpd2(data: Any, target: Any, col1: Any, col2: Any, **optional: Any) -> F
 
     def compute(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         settings = _settings(min_samples_leaf=given.get("min_samples_leaf"),
-                             grid=given.get("grid"))
+                             grid=given.get("grid"), exclude=given.get("exclude"))
         result = workflow.surface(frame, target, col1, col2, settings=settings,
                                   how_to_keep=KEEP_HINT, positive=chosen).surface
         return result, surface_table(result)

@@ -409,13 +409,14 @@ def test_committed_formula_module_is_what_xlwings_import_writes_for_the_current_
     assert '#Const App = "Microsoft Excel"' in code
     assert (
         "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart, Optional max_points, Optional positive)"
+        "Optional chart, Optional max_points, Optional positive, Optional exclude)"
     ) in code
-    impact = "Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive)"
+    impact = ("Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive, "
+              "Optional exclude)")
     assert impact in code
     assert (
         "Function STRATCOMPARE(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart, Optional positive)"
+        "Optional chart, Optional positive, Optional exclude)"
     ) in code
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in code
     assert "Function XLPy()" in _modules(committed_vba)["xlwings.bas"], "wrappers call XLPy"

@@ -57,6 +57,11 @@ EXPECTED_GAPPY = spreadsheet.stratimpact(GAPPY, "price")
 EXPECTED_BY = spreadsheet.stratpdby(DATA, "price", "carat", "cut", min_samples_leaf=5).cells
 EXPECTED_2 = spreadsheet.stratpd2(DATA, "price", "carat", "cut", grid=5).cells
 EXPECTED_COMPARE = spreadsheet.stratcompare(DATA, "price", "carat").cells
+# Columns left out: x, y and z nearly determine carat (the README's diamonds example); by a
+# range of cells, by a text with commas, and by the named range the menu command reads.
+DIMENSIONS = [["x"], ["y"], [None]]
+EXPECTED_EXCLUDE_RANGE = spreadsheet.stratimpact(DATA, "price", exclude=DIMENSIONS)
+EXPECTED_EXCLUDE_TEXT = spreadsheet.stratpd(DATA, "price", "carat", exclude="x, y, z").cells
 
 FORMULAS = {
     "impact": ("Data", _address(len(EXPECTED_IMPACT), 4), 'STRATIMPACT(A1:J301;"price")'),
@@ -77,6 +82,11 @@ FORMULAS = {
             'STRATPD2(A1:J301;"price";"carat";"cut";5)'),
     "compare": ("Data", _address(len(EXPECTED_COMPARE), len(EXPECTED_COMPARE[0]), "E320"),
                 'STRATCOMPARE(A1:J301;"price";"carat")'),
+    "exclude_range": ("Data", _address(len(EXPECTED_EXCLUDE_RANGE), 4, "L340"),
+                      'STRATIMPACT(A1:J301;"price";;;$Names.A1:A3)'),
+    "exclude_text": ("Data", _address(len(EXPECTED_EXCLUDE_TEXT),
+                                      len(EXPECTED_EXCLUDE_TEXT[0]), "Q340"),
+                     'STRATPD(A1:J301;"price";"carat";;;;;;"x, y, z")'),
     # Calc itself answers for a range holding an error value; the README says so.
     "error_cell": ("Errors", "M1:P3", 'STRATIMPACT(A1:J121;"price")'),
 }
@@ -91,12 +101,12 @@ def _run_calc(base: Path, python: str) -> dict[str, Any]:
     else:  # the CLI's own install, into the throw-away profile
         assert cli_main(["libreoffice", "install", "--profile", str(profile)]) == 0
     request = {
-        "tables": {"Data": DATA, "Gaps": GAPPY, "Errors": DATA[:121]},
+        "tables": {"Data": DATA, "Gaps": GAPPY, "Errors": DATA[:121], "Names": DIMENSIONS},
         "cell_formulas": {"Errors": {"G12": "=NA()"}},
         "formulas": {k: {"sheet": s, "range": r, "formula": f}
                      for k, (s, r, f) in FORMULAS.items()},
         # The target by name, as Insert > Named Expressions does it (the last column is "z").
-        "names": {"StratPD_target": '"price"'},
+        "names": {"StratPD_target": '"price"', "StratPD_exclude": "$Names.$A$1:$A$3"},
         "select": {"sheet": "Data", "range": "A1:J301"},
         "select_bad": {"sheet": "Data", "range": "B1:C301"},  # cut and color, no "price"
         "command": COMMAND,
@@ -160,6 +170,20 @@ def test_the_model_check_formula_is_the_python_apis(calc):
     _numbers_close(calc["formulas"]["compare"]["cells"], EXPECTED_COMPARE)
 
 
+def test_exclude_by_a_range_by_a_text_and_by_the_named_range_of_the_report(calc):
+    _numbers_close(calc["formulas"]["exclude_range"]["cells"], EXPECTED_EXCLUDE_RANGE)
+    _numbers_close(calc["formulas"]["exclude_text"]["cells"], EXPECTED_EXCLUDE_TEXT)
+    ranked = [r[0] for r in EXPECTED_EXCLUDE_RANGE[1:]]
+    assert "x" not in ranked and "y" not in ranked and "z" in ranked
+    # The curve differs from the one with x, y and z among the strata.
+    assert EXPECTED_EXCLUDE_TEXT != EXPECTED_CURVE
+    # The menu command read StratPD_exclude: the report ranks neither column, and says so.
+    cells = calc["report"]["cells"]
+    texts = {str(v) for row in cells for v in row if v}
+    assert "left out: x" in texts and "left out: y" in texts
+    assert "x" not in {row[0] for row in cells if row}
+
+
 def test_a_larger_array_range_shows_na_below_the_result(calc):
     got = calc["formulas"]["spare_rows"]["cells"]
     _numbers_close(got[: len(EXPECTED_IMPACT)], EXPECTED_IMPACT)
@@ -213,7 +237,7 @@ def test_analyse_selection_writes_the_report_sheet(calc):
     assert calc["sheets_after"] == calc["sheets_before"] + ["StratPD price"]
     report = calc["report"]
     expected = spreadsheet.report_sheet(DATA, target="price", taken=calc["sheets_before"],
-                                        source="Data.$A$1:$J$301")
+                                        source="Data.$A$1:$J$301", exclude=["x", "y"])
     cells = report["cells"]
     for item in expected.items:
         if isinstance(item, spreadsheet.Cells):
@@ -237,7 +261,7 @@ def test_a_selection_it_cannot_analyse_writes_nothing_and_says_why(calc):
 
 def test_report_has_a_native_chart_per_feature_and_the_ranking(calc):
     charts = calc["report"]["charts"]
-    features = [r[0] for r in EXPECTED_IMPACT[1:]]
+    features = [r[0] for r in EXPECTED_EXCLUDE_RANGE[1:]]
     assert set(charts) == {"StratPD ranking"} | {f"StratPD curve {f}" for f in features}
     assert charts["StratPD ranking"]["type"] == "com.sun.star.chart.BarDiagram"
     assert charts["StratPD curve carat"]["type"] == "com.sun.star.chart.XYDiagram"

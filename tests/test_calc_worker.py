@@ -51,6 +51,19 @@ def test_worker_answers_with_the_formulas_cells(real):
     assert curve == cells_for_calc(spreadsheet.stratpd(DATA, "price", "cut", trials=3).cells)
 
 
+def test_a_range_of_names_to_exclude_travels_packed_like_the_data(real):
+    # Calc hands a range as rows; the extension packs every range argument the same way.
+    names = (("x",), ("y",), ("",))
+    got = real.call("STRATIMPACT", data=DATA, target="price",
+                    exclude=calc_client.pack_block(names))
+    assert got == cells_for_calc(spreadsheet.stratimpact(DATA, "price", exclude=names))
+    assert "x" not in [row[0] for row in got] and "z" in [row[0] for row in got]
+    plan = real.call("REPORT", values=calc_client.pack_block(DATA), target="price",
+                     exclude=["x", "y"])
+    assert any(cell == "left out: x" for block in plan["blocks"] for row in block["cells"]
+               for cell in row)
+
+
 def test_worker_stays_warm_between_calls(real):
     real.call("PING")
     pid = real._proc.pid

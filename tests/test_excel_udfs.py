@@ -264,10 +264,11 @@ def test_vba_wrapper_shows_the_excel_signature_without_caller(xl):
     vba = out.getvalue()
     assert (
         "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart, Optional max_points, Optional positive)"
+        "Optional chart, Optional max_points, Optional positive, Optional exclude)"
     ) in vba
     # New arguments go last, so formulas written before them keep their meaning.
-    assert "Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive)" in vba
+    assert ("Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive, "
+            "Optional exclude)") in vba
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in vba
     assert "ActiveWorkbook, Application.Caller" in vba  # add-ins call with the active book
     assert "CommandBars" not in vba, "the wizard guard makes UDFs show 0 on open"
@@ -706,3 +707,41 @@ def test_the_cache_key_tells_dates_apart():
                              "t": pd.to_timedelta([1, 2, 3], unit="h")})
 
     assert _frame_key(frame(1)) == _frame_key(frame(1)) != _frame_key(frame(2))
+
+
+def _bikes_cells(n: int = 1500) -> tuple[tuple[Any, ...], ...]:
+    """Bikeshare's leak as Excel passes the range: bikers = casual + registered."""
+    from tests.test_exclude import bikeshare
+
+    frame = bikeshare(n)
+    return (tuple(frame.columns),
+            *(tuple(float(v) if not isinstance(v, str) else v for v in row)
+              for row in frame.itertuples(index=False)))
+
+
+def test_exclude_as_a_range_or_a_comma_text_in_every_formula(xl):
+    bikes = _bikes_cells()
+    leaked = call_like_excel(xl, xl.udfs.STRATIMPACT, bikes, "bikers")
+    assert {leaked[1][0], leaked[2][0]} == {"casual", "registered"}
+    # A column of two cells (a blank third one), as Excel hands a range over COM.
+    names = (("casual",), ("Registered",), (None,))
+    ranked = call_like_excel(xl, xl.udfs.STRATIMPACT, bikes, "bikers", MISSING, MISSING, names)
+    assert [r[0] for r in ranked[1:]] == ["hour", "weather", "temp"]
+    # One cell holding a comma list: the same answer.
+    curve = call_like_excel(xl, xl.udfs.STRATPD, bikes, "bikers", "hour", *[MISSING] * 5,
+                            "casual, registered")
+    values = [r[1] for r in curve[1:]]
+    assert max(values) - min(values) > 20  # the hour's effect is back (about 46 peak to peak)
+    plain = call_like_excel(xl, xl.udfs.STRATPD, bikes, "bikers", "hour")
+    assert max(r[1] for r in plain[1:]) - min(r[1] for r in plain[1:]) < 1
+    for func, args in ((xl.udfs.STRATPDBY, ("hour", "weather", *[MISSING] * 5)),
+                       (xl.udfs.STRATPD2, ("hour", "temp", 4.0, *[MISSING] * 3)),
+                       (xl.udfs.STRATCOMPARE, ("hour", *[MISSING] * 4))):
+        out = call_like_excel(xl, func, bikes, "bikers", *args, "casual,registered")
+        assert len(out) > 3, out[0][0]
+        bad = call_like_excel(xl, func, bikes, "bikers", *args, "casul")
+        assert len(bad) == 1 and 'excluded column "casul" not found (did you mean "casual"?)' \
+            in bad[0][0]
+    target = call_like_excel(xl, xl.udfs.STRATIMPACT, bikes, "bikers", MISSING, MISSING,
+                             "bikers")
+    assert target[0][0].startswith("STRATIMPACT: \"bikers\" is the target, so it cannot be")

@@ -253,6 +253,29 @@ def test_workbook_name_sets_the_target():
         ribbon.target_name(empty)
 
 
+def test_workbook_name_leaves_columns_out():
+    layout = ribbon.Layout()
+    # Cells holding the names (a column of three, one blank), as xlwings reads the range.
+    book = FakeBook(names=[FakeName("StratPD_exclude", "=Data!$L$1:$L$3", ["X", "y", None])])
+    new = book.sheets[ribbon.analyse_selection(book, _diamonds(300))]
+    ranked = [r[0] for r in _table_at(new, layout.ranking_row + 1)[1:]]
+    assert "x" not in ranked and "y" not in ranked and "z" in ranked
+    assert "carat" in ranked
+    left = {v for v in new.cells.values() if isinstance(v, str) and v.startswith("left out:")}
+    assert left == {"left out: x", "left out: y"}
+    # A text constant gives the same exclusion; the dimensions no longer hide carat.
+    text = FakeBook(names=[FakeName("StratPD_exclude", '="x, y, z"')])
+    assert ribbon.excluded_names(text) == "x, y, z"
+    new = text.sheets[ribbon.analyse_selection(text, _diamonds(300))]
+    notes = " ".join(v for v in new.cells.values() if isinstance(v, str))
+    assert "barely varies inside the strata" not in notes
+    # A name that is no column: one sentence, and nothing written.
+    bad = FakeBook(names=[FakeName("StratPD_exclude", '="colour"')])
+    with pytest.raises(StratPDInputError, match='excluded column "colour" not found .*"color"'):
+        ribbon.analyse_selection(bad, _diamonds(300))
+    assert [s.name for s in bad.sheets] == ["Data"]
+
+
 def test_bad_selection_writes_nothing():
     book = FakeBook()
     with pytest.raises(StratPDInputError, match='target "cut" is not numeric'):

@@ -34,16 +34,21 @@ def STRATPD(
     chart=True,
     max_points=None,
     positive=None,
+    exclude=None,
 ):
     """Partial dependence of target on col from the data alone (StratPD), all else equal."""
-    return lite.stratpd(data, target, col, min_samples_leaf, trials, chart, max_points, positive)
+    return lite.stratpd(
+        data, target, col, min_samples_leaf, trials, chart, max_points, positive, exclude
+    )
 
 
 @func
 @_with_args(lite.STRATIMPACT_ARGS)
-def STRATIMPACT(data, target, min_samples_leaf=lite.DEFAULT_MIN_SAMPLES_LEAF, positive=None):
+def STRATIMPACT(
+    data, target, min_samples_leaf=lite.DEFAULT_MIN_SAMPLES_LEAF, positive=None, exclude=None
+):
     """Model-free ranking of the columns by how much each alone moves the target (StratPD)."""
-    return lite.stratimpact(data, target, min_samples_leaf, positive)
+    return lite.stratimpact(data, target, min_samples_leaf, positive, exclude)
 
 
 @func
@@ -56,9 +61,10 @@ def STRATCOMPARE(
     trials=1,
     chart=True,
     positive=None,
+    exclude=None,
 ):
     """StratPD beside a fitted model's partial dependence and ALE, and how well they agree."""
-    return lite.stratcompare(data, target, col, min_samples_leaf, trials, chart, positive)
+    return lite.stratcompare(data, target, col, min_samples_leaf, trials, chart, positive, exclude)
 
 
 @script

@@ -54,6 +54,7 @@ def stratpd(
     chart: Any = True,
     max_points: Any = None,
     positive: Any = None,
+    exclude: Any = None,
 ) -> list[list[Any]]:
     """``=STRATPD(...)``: see :func:`stratpd_xl.excel.udfs.STRATPD` (``chart`` has no effect)."""
     return udfs.STRATPD(
@@ -65,6 +66,7 @@ def stratpd(
         chart=chart,
         max_points=max_points,
         positive=positive,
+        exclude=exclude,
     )
 
 
@@ -73,10 +75,11 @@ def stratimpact(
     target: Any,
     min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
     positive: Any = None,
+    exclude: Any = None,
 ) -> list[list[Any]]:
     """``=STRATIMPACT(...)``: see :func:`stratpd_xl.excel.udfs.STRATIMPACT`."""
     return udfs.STRATIMPACT(
-        data, target, min_samples_leaf=min_samples_leaf, positive=positive
+        data, target, min_samples_leaf=min_samples_leaf, positive=positive, exclude=exclude
     )
 
 
@@ -88,12 +91,13 @@ def stratcompare(
     trials: Any = 1,
     chart: Any = True,
     positive: Any = None,
+    exclude: Any = None,
 ) -> list[list[Any]]:
     """``=STRATCOMPARE(...)``: see :func:`stratpd_xl.excel.udfs.STRATCOMPARE` (``chart`` has
     no effect)."""
     return udfs.STRATCOMPARE(
         data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
-        positive=positive,
+        positive=positive, exclude=exclude,
     )
 
 

@@ -6,7 +6,9 @@ What the button does
    around it (Excel's current region, as Ctrl+A selects it).
 2. Takes the target from the workbook name ``StratPD_target`` when the workbook defines it
    (Formulas > Define Name: ``StratPD_target`` referring to ``="price"`` or to a cell holding
-   ``price``); otherwise the selection's last column is the target.
+   ``price``); otherwise the selection's last column is the target.  The workbook name
+   ``StratPD_exclude`` (referring to ``="casual, registered"`` or to cells holding column
+   names) leaves those columns out of the analysis, as ``exclude`` does in the formulas.
 3. Adds a new sheet ``StratPD <target>`` (``StratPD price (2)`` when that exists) and writes the
    impact ranking with its chart, then per feature (largest impact first) the curve table with
    its chart picture beside it.  Existing sheets are never written to.
@@ -30,12 +32,14 @@ from ..errors import StratPDInputError, error_text
 from ..spreadsheet import Layout
 
 __all__ = [
-    "TARGET_NAME", "Layout", "analyse_selection", "main", "read_selection", "target_name",
-    "warning_text",
+    "EXCLUDE_NAME", "TARGET_NAME", "Layout", "analyse_selection", "excluded_names", "main",
+    "read_selection", "target_name", "warning_text",
 ]
 
 #: Workbook name that sets the target column for the ribbon button.
 TARGET_NAME = "StratPD_target"
+#: Workbook name that lists the columns the ribbon button leaves out (``exclude``).
+EXCLUDE_NAME = "StratPD_exclude"
 
 Status = Callable[[str | None], None]
 
@@ -110,6 +114,29 @@ def target_name(book: Any) -> str | None:
     return None
 
 
+def excluded_names(book: Any) -> Any:
+    """The columns the workbook name ``StratPD_exclude`` lists, or None when there is none.
+
+    The name may refer to a text constant (``="casual, registered"``) or to cells holding
+    column names (a row or a column of them; blank cells are ignored).
+    """
+    for name in book.names:
+        if name.name.split("!")[-1].casefold() != EXCLUDE_NAME.casefold():
+            continue
+        refers_to = (name.refers_to or "").strip()
+        if refers_to.startswith('="') and refers_to.endswith('"'):
+            return refers_to[2:-1].replace('""', '"')
+        try:
+            return name.refers_to_range.value
+        except Exception as exc:  # a name pointing at a formula or a deleted range
+            raise StratPDInputError(
+                f"the name {EXCLUDE_NAME} refers to {refers_to}; let it refer to cells holding "
+                'the names of the columns to leave out, or to a text such as ="casual, '
+                'registered"'
+            ) from exc
+    return None
+
+
 def _literal(value: Any) -> Any:
     # Excel reads a written "=..." (or "+...", "-...", "@...") text as a formula; the apostrophe
     # keeps a category such as "-5 to 0" text, and Excel does not show it.
@@ -176,7 +203,9 @@ def analyse_selection(
     layout : Layout, optional
         Positions on the new sheet (default: :class:`Layout`'s).
     **engine_kw
-        Passed to :func:`stratpd_xl.engine.analyse` (e.g. ``min_samples_leaf``).
+        Passed to :func:`stratpd_xl.engine.analyse` (e.g. ``min_samples_leaf``); without an
+        ``exclude`` here, the workbook name ``StratPD_exclude`` gives it
+        (:func:`excluded_names`).
 
     Returns
     -------
@@ -196,6 +225,7 @@ def analyse_selection(
 
     try:
         sheets = list(book.sheets)
+        engine_kw.setdefault("exclude", excluded_names(book))
         report = spreadsheet.report_sheet(
             values, target=target_name(book), taken=[s.name for s in sheets], source=source,
             progress=progress, layout=layout or Layout(), **engine_kw,

@@ -104,6 +104,7 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     chart: Any = True,
     max_points: Any = None,
     positive: Any = None,
+    exclude: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """Partial dependence of target on col, from the data alone (StratPD / CatStratPD).
@@ -127,7 +128,10 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     positive : optional
         For a yes/no target, the value that counts (default TRUE/yes/1, else the rarer
         value); the table then shows changes in its probability, in percentage points.
-        Last of the formula's arguments, so formulas written before it keep working.
+    exclude : optional
+        Columns to leave out of the analysis: a name, names separated by commas, or a range
+        holding names (blank cells ignored).  After ``positive``, so formulas written before
+        either keep working.
     caller : xlwings.Range, optional
         Filled in by xlwings with the formula's cell; ``None`` from Python.
 
@@ -139,7 +143,7 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     """
     out = spreadsheet.stratpd(
         data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
-        max_points=max_points, positive=positive,
+        max_points=max_points, positive=positive, exclude=exclude,
     )
     return _with_picture(out, caller)
 
@@ -153,6 +157,7 @@ def STRATCOMPARE(  # noqa: N802 - Excel formula names are upper case
     trials: Any = 1,
     chart: Any = True,
     positive: Any = None,
+    exclude: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """StratPD beside a fitted model's partial dependence (PDP) and ALE for col.
@@ -169,7 +174,7 @@ def STRATCOMPARE(  # noqa: N802 - Excel formula names are upper case
     """
     out = spreadsheet.stratcompare(
         data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
-        positive=positive,
+        positive=positive, exclude=exclude,
     )
     return _with_picture(out, caller)
 
@@ -196,6 +201,7 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
     target: Any,
     min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
     positive: Any = None,
+    exclude: Any = None,
 ) -> list[list[Any]]:
     """Model-free ranking of the columns by how much each alone moves the target.
 
@@ -209,6 +215,8 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
         Smallest group of similar rows.
     positive : optional
         For a yes/no target, the value that counts (as in ``STRATPD``).
+    exclude : optional
+        Columns to leave out, neither ranked nor used to group the rows (as in ``STRATPD``).
 
     Returns
     -------
@@ -217,7 +225,7 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
         on bad input one cell ``"STRATIMPACT: <what to fix>"``.
     """
     return spreadsheet.stratimpact(
-        data, target, min_samples_leaf=min_samples_leaf, positive=positive
+        data, target, min_samples_leaf=min_samples_leaf, positive=positive, exclude=exclude
     )
 
 
@@ -242,13 +250,14 @@ def STRATPDBY(  # noqa: N802 - Excel formula names are upper case
     trials: Any = 1,
     chart: Any = True,
     positive: Any = None,
+    exclude: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """The curve of col in each group of by, one under the other, and a chart of them.
 
     Parameters
     ----------
-    data, target, col, min_samples_leaf, trials, chart, positive, caller
+    data, target, col, min_samples_leaf, trials, chart, positive, exclude, caller
         As for :func:`STRATPD`.
     by : str
         The column to group by: at most 12 levels, or numbers cut into ``bands`` bands.
@@ -263,7 +272,7 @@ def STRATPDBY(  # noqa: N802 - Excel formula names are upper case
     """
     return _with_picture(spreadsheet.stratpdby(
         data, target, col, by, bands=bands, min_samples_leaf=min_samples_leaf, trials=trials,
-        chart=chart, positive=positive,
+        chart=chart, positive=positive, exclude=exclude,
     ), caller)
 
 
@@ -277,13 +286,14 @@ def STRATPD2(  # noqa: N802 - Excel formula names are upper case
     min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
     chart: Any = True,
     positive: Any = None,
+    exclude: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """The two-way surface of target over col1 and col2 (experimental), and its heat map.
 
     Parameters
     ----------
-    data, target, min_samples_leaf, chart, positive, caller
+    data, target, min_samples_leaf, chart, positive, exclude, caller
         As for :func:`STRATPD`.
     col1, col2 : str
         Two different columns.
@@ -298,7 +308,7 @@ def STRATPD2(  # noqa: N802 - Excel formula names are upper case
     """
     return _with_picture(spreadsheet.stratpd2(
         data, target, col1, col2, grid=grid, min_samples_leaf=min_samples_leaf, chart=chart,
-        positive=positive,
+        positive=positive, exclude=exclude,
     ), caller)
 
 

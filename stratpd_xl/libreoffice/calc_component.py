@@ -28,6 +28,7 @@ FUNCTIONS = "org.stratpd.xl.calc.Functions"
 ANALYSE = "org.stratpd.xl.calc.AnalyseSelection"
 PROTOCOL = "org.stratpd.xl.calc:"  # the menu's command: org.stratpd.xl.calc:analyse
 TARGET_NAME = "StratPD_target"
+EXCLUDE_NAME = "StratPD_exclude"
 CHART_SIZE = (16000, 9000)  # 1/100 mm: 16 x 9 cm, about the rows the report leaves free
 
 _worker = None
@@ -156,6 +157,28 @@ def _target(doc):
     return None
 
 
+def _exclude(doc):
+    """The columns the document's named range StratPD_exclude names, or None.
+
+    It may hold a text (``"casual, registered"``) or refer to cells holding names (blank
+    ones ignored); the worker matches them against the selection's header.
+    """
+    names = doc.NamedRanges
+    for name in names.getElementNames():
+        if name.casefold() != EXCLUDE_NAME.casefold():
+            continue
+        content = names.getByName(name).getContent().strip()
+        if content.startswith('"') and content.endswith('"'):
+            return [content[1:-1].replace('""', '"')]
+        cells = names.getByName(name).getReferredCells()
+        if cells is None:
+            raise SelectionError(
+                f"the name {EXCLUDE_NAME} refers to {content}; let it refer to cells holding "
+                'the names of the columns to leave out, or to a text such as "casual, registered"')
+        return [_plain(v) for row in cells.getDataArray() for v in row if v != ""]
+    return None
+
+
 def _address(sheet_index, row, col, last_row, last_col):
     return CellRangeAddress(sheet_index, col, row, last_col, last_row)
 
@@ -278,7 +301,8 @@ class AnalyseSelection(unohelper.Base, XDispatchProvider, XDispatch, XInitializa
             values, source = _selected_block(doc)
             taken = list(doc.getSheets().getElementNames())
             plan = worker().call("REPORT", values=client.pack_block(values),
-                                 target=_target(doc), source=source, taken=taken)
+                                 target=_target(doc), source=source, taken=taken,
+                                 exclude=_exclude(doc))
             write_report(doc, plan)
         except (SelectionError, client.WorkerError) as exc:
             _tell(self.ctx, doc, f"StratPD: {exc}")

@@ -60,11 +60,12 @@ def _chart(item: spreadsheet.Chart, report: spreadsheet.ReportSheet) -> dict[str
 
 def plan(
     values: Sequence[Sequence[Any]], target: Any = None, source: str = "",
-    taken: Sequence[str] = (),
+    taken: Sequence[str] = (), exclude: Any = None,
 ) -> dict[str, Any]:
     """Analyse the selection and say what to write where on the new sheet.
 
-    Parameters are those of :func:`stratpd_xl.spreadsheet.report_sheet`.
+    Parameters are those of :func:`stratpd_xl.spreadsheet.report_sheet`; ``exclude`` (the
+    names the document's ``StratPD_exclude`` holds) is its ``exclude`` setting.
 
     Returns
     -------
@@ -74,7 +75,8 @@ def plan(
         (``name``, ``kind``, titles, the anchor ``row``/``col``, the ``table`` as
         ``[row, col, height, width]`` and the charted ``columns``).
     """
-    report = spreadsheet.report_sheet(values, target=target, taken=taken, source=source)
+    report = spreadsheet.report_sheet(values, target=target, taken=taken, source=source,
+                                      exclude=exclude)
     blocks, formats, charts = [], [], []
     for item in report.items:
         if isinstance(item, spreadsheet.Cells):

@@ -62,8 +62,9 @@ FORMULAS: dict[str, Callable[..., Any]] = {
 
 def _formula(function: Callable[..., Any]) -> Callable[[dict[str, Any]], list[list[Any]]]:
     def answer(args: dict[str, Any]) -> list[list[Any]]:
-        data = unpack_block(args.pop("data", None))
-        out = function(data, **args)
+        # Any range argument comes packed (the data, a range of names to exclude).
+        args = {name: unpack_block(value) for name, value in args.items()}
+        out = function(args.pop("data", None), **args)
         return cells_for_calc(out.cells if isinstance(out, spreadsheet.FormulaResult) else out)
 
     return answer
