@@ -87,31 +87,42 @@ def _trim_to_used_range(selection: Any) -> Any:
     return selection.resize(rows, cols)
 
 
+def _name_value(book: Any, wanted: str, what: str) -> tuple[bool, Any]:
+    """``(found, value)`` of the workbook name ``wanted`` (a sheet-level one counts too): the
+    text of a text constant (``="price"``), else the value of the cells it refers to.
+
+    ``what`` ends the sentence for a name that refers to neither (a formula, a deleted range).
+    """
+    for name in book.names:
+        if name.name.split("!")[-1].casefold() != wanted.casefold():
+            continue
+        refers_to = (name.refers_to or "").strip()
+        if refers_to.startswith('="') and refers_to.endswith('"'):
+            return True, refers_to[2:-1].replace('""', '"')
+        try:
+            return True, name.refers_to_range.value
+        except Exception as exc:
+            raise StratPDInputError(
+                f"the name {wanted} refers to {refers_to}; let it refer to {what}"
+            ) from exc
+    return False, None
+
+
 def target_name(book: Any) -> str | None:
     """The target set by the workbook name ``StratPD_target``, or None when there is none.
 
     The name may refer to a text constant (``="price"``) or to a cell holding the column name;
     a sheet-level name (``Sheet1!StratPD_target``) counts as well.
     """
-    for name in book.names:
-        if name.name.split("!")[-1].casefold() != TARGET_NAME.casefold():
-            continue
-        refers_to = (name.refers_to or "").strip()
-        if refers_to.startswith('="') and refers_to.endswith('"'):
-            return refers_to[2:-1].replace('""', '"')
-        try:
-            value = name.refers_to_range.value
-        except Exception as exc:  # a name pointing at a formula or a deleted range
-            raise StratPDInputError(
-                f"the name {TARGET_NAME} refers to {refers_to}; let it refer to a cell holding "
-                'the target column\'s name or to a text such as ="price"'
-            ) from exc
-        if isinstance(value, list):
-            value = value[0] if value and not isinstance(value[0], list) else None
-        if value is None or not str(value).strip():
-            raise StratPDInputError(f"the cell named {TARGET_NAME} is empty; type the target there")
-        return str(value)
-    return None
+    found, value = _name_value(book, TARGET_NAME, "a cell holding the target column's name "
+                               'or to a text such as ="price"')
+    if not found:
+        return None
+    if isinstance(value, list):
+        value = value[0] if value and not isinstance(value[0], list) else None
+    if value is None or not str(value).strip():
+        raise StratPDInputError(f"the cell named {TARGET_NAME} is empty; type the target there")
+    return str(value)
 
 
 def excluded_names(book: Any) -> Any:
@@ -120,21 +131,8 @@ def excluded_names(book: Any) -> Any:
     The name may refer to a text constant (``="casual, registered"``) or to cells holding
     column names (a row or a column of them; blank cells are ignored).
     """
-    for name in book.names:
-        if name.name.split("!")[-1].casefold() != EXCLUDE_NAME.casefold():
-            continue
-        refers_to = (name.refers_to or "").strip()
-        if refers_to.startswith('="') and refers_to.endswith('"'):
-            return refers_to[2:-1].replace('""', '"')
-        try:
-            return name.refers_to_range.value
-        except Exception as exc:  # a name pointing at a formula or a deleted range
-            raise StratPDInputError(
-                f"the name {EXCLUDE_NAME} refers to {refers_to}; let it refer to cells holding "
-                'the names of the columns to leave out, or to a text such as ="casual, '
-                'registered"'
-            ) from exc
-    return None
+    return _name_value(book, EXCLUDE_NAME, "cells holding the names of the columns to leave "
+                       'out, or to a text such as ="casual, registered"')[1]
 
 
 def _literal(value: Any) -> Any:

@@ -135,26 +135,33 @@ def _selected_block(doc):
     return values, f"{sheet.getName()}.{selection.AbsoluteName.split('.')[-1]}"
 
 
-def _target(doc):
-    """The target set by the document's named range StratPD_target, or None."""
+def _named(doc, wanted, what):
+    """``(found, text, cells)`` of the document's named range ``wanted``: the text of a text
+    constant (``"price"``), else the cells it refers to; ``what`` ends the sentence for a name
+    that refers to neither."""
     names = doc.NamedRanges
     for name in names.getElementNames():
-        if name.casefold() != TARGET_NAME.casefold():
+        if name.casefold() != wanted.casefold():
             continue
         content = names.getByName(name).getContent().strip()
         if content.startswith('"') and content.endswith('"'):
-            return content[1:-1].replace('""', '"')
+            return True, content[1:-1].replace('""', '"'), None
         cells = names.getByName(name).getReferredCells()
         if cells is None:
-            raise SelectionError(
-                f"the name {TARGET_NAME} refers to {content}; let it refer to a cell holding "
-                "the target column's name")
+            raise SelectionError(f"the name {wanted} refers to {content}; let it refer to {what}")
+        return True, None, cells
+    return False, None, None
+
+
+def _target(doc):
+    """The target set by the document's named range StratPD_target, or None."""
+    found, text, cells = _named(doc, TARGET_NAME, "a cell holding the target column's name")
+    if cells is not None:
         text = cells.getCellByPosition(0, 0).getString().strip()
         if not text:
             raise SelectionError(
                 f"the cell named {TARGET_NAME} is empty; type the target there")
-        return text
-    return None
+    return text if found else None
 
 
 def _exclude(doc):
@@ -163,20 +170,11 @@ def _exclude(doc):
     It may hold a text (``"casual, registered"``) or refer to cells holding names (blank
     ones ignored); the worker matches them against the selection's header.
     """
-    names = doc.NamedRanges
-    for name in names.getElementNames():
-        if name.casefold() != EXCLUDE_NAME.casefold():
-            continue
-        content = names.getByName(name).getContent().strip()
-        if content.startswith('"') and content.endswith('"'):
-            return [content[1:-1].replace('""', '"')]
-        cells = names.getByName(name).getReferredCells()
-        if cells is None:
-            raise SelectionError(
-                f"the name {EXCLUDE_NAME} refers to {content}; let it refer to cells holding "
-                'the names of the columns to leave out, or to a text such as "casual, registered"')
+    found, text, cells = _named(doc, EXCLUDE_NAME, "cells holding the names of the columns "
+                                'to leave out, or to a text such as "casual, registered"')
+    if cells is not None:
         return [_plain(v) for row in cells.getDataArray() for v in row if v != ""]
-    return None
+    return [text] if found else None
 
 
 def _address(sheet_index, row, col, last_row, last_col):
