@@ -314,7 +314,7 @@ def _column_names(p: Parameter, value: Any) -> tuple[str, ...]:
 
     Blank cells are skipped and a name given twice counts once.  A text is kept whole here
     (a column may be called "Sales, EUR"); splitting a comma list needs the table's columns
-    (see :func:`stratpd_xl.engine._table.excluded_columns`).
+    (see :func:`stratpd_xl.engine.excluded_columns`).
     """
     if value is None or isinstance(value, str | numbers.Number):
         items: list[Any] = [value]

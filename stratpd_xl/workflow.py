@@ -249,9 +249,9 @@ def prepare(
         listed = " and ".join(f'"{c}"' for c in excluded)
         notes.append(f"left out {listed} as asked (exclude): not used to group the rows, nor "
                      "in the adjustment or a model")
-        from .engine._table import EXCLUDED
+        from . import engine
 
-        left_out = {**left_out, **dict.fromkeys(excluded, EXCLUDED)}
+        left_out = {**left_out, **dict.fromkeys(excluded, engine.EXCLUDED)}
     yes_no = yes_no_target(frame[target_name], target_name, positive)
     if yes_no is not None:
         notes.insert(0, f'"{target_name}" is a yes/no target: results are changes in '
@@ -263,13 +263,15 @@ def _excluded(frame: pd.DataFrame, target: str, given: Sequence[str],
               roles: Mapping[str, str]) -> list[str]:
     """The exact names of the columns to exclude, matched as typed (case, spaces and
     underscores ignored, like every other name); see
-    :func:`stratpd_xl.engine._table.excluded_columns` for the rules and the sentences."""
+    :func:`stratpd_xl.engine.excluded_columns` for the rules and the sentences."""
     if not given:
         return []
-    from .engine._table import excluded_columns
+    from . import engine
 
-    return excluded_columns([str(c) for c in frame.columns], target, given, roles,
-                            resolve=lambda text: resolve_column(frame, text, role="excluded"))
+    return engine.excluded_columns(
+        [str(c) for c in frame.columns], target, given, roles,
+        resolve=lambda text: resolve_column(frame, text, role="excluded"),
+    )
 
 
 def _with_categories(

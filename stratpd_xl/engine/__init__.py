@@ -1,15 +1,17 @@
 """The numbers: StratPD and CatStratPD (Parr & Wilson 2020).  No spreadsheet, no I/O."""
 
 from .._backend import get_backend, set_backend
-from ._table import column_kind
+from ._table import EXCLUDED, column_kind, excluded_columns
 from .api import Analysis, analyse, catstratpd, impact, partial_dependence, stratpd
 from .pairs import interactions, stratpd2
 
 __all__ = [
+    "EXCLUDED",
     "Analysis",
     "analyse",
     "catstratpd",
     "column_kind",
+    "excluded_columns",
     "get_backend",
     "impact",
     "interactions",
