@@ -1433,7 +1433,9 @@ def impact(
     DataFrame
         One row per feature, largest impact first: ``feature``, ``kind`` (``"numeric"`` or
         ``"categorical"``), ``impact`` (see :func:`analyse`; target units), ``share``
-        (impact / sum of impacts).  ``attrs`` holds ``target``, ``n_rows``, ``params`` and
-        ``skipped`` (features without a curve, with the reason).
+        (impact / sum of impacts).  ``attrs`` holds ``target``, ``n_rows``, ``params``,
+        ``skipped`` (features without a curve, with the reason) and ``left_out`` (columns
+        neither ranked nor used to group the rows: identifiers, and those named in
+        ``exclude=``).  Keywords are those of :func:`stratpd`.
     """
     return analyse(data, target, features, **kw).impact
