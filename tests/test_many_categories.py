@@ -206,3 +206,57 @@ def test_the_real_helper_ends_with_a_killed_command():
         if pid:
             _kill(pid)
         middle.stdout.close()
+
+
+def test_the_native_chart_plots_the_largest_categories_and_says_how_many_more(tmp_path):
+    # The picture was capped, but the native Excel chart still drew all 500 bars.
+    import re
+    import zipfile
+
+    from stratpd_xl.presentation.report import write_curve_workbook
+
+    data, _ = _levels(500, 5_000, seed=3)
+    result = sx.catstratpd(data, "y", "c", random_state=0, n_trials=3)
+    path = tmp_path / "c.xlsx"
+    write_curve_workbook(result, path)
+    with zipfile.ZipFile(path) as z:
+        chart = z.read("xl/charts/chart1.xml").decode()
+    spans = {(int(a), int(b)) for a, b in re.findall(r"\$(\d+):\$[A-Z]+\$(\d+)<", chart)}
+    assert spans and all(b - a + 1 == charts.MAX_BARS for a, b in spans)
+    assert f"{len(result) - charts.MAX_BARS:,} more in the table" in chart
+    assert "<c:errBars>" in chart
+    ws = openpyxl.load_workbook(path).active
+    (ref,) = [t.ref for t in ws.tables.values()]
+    assert len(ws[ref]) - 1 == len(result)  # the table keeps every category
+    # The chart's categories are the picture's, in hidden cells, held as text.
+    column = re.search(r"<c:cat><c:strRef><c:f>'?c'?!\$([A-Z]+)\$(\d+)", chart)
+    letter, first = column.group(1), int(column.group(2))
+    assert ws.column_dimensions[letter].hidden
+    shown, _ = charts.drawn_categories(result)
+    cells = [ws[f"{letter}{first + i}"] for i in range(charts.MAX_BARS)]
+    assert [c.value for c in cells] == [str(c) for c in shown["category"]]
+    assert all(c.data_type == "s" for c in cells)
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_the_native_impact_chart_plots_the_largest_features(tmp_path, shuffled):
+    import re
+    import zipfile
+
+    from stratpd_xl.presentation.report import write_impact_workbook
+
+    n = 100
+    impact = np.linspace(1000.0, 10.0, n)
+    ranking = pd.DataFrame({"feature": [f"f{i}" for i in range(n)], "kind": "numeric",
+                            "impact": impact[::-1] if shuffled else impact})
+    ranking["share"] = ranking["impact"] / ranking["impact"].sum()
+    ranking.attrs = {"target": "y", "n_rows": 500, "params": {}, "skipped": {}}
+    path = tmp_path / "impact.xlsx"
+    write_impact_workbook(ranking, path)
+    with zipfile.ZipFile(path) as z:
+        chart = z.read("xl/charts/chart1.xml").decode()
+    spans = {int(b) - int(a) + 1 for a, b in re.findall(r"\$(\d+):\$[A-Z]+\$(\d+)<", chart)}
+    # Sorted largest first (as the engine gives it): the 40 largest, and the axis says so.
+    # Sorted otherwise: every feature, rather than 40 called "the largest" that are not.
+    assert spans == ({n} if shuffled else {charts.MAX_BARS})
+    assert ("60 more in the table" in chart) is not shuffled

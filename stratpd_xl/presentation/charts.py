@@ -26,9 +26,12 @@ from .labels import (
     CATEGORICAL_COLOR,
     CURVE_COLOR,
     DENSITY_COLOR,
+    MAX_BARS,
     curve_title,
+    drawn_categories,
     impact_title,
     is_categorical,
+    left_out_note,
     share_fractions,
     value_label,
 )
@@ -53,9 +56,6 @@ _MAX_MARKERS = 30
 # Up to this many distinct x values each one gets its own stick in the density strip;
 # more than that and a histogram reads better.
 _MAX_STICKS = 40
-#: Most category bars a picture draws: the categories with the most rows (and the baseline).
-#: 10,000 labels drew as one black smear and took minutes; the table keeps every category.
-MAX_BARS = 40
 
 
 def _new_figure(width_in: float, height_in: float) -> Figure:
@@ -254,29 +254,6 @@ def _thousands(ax: Any, values: np.ndarray, axis: str = "y") -> None:
         target.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
 
 
-def drawn_categories(result: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """(the rows a picture shows, how many categories it leaves out) of a CatStratPD result.
-
-    Up to ``MAX_BARS`` categories are all drawn; beyond that the ones backed by the most rows
-    (ties: the larger effect), always with the baseline, in the result's order.
-    """
-    n = len(result)
-    if n <= MAX_BARS:
-        return result, 0
-    count = _column(result, "count")
-    count = np.zeros(n) if count is None else np.nan_to_num(count, nan=0.0)
-    effect = _column(result, "pd")
-    effect = np.zeros(n) if effect is None else np.nan_to_num(np.abs(effect), nan=0.0)
-    order = np.lexsort((-effect, -count))  # most rows first, then the larger effect
-    keep = list(order[:MAX_BARS])
-    baseline = result.attrs.get("baseline")
-    if baseline is not None and "category" in result.columns:
-        at = np.flatnonzero(result["category"].astype(str).to_numpy() == str(baseline))
-        if at.size and at[0] not in keep:
-            keep[-1] = at[0]
-    return result.iloc[np.sort(keep)], n - MAX_BARS
-
-
 def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
     ax = fig.subplots()
     result, left_out = drawn_categories(result)
@@ -321,8 +298,7 @@ def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
     feature = str(result.attrs.get("feature", "category"))
     if left_out:
         # Said in the picture itself: it travels without the table that lists them all.
-        feature += (f"\n(the {len(result)} categories with the most rows; "
-                    f"{left_out:,} more in the table)")
+        feature += f"\n({left_out_note(len(result), left_out)})"
     ax.set_xlabel(feature, **_PLAIN)
     ax.set_ylabel(_y_label(result), **_PLAIN)
     ax.grid(True, axis="y", color="#eeeeee", linewidth=0.8, zorder=0)

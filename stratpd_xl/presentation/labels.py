@@ -23,10 +23,13 @@ __all__ = [
     "CATEGORICAL_COLOR",
     "CURVE_COLOR",
     "DENSITY_COLOR",
+    "MAX_BARS",
     "curve_title",
     "decimals",
+    "drawn_categories",
     "impact_title",
     "is_categorical",
+    "left_out_note",
     "rows_ignored_note",
     "share_fractions",
     "value_label",
@@ -38,6 +41,11 @@ CURVE_COLOR = "#1F5F9F"
 BAND_COLOR = "#8FB4D9"
 DENSITY_COLOR = "#9A9A9A"
 CATEGORICAL_COLOR = "#D9822B"
+
+#: Most category bars a picture or a native chart draws: the categories with the most rows
+#: (and the baseline).  10,000 labels drew as one black smear and took minutes; the table
+#: keeps every category.
+MAX_BARS = 40
 
 #: Parameter -> (what it means in plain words, what "not set" means), for every sheet that
 #: lists the settings an answer was computed with.
@@ -248,3 +256,35 @@ def _tidy_sheet_name(name: str) -> str:
     while previous != name:
         previous, name = name, name.strip().strip("'")
     return name
+
+
+def drawn_categories(result: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """(the rows a picture or chart shows, how many categories it leaves out) of a
+    CatStratPD result.
+
+    Up to ``MAX_BARS`` categories are all drawn; beyond that the ones backed by the most rows
+    (ties: the larger effect), always with the baseline, in the result's order.
+    """
+    n = len(result)
+    if n <= MAX_BARS:
+        return result, 0
+
+    def numbers(name: str) -> np.ndarray:
+        if name not in result.columns:
+            return np.zeros(n)
+        values = pd.to_numeric(result[name], errors="coerce").to_numpy(dtype=float)
+        return np.nan_to_num(values, nan=0.0)
+
+    order = np.lexsort((-np.abs(numbers("pd")), -numbers("count")))  # most rows first
+    keep = list(order[:MAX_BARS])
+    baseline = result.attrs.get("baseline")
+    if baseline is not None and "category" in result.columns:
+        at = np.flatnonzero(result["category"].astype(str).to_numpy() == str(baseline))
+        if at.size and at[0] not in keep:
+            keep[-1] = at[0]
+    return result.iloc[np.sort(keep)], n - MAX_BARS
+
+
+def left_out_note(shown: int, left_out: int) -> str:
+    """What a category chart showing ``shown`` bars says of the ``left_out`` others."""
+    return f"the {shown} categories with the most rows; {left_out:,} more in the table"

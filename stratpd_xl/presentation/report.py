@@ -36,11 +36,14 @@ from .labels import (
     BAND_COLOR,
     CATEGORICAL_COLOR,
     CURVE_COLOR,
+    MAX_BARS,
     PLAIN_PARAMETERS,
     curve_title,
     decimals,
+    drawn_categories,
     impact_title,
     is_categorical,
+    left_out_note,
     rows_ignored_note,
     unique_sheet_names,
     value_label,
@@ -410,11 +413,13 @@ def _chart_text(text: object) -> str:
 
 
 def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, sheet: str,
-                 top: int, left: int, error_cols: tuple[int, int] | None = None) -> Any:
+                 top: int, left: int, error_cols: tuple[int, int] | None = None,
+                 left_out: int = 0) -> Any:
     """A native chart reading the curve table at (top, left) of ``sheet``.
 
     ``error_cols`` are the columns holding the error-bar lengths (minus, plus) of a
-    categorical chart, on the table's rows.
+    categorical chart, on the table's rows; ``left_out`` is how many categories the table
+    at (top, left) leaves out, said under the chart's category axis.
     """
     n = len(table)
     first, last = top + 1, top + max(n, 1)
@@ -444,7 +449,8 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
         chart.show_hidden_data()
         chart.set_legend({"none": True})
         # Tick labels at the bottom ("low"), not on the zero line among the bars.
-        chart.set_x_axis({"name": _chart_text(feature), "label_position": "low",
+        axis_name = f"{feature} ({left_out_note(n, left_out)})" if left_out else feature
+        chart.set_x_axis({"name": _chart_text(axis_name), "label_position": "low",
                           "num_font": {"rotation": -45} if n > 6 else {}})
     else:
         few = n <= 30
@@ -519,12 +525,22 @@ def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFram
     ws.set_column(0, 0, widths[0])
 
     error_cols = None
-    chart_col = last_col + 2
-    if is_categorical(result) and BAND_LOW in table.columns and BAND_HIGH in table.columns:
-        error_cols = _write_error_lengths(ws, fmts, table, table_top, last_col + 1)
-        widths.update({error_cols[0]: 0.0, error_cols[1]: 0.0})
-        chart_col = last_col + 4
-    chart = _curve_chart(wb.book, result, table, sheet, table_top, 0, error_cols)
+    chart_table, chart_left, left_out, free_col = table, 0, 0, last_col + 1
+    if is_categorical(result):
+        shown, left_out = drawn_categories(result)
+        if left_out:
+            # Thousands of bars are a smear: the chart plots its own copy of the largest
+            # categories, in hidden columns, and its axis says how many the table adds.
+            chart_table, chart_left = curve_table(shown), free_col
+            free_col = _write_hidden_columns(ws, fmts, chart_table.iloc[:, :2], table_top,
+                                             chart_left)
+        if BAND_LOW in table.columns and BAND_HIGH in table.columns:
+            error_cols = _write_error_lengths(ws, fmts, chart_table, table_top, free_col)
+            free_col = error_cols[1] + 1
+    widths.update({c: 0.0 for c in range(last_col + 1, free_col)})
+    chart_col = free_col + 1
+    chart = _curve_chart(wb.book, result, chart_table, sheet, table_top, chart_left,
+                         error_cols, left_out)
     wb.insert_chart(ws, table_top, chart_col, chart, (_CHART_W, _CHART_H), curve_title(result))
     return _Slot(ws, sheet, table_top + _rows_for(_CHART_H), chart_col, widths,
                  curve_title(result))
@@ -539,6 +555,18 @@ def _guess_widths(table: pd.DataFrame) -> list[float]:
     return [_column_width(str(c), table.iloc[:, j],
                           pd.api.types.is_datetime64_any_dtype(table.iloc[:, j]))
             for j, c in enumerate(table.columns)]
+
+
+def _write_hidden_columns(ws: Worksheet, fmts: _Formats, block: pd.DataFrame, top: int,
+                          col: int) -> int:
+    """Write ``block`` (headers and values) from (top, col) in hidden columns for a chart;
+    the first column after it is returned."""
+    for j, header in enumerate(block.columns):
+        ws.write_string(top, col + j, str(header), fmts.label)
+        for i, value in enumerate(block.iloc[:, j].tolist()):
+            _write_value(ws, top + 1 + i, col + j, value)
+    ws.set_column(col, col + len(block.columns) - 1, None, None, {"hidden": True})
+    return col + len(block.columns)
 
 
 def _write_error_lengths(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int,
@@ -605,15 +633,25 @@ def _impact_chart_height(n_features: int) -> int:
     return max(_CHART_H, 90 + 26 * n_features)
 
 
+def _impact_bars(table: pd.DataFrame) -> int:
+    """How many of the impact table's first rows its native chart plots: every one, or the
+    ``MAX_BARS`` largest when the table is longer and sorted largest first (as the engine
+    sorts it; a table sorted otherwise is plotted whole rather than mislabelled)."""
+    impact = pd.to_numeric(table["impact"], errors="coerce").fillna(-np.inf).to_numpy()
+    if len(table) <= MAX_BARS or np.any(np.diff(impact) > 0):
+        return len(table)
+    return MAX_BARS
+
+
 def _impact_chart(book: Workbook, ranking: pd.DataFrame, table: pd.DataFrame, sheet: str,
                   top: int) -> Any:
-    n = len(table)
+    n = _impact_bars(table)
     first, last = top + 1, top + max(n, 1)
     chart = book.add_chart({"type": "bar"})
     labels = [{"value": ("<1%" if 0 < s < 0.005 else f"{s:.0%}")} if math.isfinite(s)
-              else {"delete": True} for s in table["share"].to_numpy(dtype=float)]
+              else {"delete": True} for s in table["share"].to_numpy(dtype=float)[:n]]
     points = [{"fill": {"color": CATEGORICAL_COLOR if k == "categorical" else CURVE_COLOR}}
-              for k in table["kind"]]
+              for k in table["kind"][:n]]
     chart.add_series({
         "name": "impact",
         "categories": _ref(sheet, first, 0, last),
@@ -625,7 +663,10 @@ def _impact_chart(book: Workbook, ranking: pd.DataFrame, table: pd.DataFrame, sh
     # Bar charts draw the first category at the bottom; reversing puts the largest on top.
     # "crossing: max" keeps the value axis at the bottom once the categories are reversed.
     chart.set_y_axis({"reverse": True, "crossing": "max"})
-    chart.set_x_axis({"name": _chart_text(f"impact on {ranking.attrs.get('target', 'target')}"),
+    axis_name = f"impact on {ranking.attrs.get('target', 'target')}"
+    if n < len(table):
+        axis_name += f" (the {n} largest; {len(table) - n:,} more in the table)"
+    chart.set_x_axis({"name": _chart_text(axis_name),
                       "major_gridlines": {"visible": True, "line": {"color": "#E5E5E5"}}})
     chart.set_legend({"none": True})
     chart.set_title({"name": _chart_text(impact_title(ranking)),
@@ -676,7 +717,7 @@ def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFr
     ws.set_column(0, 0, widths[0])
     chart = _impact_chart(wb.book, ranking, table, sheet, table_top)
     chart_col = last_col + 2
-    chart_h = _impact_chart_height(len(table))
+    chart_h = _impact_chart_height(_impact_bars(table))
     wb.insert_chart(ws, table_top, chart_col, chart, (_CHART_W, chart_h),
                     impact_title(ranking))
     return _Slot(ws, sheet, table_top + _rows_for(chart_h), chart_col, widths,
