@@ -22,7 +22,13 @@ from stratpd_xl import _backend
 from stratpd_xl._backend import HAVE_NUMBA
 from stratpd_xl.engine import _stratify, _table, _tree
 from stratpd_xl.engine._stratify import canonical_labels
-from stratpd_xl.engine._tree import Tree, _apply_numba, _apply_numpy, _grow_numba, _grow_numpy
+from stratpd_xl.engine._tree import (
+    Tree,
+    _apply_numba,
+    _apply_numpy,
+    _grow_numba_tree,
+    _grow_numpy,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_numba = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
@@ -41,7 +47,7 @@ def _assert_same_tree(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, msl: int)
     """Same splits (node numbering differs: depth-first vs level-wise) and same leaves."""
     on_grid = np.zeros(y.shape)  # as fit_tree hands y to both growers
     on_grid[rows], step = _tree.exact_sum_grid(y[rows])
-    expected = Tree(*_grow_numba(xb, on_grid, rows, msl))
+    expected = _grow_numba_tree(xb, on_grid, rows, msl)
     got = _grow_numpy(xb, on_grid, rows, msl, step)
     assert got.feature.size == expected.feature.size
     assert _splits(got) == _splits(expected)
@@ -105,8 +111,16 @@ def test_numpy_grower_in_small_batches_of_features_gives_the_numba_tree(inputs, 
 @needs_numba
 @pytest.mark.parametrize("hist_cells_per_row", SEARCHES)
 @pytest.mark.parametrize("msl", [1, 3, 10])
-def test_numpy_grower_gives_the_numba_tree_on_larger_data(monkeypatch, msl, hist_cells_per_row):
+# The numba grower derives a large child's histogram from its parent's (from 2 rows up,
+# from SUBTRACT_ROWS up, or never), with one slot for waiting nodes' histograms or many.
+@pytest.mark.parametrize(("subtract_rows", "slot_bytes"),
+                         [(2, 1), (2, 1 << 30), (_tree.SUBTRACT_ROWS, _tree._SLOT_BYTES),
+                          (1 << 40, 1 << 30)])
+def test_numpy_grower_gives_the_numba_tree_on_larger_data(monkeypatch, msl, hist_cells_per_row,
+                                                          subtract_rows, slot_bytes):
     monkeypatch.setattr(_tree, "_HIST_CELLS_PER_ROW", hist_cells_per_row)
+    monkeypatch.setattr(_tree, "SUBTRACT_ROWS", subtract_rows)
+    monkeypatch.setattr(_tree, "_SLOT_BYTES", slot_bytes)
     rng = np.random.default_rng(msl)
     n = 5_000
     xb = rng.integers(0, 256, (n, 5)).astype(np.uint8)
@@ -218,6 +232,22 @@ def test_min_samples_leaf_is_respected_and_a_small_node_is_a_leaf(monkeypatch, b
 
 
 finite = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@needs_numba
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=200))
+def test_leaf_labels_are_the_same_from_both_backends(keys):
+    keys = np.array(keys, np.int64)
+    got = {}
+    for backend in ("numba", "numpy"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_stratify, "get_backend", lambda b=backend: b)
+            got[backend] = canonical_labels(keys)
+    np.testing.assert_array_equal(got["numba"], got["numpy"])
+    # Labels 0..k-1 in order of first appearance.
+    first = np.unique(keys, return_index=True)[1]
+    np.testing.assert_array_equal(got["numba"][np.sort(first)], np.arange(first.size))
 
 
 @settings(max_examples=200, deadline=None)

@@ -2,15 +2,33 @@
 
 Averaging over unique x uses difference arrays instead of the reference's
 |unique x| x |slopes| matrix: a slope over [x_a, x_b) adds itself at index a and removes
-itself at index b, and one cumulative sum gives every x's total.  Sorting dominates, so the
-whole step is O(n log n) time and O(n) memory.
+itself at index b, and one cumulative sum gives every x's total.  Sorting x dominates
+(O(n log n)); the rows are then ordered by leaf and x with two counting sorts (O(n)), once
+for any number of targets over the same strata (:meth:`SlopeField.for_target`).  Memory is
+O(n).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+
+from .._backend import get_backend, njit
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """The rows grouped by (leaf, unique x): what a slope field needs besides the target."""
+
+    order: np.ndarray  # rows sorted by leaf, then x (ties in row order)
+    start: np.ndarray  # first position in ``order`` of each (leaf, x) group
+    g_cnt: np.ndarray  # rows in each group
+    same: np.ndarray  # neighbouring groups in the same leaf (one slope each)
+    a: np.ndarray  # unique-x index where each slope starts
+    b: np.ndarray  # ... and where it ends
+    dx: np.ndarray  # ux[b] - ux[a]
 
 
 @dataclass(frozen=True)
@@ -24,9 +42,74 @@ class SlopeField:
     count: np.ndarray  # number of leaf slopes averaged at ux[k]
     n_ignored: int  # rows in leaves where x did not vary: no slope possible
     n_leaves: int
+    groups: _Groups = dataclasses.field(repr=False, compare=False)
+
+    def for_target(self, y: np.ndarray) -> SlopeField:
+        """The field of another target over the same x and strata (the plain target beside
+        an adjusted one): the rows' grouping is reused, only the slopes are taken again."""
+        slope = _mean_slopes(self.groups, y, self.ux.size, self.count)
+        return dataclasses.replace(self, slope=slope)
 
 
-def slope_field(x: np.ndarray, y: np.ndarray, leaf: np.ndarray) -> SlopeField:
+@njit
+def _counting_order(keys, n_keys, rows):  # pragma: no cover - compiled
+    # ``rows`` stably sorted by ``keys[rows]`` (0..n_keys-1): a counting sort, O(n + keys).
+    at = np.zeros(n_keys + 1, np.int64)
+    for i in range(rows.shape[0]):
+        at[keys[rows[i]] + 1] += 1
+    for k in range(n_keys):
+        at[k + 1] += at[k]
+    out = np.empty(rows.shape[0], np.int64)
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        out[at[keys[r]]] = r
+        at[keys[r]] += 1
+    return out
+
+
+@dataclass(frozen=True)
+class UniqueX:
+    """Distinct values of x and where each row sits among them, made once per feature."""
+
+    ux: np.ndarray  # distinct values, ascending
+    xi: np.ndarray  # each row's position in ux
+    by_x: np.ndarray | None  # rows in order of x, ties in row order (numba backend only)
+
+
+def unique_x(x: np.ndarray) -> UniqueX:
+    """:class:`UniqueX` of ``x``."""
+    ux, xi = np.unique(x, return_inverse=True)
+    xi = xi.reshape(-1).astype(np.int64, copy=False)
+    by_x = None
+    if get_backend() == "numba":
+        by_x = _counting_order(xi, ux.size, np.arange(xi.size, dtype=np.int64))
+    return UniqueX(ux, xi, by_x)
+
+
+def _leaf_x_order(leaf: np.ndarray, u: UniqueX) -> np.ndarray:
+    """Rows sorted by leaf, then x, ties in row order: the same permutation from both
+    backends (numba: a counting sort of the rows in x order by leaf, O(n))."""
+    if u.by_x is not None:
+        n_leaves = int(leaf.max()) + 1 if leaf.size else 0
+        return _counting_order(np.ascontiguousarray(leaf, np.int64), n_leaves, u.by_x)
+    return np.argsort(leaf.astype(np.int64) * u.ux.size + u.xi, kind="stable")
+
+
+def _mean_slopes(g: _Groups, y: np.ndarray, nux: int, count: np.ndarray) -> np.ndarray:
+    """Each unique x's mean over the leaf forward-difference slopes of ``y`` covering it."""
+    g_mean = np.add.reduceat(y[g.order], g.start) / g.g_cnt
+    slopes = (g_mean[1:] - g_mean[:-1])[g.same] / g.dx
+    # Difference arrays: each slope covers unique-x indices a .. b-1.
+    total = np.cumsum(
+        np.bincount(g.a, weights=slopes, minlength=nux + 1)
+        - np.bincount(g.b, weights=slopes, minlength=nux + 1)
+    )[:nux]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def slope_field(x: np.ndarray, y: np.ndarray, leaf: np.ndarray,
+                unique: UniqueX | None = None) -> SlopeField:
     """Leaf forward-difference slopes of ``y`` on ``x``, averaged at each unique ``x``.
 
     Parameters
@@ -35,36 +118,28 @@ def slope_field(x: np.ndarray, y: np.ndarray, leaf: np.ndarray) -> SlopeField:
         Feature and target, no missing values.
     leaf : int array (n,)
         Stratum of every row (0..n_leaves-1).
+    unique : UniqueX, optional
+        :func:`unique_x` of ``x``, when the caller has it already.
     """
     n = x.shape[0]
-    ux, xi = np.unique(x, return_inverse=True)
-    xi = xi.reshape(-1)
-    nux = ux.size
-    key = leaf.astype(np.int64) * nux + xi
-    order = np.argsort(key, kind="stable")
-    ks = key[order]
-    start = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+    u = unique_x(x) if unique is None else unique
+    ux, xi, nux = u.ux, u.xi, u.ux.size
+    order = _leaf_x_order(leaf, u)
+    key = leaf[order].astype(np.int64) * nux + xi[order]
+    start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
     g_cnt = np.diff(np.r_[start, n])
-    g_mean = np.add.reduceat(y[order], start) / g_cnt
-    g_leaf = ks[start] // nux
-    g_xi = ks[start] % nux
+    g_leaf = key[start] // nux
+    g_xi = key[start] % nux
     # Forward differences between neighbouring unique x inside the same leaf.
     same = g_leaf[1:] == g_leaf[:-1]
     a = g_xi[:-1][same]
     b = g_xi[1:][same]
-    slopes = (g_mean[1:] - g_mean[:-1])[same] / (ux[b] - ux[a])
+    groups = _Groups(order, start, g_cnt, same, a, b, ux[b] - ux[a])
     groups_per_leaf = np.bincount(g_leaf)
     n_ignored = int(g_cnt[groups_per_leaf[g_leaf] == 1].sum())
-    # Difference arrays: each slope covers unique-x indices a .. b-1.
-    total = np.cumsum(
-        np.bincount(a, weights=slopes, minlength=nux + 1)
-        - np.bincount(b, weights=slopes, minlength=nux + 1)
-    )[:nux]
     count = np.cumsum(np.bincount(a, minlength=nux + 1) - np.bincount(b, minlength=nux + 1))[:nux]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
-    return SlopeField(ux, np.bincount(xi, minlength=nux), xi, mean, count, n_ignored,
-                      int(groups_per_leaf.size))
+    return SlopeField(ux, np.bincount(xi, minlength=nux), xi, _mean_slopes(groups, y, nux, count),
+                      count, n_ignored, int(groups_per_leaf.size), groups)
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,15 @@ Split rule (identical in both backends, so they give the same partition):
   splits of discrete columns and change the strata;
 * a best reduction that is negligible against the node's squared error means a leaf.
 
+The numba grower works depth-first on a copy of the fitted rows kept in node order (a
+node's rows are contiguous, so its histogram reads memory in sequence), and scans only the
+smaller child of a split: the larger child's histogram is its parent's minus the smaller's.
+
 Both backends must choose the same splits, to the last bit of every gain.  ``fit_tree``
 rounds y to a grid on which every sum of y is exact (:func:`exact_sum_grid`), so the
-histogram sums do not depend on the order of the additions; the one order-dependent
-sum, of y squared for the purity test, runs in ascending row order in both.
+histogram sums do not depend on the order of the additions (nor on subtracting them); the
+one order-dependent sum, of y squared for the purity test, runs in ascending row order in
+both.
 """
 
 from __future__ import annotations
@@ -60,29 +65,88 @@ def _is_pure(sum_y: float, sum_y2: float, m: int) -> bool:
 _is_pure_nb = njit(_is_pure)
 
 
+# Smallest larger child whose histogram is the parent's minus its sibling's; below it,
+# scanning its rows costs less than a pass over the bins.
+SUBTRACT_ROWS = 256
+# Memory for the histograms kept for nodes waiting on the depth-first stack (the larger
+# child's is derived from its parent's, the smaller's scanned; derived ones need a slot).
+_SLOT_BYTES = 8 << 20
+
+
+def _grow_numba_tree(xb: np.ndarray, y: np.ndarray, rows: np.ndarray,
+                     min_samples_leaf: int) -> Tree:
+    """The numba grower with its work sizes: histogram slots within ``_SLOT_BYTES``."""
+    per_slot = max(xb.shape[1], 1) * N_BINS * 16
+    n_slots = int(min(64, max(1, _SLOT_BYTES // per_slot)))
+    return Tree(*_grow_numba(xb, y, rows, min_samples_leaf, n_slots, SUBTRACT_ROWS))
+
+
 @njit
-def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
+def _scan(xs, ys, lo, hi, cnt, sm, bmin, bmax, slot):  # pragma: no cover - compiled
+    # Histogram of rows lo..hi into ``slot``, and each feature's lowest and highest bin.
+    p = xs.shape[1]
+    for f in range(p):
+        bmin[slot, f] = N_BINS
+        bmax[slot, f] = -1
+    for i in range(lo, hi):
+        v = ys[i]
+        for f in range(p):
+            b = np.int64(xs[i, f])
+            cnt[slot, f, b] += 1
+            sm[slot, f, b] += v
+            if b < bmin[slot, f]:
+                bmin[slot, f] = b
+            if b > bmax[slot, f]:
+                bmax[slot, f] = b
+
+
+@njit
+def _clear(cnt, sm, bmin, bmax, slot):  # pragma: no cover - compiled
+    # Zero the bins ``slot`` used, so the slot is all zeros again.
+    for f in range(cnt.shape[1]):
+        for t in range(bmin[slot, f], bmax[slot, f] + 1):
+            cnt[slot, f, t] = 0
+            sm[slot, f, t] = 0.0
+
+
+@njit
+def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragma: no cover
     n_fit = rows.shape[0]
     p = xb.shape[1]
-    max_nodes = 2 * (n_fit // max(min_samples_leaf, 1)) + 3
+    msl = max(min_samples_leaf, 1)
+    max_nodes = 2 * (n_fit // msl) + 3
     feature = np.full(max_nodes, -1, np.int64)
     threshold = np.zeros(max_nodes, np.int64)
     left = np.full(max_nodes, -1, np.int64)
     right = np.full(max_nodes, -1, np.int64)
-    idx = rows.copy()
-    buf = np.empty(n_fit, np.int64)
-    cnt = np.zeros((p, N_BINS), np.int64)
-    sm = np.zeros((p, N_BINS), np.float64)
-    bmin = np.empty(p, np.int64)
-    bmax = np.empty(p, np.int64)
+    # The fitted rows' bins and targets, copied in node order: a node's rows are contiguous
+    # (and ascending by row inside it), so its histogram reads memory in sequence.
+    xs = np.empty((n_fit, p), np.uint8)
+    ys = np.empty(n_fit, np.float64)
+    for i in range(n_fit):
+        r = rows[i]
+        ys[i] = y[r]
+        for f in range(p):
+            xs[i, f] = xb[r, f]
+    xbuf = np.empty((n_fit, p), np.uint8)
+    ybuf = np.empty(n_fit, np.float64)
+    # Histogram slots: the last one is scratch; the others hold pending nodes' histograms.
+    cnt = np.zeros((n_slots + 1, p, N_BINS), np.int64)
+    sm = np.zeros((n_slots + 1, p, N_BINS), np.float64)
+    bmin = np.empty((n_slots + 1, p), np.int64)
+    bmax = np.empty((n_slots + 1, p), np.int64)
+    scratch = n_slots
+    free = np.arange(n_slots - 1, -1, -1)
+    n_free = n_slots
     gains = np.empty((p, N_BINS), np.float64)
     stack_node = np.empty(max_nodes, np.int64)
     stack_lo = np.empty(max_nodes, np.int64)
     stack_hi = np.empty(max_nodes, np.int64)
-    # Depth-first; a leaf holds at least min_samples_leaf rows, so at most 2n/msl nodes.
+    stack_slot = np.empty(max_nodes, np.int64)
     stack_node[0] = 0
     stack_lo[0] = 0
     stack_hi[0] = n_fit
+    stack_slot[0] = -1
     top = 1
     n_nodes = 1
     while top > 0:
@@ -90,40 +154,37 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
         nid = stack_node[top]
         lo = stack_lo[top]
         hi = stack_hi[top]
+        slot = stack_slot[top]
         m = hi - lo
-        if m < 2 * min_samples_leaf or m < 2:  # m < 2: nothing to split (and no 0/0)
-            continue
+        if m < 2 * msl or m < 2:
+            continue  # never given a slot
         s_y = 0.0
         s_y2 = 0.0
         for i in range(lo, hi):
-            v = y[idx[i]]
+            v = ys[i]
             s_y += v
             s_y2 += v * v
         if _is_pure_nb(s_y, s_y2, m):
+            if slot >= 0:
+                _clear(cnt, sm, bmin, bmax, slot)
+                free[n_free] = slot
+                n_free += 1
             continue
+        if slot < 0:
+            if n_free > 0:
+                n_free -= 1
+                slot = free[n_free]
+            else:
+                slot = scratch
+            _scan(xs, ys, lo, hi, cnt, sm, bmin, bmax, slot)
         mean = s_y / m
         best_gain = 0.0
-        # One pass over the node's rows fills every feature's histogram (row-major reads);
-        # only the bins a node touches are scanned and cleared, so small nodes stay cheap.
-        bmin[:] = N_BINS
-        bmax[:] = -1
-        for i in range(lo, hi):
-            r = idx[i]
-            v = y[r]
-            for f in range(p):
-                b = np.int64(xb[r, f])
-                cnt[f, b] += 1
-                sm[f, b] += v
-                if b < bmin[f]:
-                    bmin[f] = b
-                if b > bmax[f]:
-                    bmax[f] = b
         for f in range(p):
             cl = 0
             sl = 0.0
-            for t in range(bmin[f], bmax[f]):
-                cl += cnt[f, t]
-                sl += sm[f, t]
+            for t in range(bmin[slot, f], bmax[slot, f]):
+                cl += cnt[slot, f, t]
+                sl += sm[slot, f, t]
                 cr = m - cl
                 gain = -1.0
                 if cl >= min_samples_leaf and cr >= min_samples_leaf:
@@ -132,63 +193,125 @@ def _grow_numba(xb, y, rows, min_samples_leaf):  # pragma: no cover - compiled
                     if gain > best_gain:
                         best_gain = gain
                 gains[f, t] = gain
-            for t in range(bmin[f], bmax[f] + 1):
-                cnt[f, t] = 0
-                sm[f, t] = 0.0
         if not best_gain > 1e-12 * (s_y2 - s_y * mean):
+            _clear(cnt, sm, bmin, bmax, slot)
+            if slot != scratch:
+                free[n_free] = slot
+                n_free += 1
             continue
-        # First candidate (feature, then threshold) that ties with the best.
         best_f = -1
         best_t = -1
         bar = best_gain * (1.0 - TIE)
         for f in range(p):
-            for t in range(bmin[f], bmax[f]):
+            for t in range(bmin[slot, f], bmax[slot, f]):
                 if gains[f, t] >= bar:
                     best_f = f
                     best_t = t
                     break
             if best_f >= 0:
                 break
-        # Stable partition keeps ascending row order inside both children.
         nl = 0
         nr = 0
         for i in range(lo, hi):
-            r = idx[i]
-            if xb[r, best_f] <= best_t:
-                idx[lo + nl] = r
+            if xs[i, best_f] <= best_t:
+                if nl != i - lo:
+                    for f in range(p):
+                        xs[lo + nl, f] = xs[i, f]
+                    ys[lo + nl] = ys[i]
                 nl += 1
             else:
-                buf[nr] = r
+                for f in range(p):
+                    xbuf[nr, f] = xs[i, f]
+                ybuf[nr] = ys[i]
                 nr += 1
         for k in range(nr):
-            idx[lo + nl + k] = buf[k]
+            for f in range(p):
+                xs[lo + nl + k, f] = xbuf[k, f]
+            ys[lo + nl + k] = ybuf[k]
         feature[nid] = best_f
         threshold[nid] = best_t
         left[nid] = n_nodes
         right[nid] = n_nodes + 1
+        # The children's histograms: the smaller one's from its rows, the larger one's as
+        # the parent's minus the smaller's (exact: counts are integers and sums of y lie
+        # on a grid where every sum is exact, see exact_sum_grid).
+        slot_l = -1
+        slot_r = -1
+        big = max(nl, nr)
+        if big >= 2 * msl and big >= subtract_rows and slot != scratch:
+            small_left = nl < nr
+            s_lo = lo if small_left else lo + nl
+            s_hi = lo + nl if small_left else hi
+            small_m = s_hi - s_lo
+            keep_small = small_m >= 2 * msl and n_free > 0
+            if keep_small:
+                n_free -= 1
+                s_slot = free[n_free]
+            else:
+                s_slot = scratch
+            _scan(xs, ys, s_lo, s_hi, cnt, sm, bmin, bmax, s_slot)
+            for f in range(p):
+                lo_b = bmax[slot, f] + 1
+                hi_b = -1
+                for t in range(bmin[slot, f], bmax[slot, f] + 1):
+                    c = cnt[slot, f, t] - cnt[s_slot, f, t]
+                    cnt[slot, f, t] = c
+                    sm[slot, f, t] -= sm[s_slot, f, t]
+                    if c > 0:
+                        if t < lo_b:
+                            lo_b = t
+                        hi_b = t
+                    else:
+                        sm[slot, f, t] = 0.0  # only the range is cleared later
+                # Bins outside the new range are empty: they hold zeros already.
+                bmin[slot, f] = lo_b
+                bmax[slot, f] = hi_b
+            if not keep_small:
+                _clear(cnt, sm, bmin, bmax, scratch)
+                s_slot = -1
+            if small_left:
+                slot_l, slot_r = s_slot, slot
+            else:
+                slot_l, slot_r = slot, s_slot
+        else:
+            _clear(cnt, sm, bmin, bmax, slot)
+            if slot != scratch:
+                free[n_free] = slot
+                n_free += 1
         stack_node[top] = n_nodes + 1
         stack_lo[top] = lo + nl
         stack_hi[top] = hi
+        stack_slot[top] = slot_r
         top += 1
         stack_node[top] = n_nodes
         stack_lo[top] = lo
         stack_hi[top] = lo + nl
+        stack_slot[top] = slot_l
         top += 1
         n_nodes += 2
     return feature[:n_nodes], threshold[:n_nodes], left[:n_nodes], right[:n_nodes]
 
-
 @njit
 def _apply_numba(xb, rows, feature, threshold, left, right, root=0):  # pragma: no cover
+    n_nodes = feature.shape[0]
+    # One record per node (feature, threshold, left, right): one cache line per step down.
+    node_rec = np.empty((n_nodes, 4), np.int64)
+    for k in range(n_nodes):
+        node_rec[k, 0] = feature[k]
+        node_rec[k, 1] = threshold[k]
+        node_rec[k, 2] = left[k]
+        node_rec[k, 3] = right[k]
     out = np.empty(rows.shape[0], np.int64)
     for i in range(rows.shape[0]):
         r = rows[i]
         node = root
-        while feature[node] >= 0:
-            if xb[r, feature[node]] <= threshold[node]:
-                node = left[node]
+        f = node_rec[node, 0]
+        while f >= 0:
+            if xb[r, f] <= node_rec[node, 1]:
+                node = node_rec[node, 2]
             else:
-                node = right[node]
+                node = node_rec[node, 3]
+            f = node_rec[node, 0]
         out[i] = node
     return out
 
@@ -749,7 +872,7 @@ def fit_forest(xb: np.ndarray, y: np.ndarray, row_sets: list[np.ndarray],
         if i not in grown:
             trees.append(Tree(*(np.array([v], np.int64) for v in (-1, 0, -1, -1))))
         elif get_backend() == "numba":
-            trees.append(Tree(*_grow_numba(xb, on_grid, rows, msl)))
+            trees.append(_grow_numba_tree(xb, on_grid, rows, msl))
         else:
             trees.append(_grow_numpy(xb, on_grid, rows, msl, steps[i : i + 1]))
     return _join(trees)

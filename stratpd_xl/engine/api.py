@@ -24,7 +24,7 @@ from ..yesno import POINTS, yes_no_target
 from ._adjust import ROWS_PER_COEF, Adjustment, fit_adjustment, numeric_basis
 from ._categorical import category_effects
 from ._groups import curves_by_group
-from ._numeric import curve_on_grid, integrate, slope_field
+from ._numeric import curve_on_grid, integrate, slope_field, unique_x
 from ._stratify import stratify
 from ._summary import summarise
 from ._table import (
@@ -239,16 +239,15 @@ RISE_PERCENTILES = (10, 90)
 STRIP_BARS = 40
 
 
-def _data_strip(x: np.ndarray) -> dict[str, Any]:
-    """How many rows have each value of ``x`` (the rows within the curve's range), for the
-    strip under a curve.
+def _data_strip(values: np.ndarray, counts: np.ndarray) -> dict[str, Any]:
+    """How many rows have each value (the distinct ``values``, ascending, of the rows within
+    the curve's range, and the rows at each, ``counts``), for the strip under a curve.
 
     Up to :data:`STRIP_BARS` distinct values: one bar per value (``values``, ``count``), so a
     value with rows always has a bar (a last year with no slope still has rows).  More:
     ``edges`` of :data:`STRIP_BARS` bins; whole numbers get bins a whole number of values
     wide, centred on them, so ages do not alias into alternating tall and short bars.
     """
-    values, counts = np.unique(x, return_counts=True)
     if values.size <= STRIP_BARS:
         return {"values": values.tolist(), "count": counts.tolist()}
     lo, hi = float(values[0]), float(values[-1])
@@ -256,9 +255,10 @@ def _data_strip(x: np.ndarray) -> dict[str, Any]:
         width = math.ceil((hi - lo + 1) / STRIP_BARS)
         edges = np.arange(lo - 0.5, hi + 0.5 + width, width)
     else:
-        edges = np.histogram_bin_edges(x, bins=STRIP_BARS)
-    hist, edges = np.histogram(x, bins=edges)
-    return {"edges": edges.tolist(), "count": hist.tolist()}
+        edges = np.histogram_bin_edges(values, bins=STRIP_BARS)
+    # The distinct values weighted by their rows: the rows' histogram without the rows.
+    hist, edges = np.histogram(values, bins=edges, weights=counts)
+    return {"edges": edges.tolist(), "count": hist.astype(np.int64).tolist()}
 
 
 def _probability_limits(table: Table, y: np.ndarray) -> tuple[float, float] | None:
@@ -797,7 +797,7 @@ def _stratpd_table(
     r2 = np.nan if adj is None else adj.r2
     part = None if adj is None else adj.part
     y_slopes = rows.y if part is None else rows.y - part
-    field_ = slope_field(x, y_slopes, leaf)
+    field_ = slope_field(x, y_slopes, leaf, unique_x(x))
     curve = integrate(field_, p.min_slopes_per_x)
     if curve is None:
         if field_.ux.size <= 2:  # a 0/1 column: two values make a comparison, not a curve
@@ -893,12 +893,13 @@ def _stratpd_table(
     if leak:
         warnings_.append(leak)
     if part is not None:
-        plain = integrate(slope_field(x, rows.y, leaf), p.min_slopes_per_x)
+        plain = integrate(field_.for_target(rows.y), p.min_slopes_per_x)
         note = None if plain is None else _reversed_rise(feature, x, curve, plain)
         if note:
             warnings_.append(note)
     warnings_ += _gap_warnings(table, feature, NUMERIC, rows.index, part is not None)
     dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
+    strip = (field_.ux >= curve.x[0]) & (field_.ux <= curve.x[-1])
     note = None if dates else _code_like(feature, field_.ux * x_scale, curve.pd)
     if note:
         warnings_.append(note)
@@ -907,7 +908,7 @@ def _stratpd_table(
         n_unique_x=int(field_.ux.size), n_points_full=n_full, within_strata_share=share,
         rise=rise, **_adjust_attrs(adj),
         **({} if dates else {"strip": _data_strip(
-            x[(x >= curve.x[0]) & (x <= curve.x[-1])] * x_scale)}),
+            field_.ux[strip] * x_scale, field_.ux_rows[strip])}),
         warnings=warnings_,
     )
     if not row_pd:
