@@ -38,6 +38,25 @@ def test_each_curve_of_an_analysis_is_the_curve_of_that_feature_alone(table, ord
         pd.testing.assert_frame_equal(result.curves[name], alone, check_exact=True)
 
 
+def test_the_features_of_a_table_without_gaps_share_one_design(monkeypatch):
+    # No gaps: every feature takes its columns of one design of all columns, and its curve
+    # is still the one it gets alone, to the bit.
+    from stratpd_xl.engine import api
+
+    data = body_weight(n=1500, seed=6)
+    data["noise"] = np.random.default_rng(2).normal(size=len(data))
+    made = []
+    real = api._design_of
+    monkeypatch.setattr(api, "_design_of", lambda *a: made.append(1) or real(*a))
+    result = sx.analyse(data, "weight", random_state=3)
+    assert not made and len(result.curves) == len(data.columns) - 1
+    for name, curve in result.curves.items():
+        alone = sx.partial_dependence(data, "weight", name, random_state=3)
+        assert alone.attrs["adjusted"]
+        pd.testing.assert_frame_equal(curve, alone, check_exact=True)
+    assert made  # the curves alone made their own
+
+
 def _peak_bytes(columns: int, rows: int = 300) -> int:
     import tracemalloc
 

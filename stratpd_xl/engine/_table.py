@@ -167,7 +167,8 @@ class Table:
     # (block, has missing values), or None for a column the adjustment leaves out.
     linear_blocks: dict[str, Any] = field(default_factory=dict)
     # The standardised design of all those columns for the last set of rows it was made for:
-    # (key of the rows, design); every feature's fit with the same rows reuses it.
+    # (key of the rows, design or None when it cannot be shared); every feature's fit with
+    # the same rows takes its columns from it.  None: not shared (a single curve).
     linear_design: tuple[bytes, Any] | None = None
     _fingerprints: dict[str, bytes] = field(default_factory=dict)
     # Columns left out of the strata and the adjustment -> the sentence saying why.

@@ -7,6 +7,7 @@ made; plotting and spreadsheets live elsewhere (``stratpd_xl.presentation``,
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -557,10 +558,22 @@ def _others_design(
         return None, f"fewer than {ROWS_PER_COEF} rows per coefficient"
     if n * width > MAX_ADJUST_CELLS:
         return None, f"more than {MAX_ADJUST_CELLS:,} cells (rows x columns)"
+    # Shared by the features of an analysis (see _each_feature); a lone curve makes its own.
+    shared = None if table.linear_design is None else _shared_design(table, index)
+    if shared is not None:
+        names, spans, design = shared
+        keep = np.concatenate([np.arange(*spans[c]) for c in names if c != feature])
+        return np.take(design, keep, axis=1), ""  # row-major, as a design made alone
+    return _design_of(blocks, index, own), ""
+
+
+def _design_of(blocks: list[tuple[str, _Compact]], index: np.ndarray,
+               own: np.ndarray) -> np.ndarray:
+    """The design of ``blocks`` for ``index`` rows (see :func:`_others_design`)."""
     parts = [_expand(b, index) for _, b in blocks]
     # Columns in an order set by the values used, not by names or unused rows, so renaming,
     # reordering or blanking another row's cell changes no bit of the result.
-    parts.sort(key=lambda a: (a.shape[1], float(np.nansum(a)), float(np.nansum(a**2))))
+    parts.sort(key=_part_order)
     z = np.column_stack(parts)
     del parts
     gaps = np.isnan(z)
@@ -569,10 +582,71 @@ def _others_design(
         means = np.nan_to_num(np.nanmean(z, axis=0))
     if gaps.any():
         _fill_along(z, gaps, own - own.mean(axis=0), means)
-    z -= z.mean(axis=0)
-    scale = z.std(axis=0)
-    z /= np.where(scale > 0, scale, 1.0)
-    return z, ""
+    _standardise_columns(z)
+    return z
+
+
+def _standardise_columns(z: np.ndarray) -> None:
+    """Centre and scale every column of ``z`` in place (a constant column is only centred).
+
+    Column by column, so that a column's numbers do not depend on which others stand
+    beside it (numpy's sums over an axis of a 2-D array may), as a design shared by the
+    features of an analysis needs.
+    """
+    for j in range(z.shape[1]):
+        column = z[:, j]
+        column -= column.mean()
+        scale = column.std()
+        if scale > 0:
+            column /= scale
+
+
+def _shared_design(table: Table, index: np.ndarray
+                   ) -> tuple[list[str], dict[str, tuple[int, int]], np.ndarray] | None:
+    """The design of every column the adjustment can use, for ``index`` rows, made once per
+    table and set of rows: each feature's design is its columns but the feature's own.
+
+    Only when none of those columns has a gap in these rows (gaps are filled along each
+    feature) and the whole design fits in ``MAX_ADJUST_CELLS``.  Every column is centred
+    and scaled on its own (:func:`_standardise_columns`), so a feature's columns taken from
+    it hold the same numbers as its design made alone.  Returns the columns in design
+    order, each one's span of design columns, and the design; None when it cannot be
+    shared.
+    """
+    key = b"all" if index.size == len(table.frame) else hashlib.blake2b(
+        index.tobytes(), digest_size=16).digest()
+    cached = table.linear_design
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    blocks = [(c, _compact(table, c)) for c in table.columns]
+    blocks = [(c, b) for c, b in blocks if b.width > 0]
+    width = sum(b.width for _, b in blocks)
+    shared = None
+    if width and index.size * width <= MAX_ADJUST_CELLS and not any(
+            _has_gap(b, index) for _, b in blocks):
+        parts = [(c, _expand(b, index)) for c, b in blocks]
+        # The order _design_of gives them: by the values used (see there).
+        parts.sort(key=lambda ca: _part_order(ca[1]))
+        spans, at = {}, 0
+        for c, a in parts:
+            spans[c] = (at, at + a.shape[1])
+            at += a.shape[1]
+        design = np.column_stack([a for _, a in parts])
+        del parts
+        _standardise_columns(design)
+        shared = (list(spans), spans, design)
+    # Another thread may make the same design meanwhile: the same numbers, made twice.
+    table.linear_design = (key, shared)
+    return shared
+
+
+def _has_gap(block: _Compact, index: np.ndarray) -> bool:
+    values = block.values[index]
+    return bool(np.isnan(values).any() if not block.categorical else (values < 0).any())
+
+
+def _part_order(a: np.ndarray) -> tuple[int, float, float]:
+    return a.shape[1], float(np.nansum(a)), float(np.nansum(a**2))
 
 
 def _fill_along(z: np.ndarray, gaps: np.ndarray, own: np.ndarray, means: np.ndarray) -> None:
@@ -1399,6 +1473,10 @@ def _each_feature(
     which runs first.  Features not yet started are cancelled when the caller stops
     early (a progress callback that raises).
     """
+    if p.adjust and len(names) > 1:
+        # The adjustment's design of every column, shared by the features (each takes all
+        # columns but its own), made before any thread reads it.
+        _shared_design(table, np.arange(len(table.frame)))
     if (len(names) < 2 or table.y.size < _backend.PARALLEL_ROWS
             or not _backend.can_start_threads()):
         for f in names:
@@ -1410,11 +1488,8 @@ def _each_feature(
     # pass (measured at 100,000 rows x 10 columns: 10 % faster than features one at a time
     # with threaded trees; four threads were slower than either).
     tree_threads = _backend.get_backend() == "numba"
-    # Every column's bins, and the linear design of all rows, before the threads share them.
+    # Every column's bins before the threads share them.
     table.bin_columns(table.columns)
-    if p.adjust:
-        for c in table.columns:
-            _compact(table, c)
     pool = ThreadPoolExecutor(max_workers=2)
     try:
         futures = [pool.submit(_run, table, f, None, p, True, tree_threads) for f in names]
