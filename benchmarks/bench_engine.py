@@ -11,9 +11,10 @@ memory cannot leak into the next.  Time is wall-clock seconds of the call alone,
 ``--repeat`` calls after one warm-up call on small data (numba compilation and cache loading
 are measured separately in the "first call" rows).  Memory is the peak resident set during
 the call above the resident set just before it (Linux ``VmHWM`` after resetting it through
-``/proc/self/clear_refs``).  Accuracy is the RMSE of the curve against the known truth,
-both mean-centred, divided by the truth's range (numeric), or the RMSE of the category
-effects (categorical).  The worker uses only numpy and pandas besides the library under
+``/proc/self/clear_refs``).  The load average is printed under the table: on a shared
+machine the seconds mean little without it.  Accuracy is the RMSE of the curve against the
+known truth, both mean-centred, divided by the truth's range (numeric), or the RMSE of the
+category effects (categorical).  The worker uses only numpy and pandas besides the library under
 test, so the same code drives stratx in its own venv.
 """
 
@@ -94,10 +95,10 @@ def _measure(call, repeat: int) -> dict:
     return {"seconds": best, "peak_mb": peak, "total_mb": _rss_mb("VmHWM"), "out": out}
 
 
-def _ours_numeric(df, target, feature, msl):
+def _ours_numeric(df, target, feature, msl, adjust=True):
     import stratpd_xl as sx
 
-    r = sx.stratpd(df, target, feature, min_samples_leaf=msl, random_state=0)
+    r = sx.stratpd(df, target, feature, min_samples_leaf=msl, random_state=0, adjust=adjust)
     return r["x"].to_numpy(float), r["pd"].to_numpy()
 
 
@@ -127,21 +128,26 @@ def _stratx_categorical(df, target, feature, msl):
     return cats, avg[cats]
 
 
-def _ours_impact(df, target, feature, msl):
+def _ours_impact(df, target, feature, msl, adjust=True):
     import stratpd_xl as sx
 
-    r = sx.impact(df, target, min_samples_leaf=msl, random_state=0)
+    r = sx.impact(df, target, min_samples_leaf=msl, random_state=0, adjust=adjust)
     return r["feature"].to_numpy(), r["impact"].to_numpy()
 
 
 def worker(case: str, impl: str, n: int, repeat: int, msl: int) -> dict:
-    """Run one case in this process and return its measurements."""
+    """Run one case in this process and return its measurements.
+
+    A case ending in ``:plain`` runs with ``adjust=False`` (no adjustment for the others).
+    """
+    adjust = not case.endswith(":plain")
+    case = case.removesuffix(":plain")
     if case == "impact":
         # The impact ranking of all 9 features of the numeric table (x and 8 others).
         warm_df = numeric_data(2000, seed=1)[0]
         df, target, _ = numeric_data(n)
-        _ours_impact(warm_df, target, None, msl)
-        res = _measure(lambda: _ours_impact(df, target, None, msl), repeat)
+        _ours_impact(warm_df, target, None, msl, adjust)
+        res = _measure(lambda: _ours_impact(df, target, None, msl, adjust), repeat)
         names, values = res.pop("out")
         res["accuracy"] = float(list(names).index("x"))
         res["accuracy_label"] = "rank of x (0 = first)"
@@ -157,8 +163,9 @@ def worker(case: str, impl: str, n: int, repeat: int, msl: int) -> dict:
         df, effect = categorical_data(n, levels)
         target, feature = "y", "cat"
         fn = _ours_categorical if impl == "ours" else _stratx_categorical
-    fn(warm_df, target, feature if numeric else "cat", msl)  # compile / load caches
-    res = _measure(lambda: fn(df, target, feature, msl), repeat)
+    extra = (adjust,) if impl == "ours" and numeric else ()
+    fn(warm_df, target, feature if numeric else "cat", msl, *extra)  # compile / load caches
+    res = _measure(lambda: fn(df, target, feature, msl, *extra), repeat)
     x, pdv = res.pop("out")
     if numeric:
         truth = numeric_truth(x)
@@ -231,12 +238,15 @@ def main() -> None:
         ("numeric, 10 columns", "numeric", 30_000 // scale, True, "> 100x faster, <= 300 MB"),
         ("numeric, 10 columns", "numeric", 100_000 // scale, False, "(stratx: MemoryError)"),
         ("numeric, 10 columns", "numeric", 1_048_576 // scale, False, "< 3 s, <= 1.5 GB peak"),
+        ("numeric, 10 columns, adjust=False", "numeric:plain", 1_048_576 // scale, False, ""),
         ("categorical, 1,000 levels", "cat:1000", 300_000 // scale, True, "<= 1.5 s"),
-        ("impact ranking, 9 features", "impact", 1_048_576 // scale, False, "< 8 s"),
+        ("impact ranking, 9 features (10 columns)", "impact", 1_048_576 // scale, False,
+         "< 8 s"),
+        ("impact ranking, adjust=False", "impact:plain", 1_048_576 // scale, False, ""),
     ]
     rows = []
     for label, case, n, with_stratx, target in cases:
-        ours = run_case(me, case, "ours", n, 1 if n > 500_000 else args.repeat, args.msl)
+        ours = run_case(me, case, "ours", n, args.repeat, args.msl)
         ref = (run_case(args.stratx, case, "stratx", n, 1, args.msl)
                if with_stratx and args.stratx else None)
         rows.append((label, n, ours, ref, target))
@@ -255,6 +265,7 @@ def main() -> None:
         print(f"| {label} | {n:,} | {sec(ours)} | {ours.get('peak_mb', 0):.0f} | "
               f"{ours.get('total_mb', 0):.0f} | {acc(ours)} | {sec(ref)} | "
               f"{(ref or {}).get('peak_mb', float('nan')):.0f} | {acc(ref)} | {speed} | {target} |")
+    print(f"\nload average (1, 5, 15 min): {' '.join(open('/proc/loadavg').read().split()[:3])}")
     print()
     print("| first call in a fresh process (2,000 rows, import included) | seconds |")
     print("|---|---:|")

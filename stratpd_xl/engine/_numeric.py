@@ -150,6 +150,15 @@ class Curve:
     pd: np.ndarray
     slope: np.ndarray  # NaN on the closing point, which has no forward slope of its own
     count: np.ndarray
+    at: np.ndarray | None = None  # each point's position among the field's unique x
+
+    def points_up_to(self, n_unique: int) -> np.ndarray:
+        """For each of the field's ``n_unique`` distinct x values (ascending), how many curve
+        points lie at or below it: ``np.searchsorted(self.x, ux, side="right")`` without
+        searching, as the points are some of those values."""
+        marks = np.zeros(n_unique, np.int64)
+        marks[self.at] = 1
+        return np.cumsum(marks)
 
 
 def kept_points(field: SlopeField, min_slopes_per_x: int) -> np.ndarray:
@@ -183,8 +192,9 @@ def integrate(field: SlopeField, min_slopes_per_x: int) -> Curve | None:
         xs = np.r_[xs, field.ux[last + 1]]
         sl = np.r_[sl, np.nan]
         cnt = np.r_[cnt, field.count[last + 1]]
+        keep = np.r_[keep, last + 1]
     pd = np.r_[0.0, np.cumsum(sl[:-1] * np.diff(xs))] if xs.size > 1 else np.zeros(1)
-    return Curve(xs, pd, sl, cnt)
+    return Curve(xs, pd, sl, cnt, keep)
 
 
 def curve_on_grid(field: SlopeField, min_slopes_per_x: int, grid: np.ndarray) -> np.ndarray:

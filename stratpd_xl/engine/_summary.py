@@ -31,7 +31,7 @@ class Summary:
 
 
 def summary_points(curve_x: np.ndarray, row_x: np.ndarray, row_count: np.ndarray,
-                   max_points: int) -> np.ndarray:
+                   max_points: int, up_to: np.ndarray | None = None) -> np.ndarray:
     """Positions of at most ``max_points`` points of a curve, chosen by where rows and range lie.
 
     Parameters
@@ -44,6 +44,9 @@ def summary_points(curve_x: np.ndarray, row_x: np.ndarray, row_count: np.ndarray
         values is several times faster than 200,000 scattered ones.
     max_points : int
         Upper bound on the number of positions (at least 2).
+    up_to : int array (k,), optional
+        How many curve points lie at or below each ``row_x`` (when the curve's points are
+        some of those values, see :meth:`Curve.points_up_to`); searched for when not given.
     """
     m = curve_x.size
     if m <= max_points:
@@ -52,7 +55,7 @@ def summary_points(curve_x: np.ndarray, row_x: np.ndarray, row_count: np.ndarray
     by_rows = budget // 2
     by_range = budget - by_rows
     # Rows between two curve points belong to the left one (as its slope covers them).
-    pos = np.searchsorted(curve_x, row_x, side="right") - 1
+    pos = (np.searchsorted(curve_x, row_x, side="right") if up_to is None else up_to) - 1
     mass = np.cumsum(np.bincount(pos[pos >= 0], weights=row_count[pos >= 0], minlength=m))
     quantiles = np.linspace(0, mass[-1], by_rows + 2)[1:-1]
     at_rows = np.searchsorted(mass, quantiles, side="left")
@@ -64,7 +67,7 @@ def summary_points(curve_x: np.ndarray, row_x: np.ndarray, row_count: np.ndarray
 
 def summarise(
     curve_x: np.ndarray, curve_pd: np.ndarray, count: np.ndarray, row_x: np.ndarray,
-    row_count: np.ndarray, max_points: int,
+    row_count: np.ndarray, max_points: int, up_to: np.ndarray | None = None,
 ) -> Summary:
     """Kept points of a curve and what each summarises (see the module docstring).
 
@@ -79,8 +82,10 @@ def summarise(
         The feature's distinct values in the rows used, and how many rows hold each.
     max_points : int
         Most points to keep (at least 2).
+    up_to : int array (k,), optional
+        See :func:`summary_points`.
     """
-    index = summary_points(curve_x, row_x, row_count, max_points)
+    index = summary_points(curve_x, row_x, row_count, max_points, up_to)
     k = index.size
     n_x = np.ones(k, dtype=np.int64)
     n_x[:-1] = np.diff(index)

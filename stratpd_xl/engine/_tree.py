@@ -24,6 +24,7 @@ Split rule (identical in both backends, so they give the same partition):
 The numba grower works depth-first on a copy of the fitted rows kept in node order (a
 node's rows are contiguous, so its histogram reads memory in sequence), and scans only the
 smaller child of a split: the larger child's histogram is its parent's minus the smaller's.
+It places rows the same way, all of them down the tree together, partitioned at each split.
 
 Both backends must choose the same splits, to the last bit of every gain.  ``fit_tree``
 rounds y to a grid on which every sum of y is exact (:func:`exact_sum_grid`), so the
@@ -83,21 +84,21 @@ def _grow_numba_tree(xb: np.ndarray, y: np.ndarray, rows: np.ndarray,
 
 @njit
 def _scan(xs, ys, lo, hi, cnt, sm, bmin, bmax, slot):  # pragma: no cover - compiled
-    # Histogram of rows lo..hi into ``slot``, and each feature's lowest and highest bin.
-    p = xs.shape[1]
-    for f in range(p):
-        bmin[slot, f] = N_BINS
-        bmax[slot, f] = -1
-    for i in range(lo, hi):
-        v = ys[i]
-        for f in range(p):
+    # Histogram of rows lo..hi into ``slot``, and each feature's lowest and highest bin;
+    # feature by feature, so the bounds stay in registers.
+    for f in range(xs.shape[1]):
+        lo_b = N_BINS
+        hi_b = -1
+        c = cnt[slot, f]
+        s = sm[slot, f]
+        for i in range(lo, hi):
             b = np.int64(xs[i, f])
-            cnt[slot, f, b] += 1
-            sm[slot, f, b] += v
-            if b < bmin[slot, f]:
-                bmin[slot, f] = b
-            if b > bmax[slot, f]:
-                bmax[slot, f] = b
+            c[b] += 1
+            s[b] += ys[i]
+            lo_b = min(lo_b, b)
+            hi_b = max(hi_b, b)
+        bmin[slot, f] = lo_b
+        bmax[slot, f] = hi_b
 
 
 @njit
@@ -139,6 +140,7 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
     free = np.arange(n_slots - 1, -1, -1)
     n_free = n_slots
     gains = np.empty((p, N_BINS), np.float64)
+    f_best = np.empty(p, np.float64)
     stack_node = np.empty(max_nodes, np.int64)
     stack_lo = np.empty(max_nodes, np.int64)
     stack_hi = np.empty(max_nodes, np.int64)
@@ -179,36 +181,52 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
             _scan(xs, ys, lo, hi, cnt, sm, bmin, bmax, slot)
         mean = s_y / m
         best_gain = 0.0
+        # No child can be large enough for subtraction: the histogram is cleared as it is
+        # read, instead of in a pass of its own.
+        clear_now = m - msl < subtract_rows
         for f in range(p):
             cl = 0
             sl = 0.0
+            top_gain = -1.0
+            hc = cnt[slot, f]
+            hs = sm[slot, f]
             for t in range(bmin[slot, f], bmax[slot, f]):
-                cl += cnt[slot, f, t]
-                sl += sm[slot, f, t]
+                cl += hc[t]
+                sl += hs[t]
+                if clear_now:
+                    hc[t] = 0
+                    hs[t] = 0.0
                 cr = m - cl
                 gain = -1.0
                 if cl >= min_samples_leaf and cr >= min_samples_leaf:
                     dl = sl - cl * mean
                     gain = m * dl * dl / (cl * cr)
-                    if gain > best_gain:
-                        best_gain = gain
+                    top_gain = max(top_gain, gain)
                 gains[f, t] = gain
+            if clear_now:
+                hc[bmax[slot, f]] = 0
+                hs[bmax[slot, f]] = 0.0
+            f_best[f] = top_gain
+            best_gain = max(best_gain, top_gain)
         if not best_gain > 1e-12 * (s_y2 - s_y * mean):
-            _clear(cnt, sm, bmin, bmax, slot)
+            if not clear_now:
+                _clear(cnt, sm, bmin, bmax, slot)
             if slot != scratch:
                 free[n_free] = slot
                 n_free += 1
             continue
+        # First candidate (feature, then threshold) that ties with the best: only the first
+        # feature whose best reaches the bar is searched.
         best_f = -1
         best_t = -1
         bar = best_gain * (1.0 - TIE)
         for f in range(p):
-            for t in range(bmin[slot, f], bmax[slot, f]):
-                if gains[f, t] >= bar:
-                    best_f = f
-                    best_t = t
-                    break
-            if best_f >= 0:
+            if f_best[f] >= bar:
+                best_f = f
+                break
+        for t in range(bmin[slot, best_f], bmax[slot, best_f]):
+            if gains[best_f, t] >= bar:
+                best_t = t
                 break
         nl = 0
         nr = 0
@@ -274,7 +292,8 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
             else:
                 slot_l, slot_r = slot, s_slot
         else:
-            _clear(cnt, sm, bmin, bmax, slot)
+            if not clear_now:
+                _clear(cnt, sm, bmin, bmax, slot)
             if slot != scratch:
                 free[n_free] = slot
                 n_free += 1
@@ -293,26 +312,66 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
 
 @njit
 def _apply_numba(xb, rows, feature, threshold, left, right, root=0):  # pragma: no cover
-    n_nodes = feature.shape[0]
-    # One record per node (feature, threshold, left, right): one cache line per step down.
-    node_rec = np.empty((n_nodes, 4), np.int64)
-    for k in range(n_nodes):
-        node_rec[k, 0] = feature[k]
-        node_rec[k, 1] = threshold[k]
-        node_rec[k, 2] = left[k]
-        node_rec[k, 3] = right[k]
-    out = np.empty(rows.shape[0], np.int64)
-    for i in range(rows.shape[0]):
+    # The rows go down the tree together, depth-first: each split partitions a node's
+    # rows (a copy of their bins, kept contiguous) instead of each row walking from the
+    # root through scattered nodes.
+    n = rows.shape[0]
+    p = xb.shape[1]
+    xs = np.empty((n, p), np.uint8)
+    pos = np.empty(n, np.int64)
+    for i in range(n):
+        pos[i] = i
         r = rows[i]
-        node = root
-        f = node_rec[node, 0]
-        while f >= 0:
-            if xb[r, f] <= node_rec[node, 1]:
-                node = node_rec[node, 2]
-            else:
-                node = node_rec[node, 3]
-            f = node_rec[node, 0]
-        out[i] = node
+        for f in range(p):
+            xs[i, f] = xb[r, f]
+    out = np.empty(n, np.int64)
+    size = feature.shape[0] + 1
+    st_node = np.empty(size, np.int64)
+    st_lo = np.empty(size, np.int64)
+    st_hi = np.empty(size, np.int64)
+    st_node[0] = root
+    st_lo[0] = 0
+    st_hi[0] = n
+    top = 1
+    while top > 0:
+        top -= 1
+        node = st_node[top]
+        lo = st_lo[top]
+        hi = st_hi[top]
+        f = feature[node]
+        if f < 0:
+            for k in range(lo, hi):
+                out[pos[k]] = node
+            continue
+        t = threshold[node]
+        i = lo
+        j = hi - 1
+        while True:
+            while i <= j and xs[i, f] <= t:
+                i += 1
+            while i <= j and xs[j, f] > t:
+                j -= 1
+            if i >= j:
+                break
+            for g in range(p):
+                tmp = xs[i, g]
+                xs[i, g] = xs[j, g]
+                xs[j, g] = tmp
+            tp = pos[i]
+            pos[i] = pos[j]
+            pos[j] = tp
+            i += 1
+            j -= 1
+        if hi > i:
+            st_node[top] = right[node]
+            st_lo[top] = i
+            st_hi[top] = hi
+            top += 1
+        if i > lo:
+            st_node[top] = left[node]
+            st_lo[top] = lo
+            st_hi[top] = i
+            top += 1
     return out
 
 
