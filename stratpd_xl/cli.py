@@ -112,7 +112,7 @@ class ProgressBar:
         # After a feature or two, the time left at the pace so far.
         left = f", about {elapsed / done * (total - done):.0f} s left" if done else ""
         if self.progress is not None:
-            self.progress._detail_to(f"[{bar}] {done}/{total} {label}{left}")
+            self.progress.detail(f"[{bar}] {done}/{total} {label}{left}")
             return
         if not self.isatty:
             return
@@ -188,7 +188,8 @@ class CommandProgress:
             self.stream.write(("\r\x1b[K" if self.isatty else "") + text + "\n")
             self._draw()
 
-    def _detail_to(self, text: str) -> None:
+    def detail(self, text: str) -> None:
+        """Show ``text`` after the current step (a bar, the sheet being written)."""
         with self._lock:
             self._detail = text
             self._draw()
@@ -673,7 +674,9 @@ def _csv_writer(table: pd.DataFrame, source: dict[str, Any] | None) -> Callable[
 
     def write(path: Path) -> None:
         # BOM: Excel on Windows needs it to read UTF-8 (accents in names); LibreOffice accepts it.
-        inert_table(table).to_csv(path, index=False, sep=sep, decimal=dec, encoding="utf-8-sig")
+        # 15 significant digits, as a spreadsheet keeps them: 0.3, not 0.30000000000000004.
+        inert_table(table).to_csv(path, index=False, sep=sep, decimal=dec, encoding="utf-8-sig",
+                                  float_format="%.15g")
 
     return write
 
@@ -740,17 +743,32 @@ def _print_table(table: pd.DataFrame) -> None:
     from .presentation.labels import decimals
 
     shown = inert_table(table)
-    band = [c for c in ("pd", "pd_low", "pd_high") if c in shown.columns]
+    band = [c for c in ("pd", "pd_low", "pd_high", "curve_low", "curve_high")
+            if c in shown.columns]
     for name in shown.columns:
         column = shown[name]
         if name == "share":
             shown[name] = [("" if v != v else f"{v:.1%}") for v in column.astype(float)]
-        elif pd.api.types.is_float_dtype(column.dtype) and name != "x":
+        elif name in ("x", "category") and pd.api.types.is_float_dtype(column.dtype):
+            # Feature values as the workbook shows them: no float noise (0.3, not
+            # 0.30000000000000004), one count of decimals for the column.
+            places = _value_places(column)
+            shown[name] = [("" if v != v else f"{v:,.{places}f}" if abs(v) >= 10_000
+                            else f"{v:.{places}f}") for v in column]
+        elif pd.api.types.is_float_dtype(column.dtype):
             places = decimals(shown[band].to_numpy() if name in band else column)
             shown[name] = [("" if v != v else f"{v:.{places or 0}f}") for v in column]
     with pd.option_context("display.max_rows", None, "display.width", 200):
         text = shown.to_string(index=False, float_format=lambda v: f"{v:.6g}")
         sys.stdout.write(text + "\n")
+
+
+def _value_places(column: pd.Series) -> int:
+    """Decimals a column of feature values has, counted at 12 significant digits (at most
+    6), the rule of the workbook's feature columns."""
+    finite = pd.to_numeric(column, errors="coerce").dropna().unique()[:2000]
+    return min(max((len(f"{float(f'{v:.12g}'):f}".rstrip("0").partition(".")[2])
+                    for v in finite), default=0), 6)
 
 
 def _conclude(found: Sequence[Any], target: str) -> None:
@@ -788,7 +806,9 @@ def _print_json(table: pd.DataFrame, notes: Sequence[str], found: Sequence[Any],
     the conclusion's sentences, as one JSON object on stdout."""
     from .presentation.words import sentence
 
-    rows = json.loads(table.to_json(orient="records", date_format="iso", date_unit="s"))
+    # 15 decimals, pandas' most: small effects (2e-11) keep their digits, float noise goes.
+    rows = json.loads(table.to_json(orient="records", date_format="iso", date_unit="s",
+                                    double_precision=15))
     payload = {
         "columns": [str(c) for c in table.columns],
         "rows": rows,
@@ -965,6 +985,23 @@ def _analysis_progress() -> Callable[[int, int, str], None]:
     return _progress.analysis() if _progress is not None else ProgressBar()
 
 
+def _report_progress() -> Callable[[int, int, str], None]:
+    """``write_report``'s callback: the sheet being written while the pictures are drawn,
+    then the "writing" step once they are all drawn and the file is compressed and saved."""
+    from .presentation.report import SAVING
+
+    def call(done: int, total: int, name: str) -> None:
+        if _progress is None or not name:
+            return
+        if name == SAVING:
+            _step("writing")
+        else:
+            label = name if len(name) <= 30 else name[:27] + "..."
+            _progress.detail(f"sheet {done + 1}/{total} {label}")
+
+    return call
+
+
 def _analyse(
     frame: pd.DataFrame, target: str, args: argparse.Namespace
 ) -> workflow.AnalysisResult:
@@ -1028,7 +1065,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
                 _say(f"  {row.feature}: agreement {row.agreement:.2f}")
         _step("drawing")
         _write_atomic(out, lambda p: write_report(result, p, drawer=drawer,
-                                                  interactions=pairs, model_check=check),
+                                                  interactions=pairs, model_check=check,
+                                                  progress=_report_progress()),
                       args.force)
     print(f"wrote {out}")
     _conclude(result.findings, result.target)
@@ -1059,7 +1097,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         report = out_dir / "diamonds-report.xlsx"
         picture = out_dir / "diamonds-impact.png"
         # The demo folder is our own output, so replacing earlier demo files is expected.
-        _write_atomic(report, lambda p: write_report(result, p, drawer=drawer), force=True)
+        _write_atomic(report, lambda p: write_report(result, p, drawer=drawer,
+                                                     progress=_report_progress()),
+                      force=True)
     _write_atomic(picture, _figure_writer(lambda: impact_figure(result.impact)), force=True)
     data = out_dir / DEMO_FILE
     _write_atomic(data, lambda p: p.write_bytes(demo_csv_bytes()), force=True)

@@ -28,6 +28,7 @@ from stratpd_xl.cli import main as cli_main
 from stratpd_xl.errors import error_text
 from stratpd_xl.input.sheet import frame_from_cells
 from stratpd_xl.libreoffice import extension
+from stratpd_xl.presentation.tables import BAND_HIGH, BAND_LOW
 from tests.office import folder_for_calc, install_extension, require_calc_tools, run_calc
 from tests.test_ribbon import _diamonds as diamonds
 
@@ -154,7 +155,7 @@ def test_curves_are_the_python_apis(calc):
     # A categorical feature with trials: the band columns come too.
     cut = calc["formulas"]["cut"]["cells"]
     _numbers_close(cut, EXPECTED_CUT)
-    assert "low (2.5%)" in cut[0] and "high (97.5%)" in cut[0]
+    assert BAND_LOW in cut[0] and BAND_HIGH in cut[0]
 
 
 def test_the_interaction_formulas_are_the_python_apis(calc):

@@ -28,6 +28,8 @@ from typing import Any
 
 import pytest
 
+from stratpd_xl.presentation.tables import ALL_HIGH, ALL_LOW, BAND_HIGH, BAND_LOW
+
 ROOT = Path(__file__).resolve().parents[1]
 MISSING = -2147352572  # what COM passes for an omitted optional argument (DISP_E_PARAMNOTFOUND)
 # Excel's error values as COM integers, and the text xlwings turns them into with err_to_str.
@@ -295,7 +297,7 @@ def test_stratpd_numeric_curve_spills_header_and_rows(xl, cells):
 
 def test_stratpd_categorical_column_with_band(xl, cells):
     out = call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "cut", 10.0, 5.0, False)
-    assert out[0] == ["cut", "partial dependence", "rows", "low (2.5%)", "high (97.5%)"]
+    assert out[0] == ["cut", "partial dependence", "rows", BAND_LOW, BAND_HIGH, ALL_LOW, ALL_HIGH]
     categories = [r[0] for r in out[1:]]
     assert set(categories) <= {"Fair", "Good", "Very Good", "Premium", "Ideal"}
     assert all(r[3] <= r[1] <= r[4] or r[3] == r[4] for r in out[1:])
@@ -612,7 +614,7 @@ def test_template_formulas_compute_from_its_own_data(xl):
         "Impact": ["feature", "kind", "impact", "share"],
         # carat has more distinct values than max_points, so its curve is summarised.
         "Carat": ["carat", "partial dependence", "slopes averaged", "values summarised"],
-        "Cut": ["cut", "partial dependence", "rows", "low (2.5%)", "high (97.5%)"],
+        "Cut": ["cut", "partial dependence", "rows", BAND_LOW, BAND_HIGH, ALL_LOW, ALL_HIGH],
     }
     for sheet_name, header in expected_header.items():
         cell = book[sheet_name]["A3"].value

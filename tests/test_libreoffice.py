@@ -7,12 +7,15 @@ under CI (``CI=true``), where a missing LibreOffice is a failure.
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import stratpd_xl as sx
@@ -23,6 +26,7 @@ from stratpd_xl.presentation.report import (
     write_impact_workbook,
     write_report,
 )
+from stratpd_xl.presentation.tables import BAND_HIGH, BAND_LOW
 from tests.test_charts import categorical_result, numeric_result, ranking_result, synthetic_data
 
 SOFFICE_TIMEOUT = 120  # seconds for one conversion call (start-up is most of it)
@@ -120,6 +124,32 @@ def pdf_images(pdf: Path) -> list[tuple[int, int]]:
     return list(images.values())
 
 
+def _wide_band():
+    """40 points not evenly spaced, with a band a fifth of the curve's range wide."""
+    result = numeric_result(n=40)
+    result["x"] = np.sort(np.random.default_rng(1).uniform(0.2, 5.01, 40))
+    result["pd_low"], result["pd_high"] = result["pd"] - 5000, result["pd"] + 5000
+    return result
+
+
+def page_pixels(pdf: Path, dpi: int = 40) -> np.ndarray:
+    """The first page as an (height, width, 3) array of RGB values (pdftoppm's PPM)."""
+    data = subprocess.run(["pdftoppm", "-r", str(dpi), "-f", "1", "-l", "1", str(pdf)],
+                          capture_output=True, check=True, timeout=60).stdout
+    magic, size, _, pixels = data.split(b"\n", 3)
+    width, height = map(int, size.split())
+    return np.frombuffer(pixels, dtype=np.uint8).reshape(height, width, 3).astype(int)
+
+
+def word_boxes(pdf: Path) -> list[tuple[str, float, float]]:
+    """(word, x, y) of each word on the first page (pdftotext -bbox), y growing downwards."""
+    out = subprocess.run(["pdftotext", "-bbox", "-f", "1", "-l", "1", str(pdf), "-"],
+                         capture_output=True, text=True, check=True, timeout=60).stdout
+    return [(html.unescape(m[4]), float(m[0]), float(m[1])) for m in re.findall(
+        r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>',
+        out)]
+
+
 @pytest.fixture(scope="session")
 def converted(tmp_path_factory) -> dict[str, dict]:
     """Write every kind of output once and print them all to PDF in one soffice call."""
@@ -133,6 +163,7 @@ def converted(tmp_path_factory) -> dict[str, dict]:
         "impact": {"result": ranking_result()},
         "report": {"result": analysis},
         "table": {"result": numeric_result()},
+        "wide band": {"result": _wide_band()},
     }
     files = []
     for name, case in cases.items():
@@ -179,14 +210,17 @@ def test_curve_workbook_prints_title_chart_and_picture(converted, name):
 
 def test_numeric_values_and_band_headers_printed(converted):
     lines = converted["numeric"]["lines"]
-    assert has_row(lines, "carat", "partial dependence", "low (2.5%)", "high (97.5%)",
+    # The long headers wrap over two printed lines, keeping the number columns narrow.
+    assert BAND_LOW == "low (95% band per point)" and BAND_HIGH == "high (95% band per point)"
+    assert has_row(lines, "partial", "low (95% band", "high (95% band"), lines
+    assert has_row(lines, "carat", "dependence", "per point)", "per point)",
                    "slopes averaged"), lines
-    # x as entered, pd and band with thousands separators, NaN-free.
+    # x with the decimals its values have, pd and band with thousands separators, NaN-free.
     result = converted["numeric"]["result"]
     assert has_row(lines, "0.25", "0", "-100", "150", "5"), lines
-    assert has_row(lines, "0.5", "1,250", "1,150", "1,400", "6"), lines
+    assert has_row(lines, "0.50", "1,250", "1,150", "1,400", "6"), lines
     last = result.iloc[-1]
-    assert has_row(lines, f"{last['x']:g}", f"{last['pd']:,.0f}", f"{last['pd_low']:,.0f}",
+    assert has_row(lines, f"{last['x']:.2f}", f"{last['pd']:,.0f}", f"{last['pd_low']:,.0f}",
                    f"{last['pd_high']:,.0f}", str(int(last["n_slopes"]))), lines
     assert has_row(lines, "rows used", "1,180"), lines
 
@@ -238,7 +272,28 @@ def test_report_prints_every_sheet_with_its_picture(converted):
 
 def test_pandas_csv_opens_in_libreoffice(converted):
     lines = converted["table"]["lines"]
-    assert has_row(lines, "carat", "partial dependence", "low (2.5%)", "high (97.5%)",
-                   "slopes averaged"), lines
-    assert has_row(lines, "0.25", "0", "-100", "150", "5"), lines
+    # The long band headers push "slopes averaged" onto the next printed page.
+    assert has_row(lines, "carat", "partial dependence", BAND_LOW, BAND_HIGH), lines
+    assert has_row(lines, "0.25", "0", "-100", "150"), lines
     assert has_row(lines, "3", "13750", "13650", "13900"), lines
+
+
+def test_native_band_printed_as_a_filled_area_with_labels_at_the_bottom(converted):
+    """LibreOffice draws the native chart's band filled (the stacked area's colour, which
+    the picture's more transparent band does not have) and the x labels under the plot."""
+    case = converted["wide band"]
+    pixels = page_pixels(case["pdf"])
+    # BAND_COLOR (#8FB4D9) at 35 % transparency on white.
+    native = (np.abs(pixels - np.array([182, 206, 230])).max(axis=2) <= 8).sum()
+    plain = page_pixels(converted["numeric"]["pdf"])
+    assert native > 400 > (np.abs(plain - np.array([182, 206, 230])).max(axis=2) <= 8).sum()
+    assert "95% band per point" in case["text"]
+    words = word_boxes(case["pdf"])
+    # The chart is right of the table: from its value axis's title ("change in price...").
+    left = max(x for w, x, _ in words if w == "change") + 5
+    # The value axis's labels (thousands) and the round x labels (1 to 4).
+    values = [(w, y) for w, x, y in words if re.fullmatch(r"-?\d{1,2},000|0", w) and x > left]
+    ticks = [(w, y) for w, x, y in words if w in {"1", "2", "3", "4"} and x > left]
+    assert len(ticks) >= 4 and values
+    lowest_value = max(y for _, y in values)
+    assert all(y > lowest_value for _, y in ticks), (ticks, values)

@@ -26,7 +26,13 @@ from stratpd_xl.presentation.report import (
     write_impact_workbook,
     write_report,
 )
-from stratpd_xl.presentation.tables import impact_table
+from stratpd_xl.presentation.tables import (
+    BAND_HIGH,
+    BAND_LOW,
+    WHOLE_HIGH,
+    WHOLE_LOW,
+    impact_table,
+)
 from tests.test_charts import categorical_result, numeric_result, ranking_result, synthetic_data
 
 
@@ -66,7 +72,7 @@ def test_curve_table_numeric_headers_and_values():
     result = numeric_result()
     table = curve_table(result)
     assert list(table.columns) == [
-        "carat", "partial dependence", "low (2.5%)", "high (97.5%)", "slopes averaged"]
+        "carat", "partial dependence", BAND_LOW, BAND_HIGH, "slopes averaged"]
     np.testing.assert_array_equal(table["partial dependence"], result["pd"])
     assert table.attrs["target"] == "price"
     without_band = curve_table(numeric_result(band=False))
@@ -76,7 +82,7 @@ def test_curve_table_numeric_headers_and_values():
 def test_curve_table_categorical_headers():
     table = curve_table(categorical_result())
     assert list(table.columns) == [
-        "cut", "partial dependence", "rows", "low (2.5%)", "high (97.5%)"]
+        "cut", "partial dependence", "rows", BAND_LOW, BAND_HIGH]
     assert list(table["cut"]) == ["Fair", "Good", "Very Good", "Premium", "Ideal"]
 
 
@@ -147,8 +153,12 @@ def test_numeric_curve_workbook(tmp_path):
     assert "xl/charts/chart1.xml" in names
     assert [n for n in names if n.startswith("xl/media/")] == ["xl/media/image1.png"]
     chart = zip_text(path, "xl/charts/chart1.xml")
-    assert "<c:scatterChart>" in chart
-    assert chart.count("<c:ser>") == 3  # curve + low + high
+    # The band a filled area: a stacked area of (an invisible low, the width) under the
+    # curve's line; the points are evenly spaced, so the chart is drawn on them, with markers.
+    assert "<c:areaChart><c:grouping val=\"stacked\"/>" in chart
+    assert "<c:lineChart>" in chart and "scatterChart" not in chart
+    assert chart.count("<c:ser>") == 4  # band low, band width, curve, markers
+    assert '<c:legendEntry><c:idx val="0"/><c:delete val="1"/>' in chart
     assert "partial dependence of price on carat (StratPD, n=1,180)" in chart
     # Printed: a print scale (not "fit to", under which Excel ignores page breaks) that puts
     # the chart and the picture on the first page, without a page break.
@@ -201,7 +211,7 @@ def test_categorical_curve_workbook_keeps_text_as_text(tmp_path):
     write_curve_workbook(result, path)
     ws = openpyxl.load_workbook(path).active
     headers, rows = read_table(ws)
-    assert headers == ["cut", "partial dependence", "rows", "low (2.5%)", "high (97.5%)"]
+    assert headers == ["cut", "partial dependence", "rows", BAND_LOW, BAND_HIGH]
     assert [r[0] for r in rows] == ["=1+1", "007", "plain"]
     assert all(c[0].data_type == "s" for c in table_cells(ws)[1:])
     assert [r[1] for r in rows] == [0, 300, 600]
@@ -271,7 +281,7 @@ def test_report_sheets_links_charts_pictures_and_progress(tmp_path):
                  progress=lambda *a: calls.append(a))
 
     assert calls == [(0, 5, "Summary"), (1, 5, "carat"), (2, 5, "cut"), (3, 5, "depth"),
-                     (4, 5, "color"), (5, 5, "")]
+                     (4, 5, "color"), (5, 5, "saving"), (5, 5, "")]
     book = openpyxl.load_workbook(path)
     assert book.sheetnames == ["Summary", "carat", "cut", "depth", "color"]
     summary = book["Summary"]
@@ -436,3 +446,55 @@ def test_curve_sheet_shows_the_engine_warnings(tmp_path):
     write_curve_workbook(result, path)
     cells = [[c.value for c in row] for row in openpyxl.load_workbook(path).active.iter_rows()]
     assert ["warning", '"x" barely varies inside the strata'] in [row[:2] for row in cells]
+
+
+def _grid_columns(ws) -> dict[str, list]:
+    """The hidden columns a banded native chart reads: header -> values."""
+    headers = {c.value: c.column for row in ws.iter_rows() for c in row
+               if isinstance(c.value, str) and c.value.startswith("chart: ")}
+    out = {}
+    for name, col in headers.items():
+        top = next(c.row for row in ws.iter_rows(min_col=col, max_col=col) for c in row
+                   if c.value == name)
+        out[name] = [ws.cell(r, col).value for r in range(top + 1, ws.max_row + 1)]
+        assert any(d.hidden and d.min <= col <= d.max for d in ws.column_dimensions.values())
+    return out
+
+
+def test_native_band_is_a_filled_area_on_an_even_grid(tmp_path):
+    """Points not evenly spaced: the chart reads the curve and the band the picture shows
+    at 201 evenly spaced values (straight lines between the points), labelled with round
+    numbers at the bottom; the table keeps the exact points."""
+    result = numeric_result(n=40)
+    result["x"] = np.sort(np.random.default_rng(0).uniform(0.2, 5.01, 40))
+    result["curve_low"] = result["pd"] - 180.0  # at most twice the pointwise width: shown
+    result["curve_high"] = result["pd"] + 220.0
+    path = tmp_path / "grid.xlsx"
+    write_curve_workbook(result, path)
+    ws = openpyxl.load_workbook(path).active
+    headers, rows = read_table(ws)
+    assert headers[2:6] == [BAND_LOW, BAND_HIGH, WHOLE_LOW, WHOLE_HIGH]
+    assert [r[0] for r in rows] == pytest.approx(list(result["x"]))
+    grid = _grid_columns(ws)
+    x = np.array(grid["chart: x"], dtype=float)
+    assert len(x) == 201 and np.allclose(np.diff(x), np.diff(x)[0])
+    assert x[0] == pytest.approx(result["x"].min()) and x[-1] == pytest.approx(
+        result["x"].max())
+    curve = np.interp(x, result["x"], result["pd"])
+    assert np.array(grid["chart: curve"], dtype=float) == pytest.approx(curve, abs=1e-6)
+    low = np.array(grid["chart: band low"], dtype=float)
+    width = np.array(grid["chart: band width"], dtype=float)
+    assert low == pytest.approx(curve - 180.0, abs=1e-6)
+    assert low + width == pytest.approx(curve + 220.0, abs=1e-6)
+    # Round labels (here 1, 2, 3, 4 on 0.2 to 5.0), each at the grid value nearest to it.
+    at = [i for i, v in enumerate(grid["chart: axis label"]) if v is not None]
+    labels = np.array([grid["chart: axis label"][i] for i in at], dtype=float)
+    assert 4 <= len(labels) <= 8 and np.allclose(labels, np.round(labels))
+    assert np.abs(x[at] - labels).max() <= (x[1] - x[0]) / 2
+    chart = zip_text(path, "xl/charts/chart1.xml")
+    assert "95% band, whole curve" in chart
+    assert '<c:tickLblPos val="low"/>' in chart
+    # Every series (band low, band width, curve: 40 points get no markers) reads its
+    # categories from the label column.
+    assert chart.count("<c:cat>") == 3 and len(set(re.findall(
+        r"<c:cat><c:(?:num|str)Ref><c:f>([^<]+)</c:f>", chart))) == 1

@@ -33,6 +33,7 @@ from .labels import (
     is_categorical,
     left_out_note,
     share_fractions,
+    shown_band,
     value_label,
 )
 from .words import sentence
@@ -121,23 +122,10 @@ def _y_label(result: pd.DataFrame) -> str:
     return value_label(result)
 
 
-# The band for the whole curve is drawn when it is at most this many times as wide as the
-# pointwise one (typically 1.7); wider, it would hide the curve's shape.
-WHOLE_CURVE_BAND_MAX_RATIO = 2.0
-
-
 def _numeric_band(result: pd.DataFrame) -> tuple[Any, Any, str]:
-    """The band to draw and its legend: the simultaneous one (``curve_low``/``curve_high``,
-    holding the whole curve 95 % of the time) when it is not too wide, else the pointwise
-    one (``pd_low``/``pd_high``); the legend says which."""
-    low, high = _column(result, "pd_low"), _column(result, "pd_high")
-    c_low, c_high = _column(result, "curve_low"), _column(result, "curve_high")
-    if c_low is not None and c_high is not None and low is not None and high is not None:
-        with np.errstate(all="ignore"):
-            ratio = np.nanmean(c_high - c_low) / np.nanmean(high - low)
-        if not ratio > WHOLE_CURVE_BAND_MAX_RATIO:  # also a nil band (exact fit)
-            return c_low, c_high, "95% band, whole curve"
-    return low, high, "95% band per point"
+    """The band to draw and its legend (:func:`labels.shown_band`)."""
+    low_col, high_col, label = shown_band(result)
+    return _column(result, low_col), _column(result, high_col), label
 
 
 def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
@@ -257,7 +245,9 @@ def _thousands(ax: Any, values: np.ndarray, axis: str = "y") -> None:
 def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
     ax = fig.subplots()
     result, left_out = drawn_categories(result)
-    labels = [str(c) for c in result["category"]] if "category" in result.columns else []
+    # Number categories without float noise (0.3, not 0.30000000000000004), as in tables.
+    labels = ([f"{c:.12g}" if isinstance(c, float | np.floating) else str(c)
+               for c in result["category"]] if "category" in result.columns else [])
     y = _column(result, "pd")
     y = np.full(len(result), np.nan) if y is None else y
     low, high = _column(result, "pd_low"), _column(result, "pd_high")

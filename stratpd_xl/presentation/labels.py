@@ -18,7 +18,10 @@ from ..schema import CATEGORICAL, result_kind
 from ..yesno import probability_label
 
 __all__ = [
+    "PER_POINT",
     "PLAIN_PARAMETERS",
+    "WHOLE_CURVE",
+    "WHOLE_CURVE_BAND_MAX_RATIO",
     "BAND_COLOR",
     "CATEGORICAL_COLOR",
     "CURVE_COLOR",
@@ -32,6 +35,7 @@ __all__ = [
     "left_out_note",
     "rows_ignored_note",
     "share_fractions",
+    "shown_band",
     "value_label",
     "unique_sheet_names",
 ]
@@ -75,6 +79,35 @@ def decimals(values: Any) -> int | None:
     if np.all(finite == np.round(finite)) and finite.max() < 1e15:
         return None
     return int(np.clip(3 - math.floor(math.log10(finite.max())), 0, 6))
+
+
+# The band for the whole curve is drawn when it is at most this many times as wide as the
+# pointwise one (typically 1.7); wider, it would hide the curve's shape.
+WHOLE_CURVE_BAND_MAX_RATIO = 2.0
+#: The legends of the two bands; the tables' headers use the same words.
+PER_POINT = "95% band per point"
+WHOLE_CURVE = "95% band, whole curve"
+
+
+def shown_band(result: pd.DataFrame) -> tuple[str, str, str]:
+    """The band a curve's charts draw: (low column, high column, legend).
+
+    The simultaneous band (``curve_low``/``curve_high``, holding the whole curve 95 % of
+    the time) when it is not too wide, else the band per point (``pd_low``/``pd_high``);
+    the legend says which.  The columns may be absent (no trials): then there is no band.
+    """
+    columns = set(result.columns)
+    if {"curve_low", "curve_high", "pd_low", "pd_high"} <= columns:
+        def width(low: str, high: str) -> float:
+            values = (pd.to_numeric(result[high], errors="coerce")
+                      - pd.to_numeric(result[low], errors="coerce")).to_numpy(dtype=float)
+            return float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
+
+        with np.errstate(all="ignore"):
+            ratio = width("curve_low", "curve_high") / width("pd_low", "pd_high")
+        if not ratio > WHOLE_CURVE_BAND_MAX_RATIO:  # also a nil band (exact fit)
+            return "curve_low", "curve_high", WHOLE_CURVE
+    return "pd_low", "pd_high", PER_POINT
 
 
 def rows_ignored_note(result: pd.DataFrame) -> str:

@@ -45,13 +45,23 @@ from .labels import (
     is_categorical,
     left_out_note,
     rows_ignored_note,
+    shown_band,
     unique_sheet_names,
     value_label,
 )
-from .tables import BAND_HIGH, BAND_LOW, SUMMARISED, curve_table, impact_table, pd_header
+from .tables import (
+    BAND_HIGH,
+    BAND_LOW,
+    SIMULTANEOUS,
+    SUMMARISED,
+    curve_table,
+    impact_table,
+    pd_header,
+)
 from .words import conclusion, sentence
 
 __all__ = [
+    "SAVING",
     "curve_table",
     "impact_table",
     "unique_sheet_names",
@@ -65,6 +75,8 @@ Progress = Callable[[int, int, str], None]
 PathLike = str | os.PathLike[str]
 
 SUMMARY = "Summary"
+#: ``write_report``'s progress name once the pictures are drawn and the file is being saved.
+SAVING = "saving"
 #: The sheet of ``write_report(..., model_check=...)``.
 MODEL_CHECK = "Model check"
 # Native chart size in pixels; close to the picture's size (704 x 440 px at 110 dpi, which
@@ -150,6 +162,36 @@ def _number_format(values: Any) -> str:
     return "#,##0" + ("." + "0" * places if places else "")
 
 
+# Feature values are shown with as many decimals as they have, counted at 12 significant
+# digits (so float noise such as 0.30000000000000004 reads 0.3), up to this many.
+_VALUE_PLACES = 6
+
+
+def _value_format(values: pd.Series) -> str | None:
+    """The number format of a column of feature values (``None``: not numbers).
+
+    One count of decimals for the column, the most any value needs (0.23 and 0.3 read 0.23
+    and 0.30, a carat of 0.23 is not 0.230), thousands separators from 10,000 (a year reads
+    2020); the stored values keep every digit.  Values needing more than six decimals keep
+    Excel's General format.
+    """
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return None
+    numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    finite = numeric[np.isfinite(numeric)]
+    if finite.size == 0:
+        return None
+    # The distinct values are few next to the rows; a long column is sampled evenly.
+    sample = np.unique(finite)
+    sample = sample[np.linspace(0, sample.size - 1, min(sample.size, 2000)).astype(int)]
+    places = max(len(np.format_float_positional(float(f"{v:.12g}"), trim="-").partition(".")[2])
+                 for v in sample)
+    if places > _VALUE_PLACES:
+        return "General"
+    big = np.abs(finite).max() >= 10_000
+    return ("#,##0" if big else "0") + ("." + "0" * places if places else "")
+
+
 def _axis_format(values: pd.Series) -> str:
     """Thousands separators on a chart axis when the values reach 1,000; else Excel's own."""
     numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
@@ -190,7 +232,15 @@ def _column_width(header: str, values: pd.Series, is_date: bool) -> float:
         sample = values.head(200)
         longest = max((len(f"{v:,.4g}" if isinstance(v, float) else str(v))
                        for v in sample if not _is_missing(v)), default=4)
-    return float(min(max(len(str(header)), longest) + 2, 40))
+    # A long header of several words wraps over up to three lines ("low (95% band per
+    # point)") rather than widening its column of short numbers.
+    words = str(header).split()
+    wanted = len(str(header)) if len(words) < 2 else max(
+        min(len(str(header)), _HEADER_CHARS), max(len(w) for w in words))
+    return float(min(max(wanted, longest) + 2, 40))
+
+
+_HEADER_CHARS = 13
 
 
 def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, left: int,
@@ -202,14 +252,15 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
     Returns the table's last row and column and the column widths set (in characters).
 
     ``links`` optionally gives an internal link target for each row's first cell.
-    ``general_columns`` are shown as entered (feature values: a year must not read "2,020"
-    and a carat of 0.23 must not become "0.230").
+    ``general_columns`` hold feature values, shown with the decimals they have
+    (:func:`_value_format`).
     """
     # Table column names live in an XML attribute, where line breaks turn into spaces and
     # control characters are not allowed; the header cell must match the name exactly.
     columns = [_NOT_XML.sub("\ufffd", re.sub(r"[\r\n\t]", " ", str(c))) for c in table.columns]
     # The curve and its band are read together: one number format, so their digits line up.
-    shared = [c for c in (pd_header(table), BAND_LOW, BAND_HIGH) if c in table.columns]
+    shared = [c for c in (pd_header(table), BAND_LOW, BAND_HIGH, *SIMULTANEOUS)
+              if c in table.columns]
     shared = shared if len(shared) > 1 else []
     n = len(table)
     last_row = top + max(n, 1)  # an Excel table needs at least one data row
@@ -217,7 +268,8 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
     widths: dict[int, float] = {}
     ws.add_table(top, left, last_row, last_col, {
         # Bold headers because LibreOffice does not draw Excel's table styles.
-        "columns": [{"header": c, "header_format": fmts.get(bold=True, bottom=1)}
+        "columns": [{"header": c, "header_format": fmts.get(bold=True, bottom=1,
+                                                             text_wrap=True, valign="bottom")}
                     for c in columns],
         "style": "Table Style Light 9",
         "autofilter": False,
@@ -230,7 +282,8 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
         if original in percent_columns:
             fmt = fmts.get(num_format="0.0%")
         elif original in general_columns:
-            fmt = None
+            shown = _value_format(series)
+            fmt = fmts.get(num_format=shown) if shown else None
         elif original in shared:
             fmt = fmts.get(num_format=_number_format(table[shared].to_numpy()))
         elif pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
@@ -246,6 +299,9 @@ def _write_table(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top: int, l
                 ws.write_url(top + 1 + i, left, links[i], fmts.link, string=str(value))
             else:
                 _write_value(ws, top + 1 + i, left + j, value, fmt, date_fmt)
+    lines = max((_lines(c, widths[left + j] - 1) for j, c in enumerate(columns)), default=1)
+    if lines > 1:
+        ws.set_row(top, _ROW_PT * lines)
     return last_row, last_col, widths
 
 
@@ -414,12 +470,14 @@ def _chart_text(text: object) -> str:
 
 def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, sheet: str,
                  top: int, left: int, error_cols: tuple[int, int] | None = None,
-                 left_out: int = 0) -> Any:
+                 left_out: int = 0, grid: _BandedChart | None = None) -> Any:
     """A native chart reading the curve table at (top, left) of ``sheet``.
 
     ``error_cols`` are the columns holding the error-bar lengths (minus, plus) of a
     categorical chart, on the table's rows; ``left_out`` is how many categories the table
-    at (top, left) leaves out, said under the chart's category axis.
+    at (top, left) leaves out, said under the chart's category axis; ``grid`` the hidden
+    columns of a numeric curve's filled band (:func:`_write_band_grid`), drawn instead of
+    the table's points.
     """
     n = len(table)
     first, last = top + 1, top + max(n, 1)
@@ -452,6 +510,8 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
         axis_name = f"{feature} ({left_out_note(n, left_out)})" if left_out else feature
         chart.set_x_axis({"name": _chart_text(axis_name), "label_position": "low",
                           "num_font": {"rotation": -45} if n > 6 else {}})
+    elif grid is not None:
+        chart = _banded_chart(book, result, table, sheet, grid)
     else:
         few = n <= 30
         chart = book.add_chart(
@@ -466,18 +526,6 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
         main["marker"] = ({"type": "circle", "size": 4,
                            "fill": {"color": CURVE_COLOR}, "border": {"color": CURVE_COLOR}}
                           if few else {"type": "none"})
-        has_band = BAND_LOW in col and BAND_HIGH in col
-        if has_band:
-            # A filled band needs a stacked-area trick that scatter charts cannot do; two
-            # dashed lines carry the same information and survive LibreOffice's import.
-            for name in (BAND_LOW, BAND_HIGH):
-                chart.add_series({
-                    "name": name,
-                    "categories": x_ref,
-                    "values": _ref(sheet, first, col[name], last),
-                    "line": {"color": BAND_COLOR, "width": 1.25, "dash_type": "dash"},
-                    "marker": {"type": "none"},
-                })
         chart.add_series(main)
         # The value axis crosses at 0, inside the curve: tick labels at the bottom ("low")
         # keep them off the curve.
@@ -487,13 +535,168 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
             x_axis["num_format"] = _date_format(table[feature])
             x_axis["num_font"] = {"rotation": -45}
         chart.set_x_axis(x_axis)
-        chart.set_legend({"position": "bottom"} if has_band else {"none": True})
+        chart.set_legend({"none": True})
     chart.set_title({"name": _chart_text(curve_title(result)),
                      "name_font": {"size": 11, "bold": True}})
     chart.set_y_axis({"name": _chart_text(value_label(result)),
                       "num_format": _axis_format(table[pd_header(table)]),
                       "major_gridlines": {"visible": True, "line": {"color": "#E5E5E5"}}})
     chart.set_size({"width": _CHART_W, "height": _CHART_H})
+    return chart
+
+
+# Points of the evenly spaced grid a banded chart is drawn on (5 x 40 + 1: six axis labels,
+# both ends included); a curve whose points are already evenly spaced is drawn on them.
+_GRID = 201
+_GRID_LABELS = 5
+_GRID_HEADERS = ("chart: x", "chart: curve", "chart: band low", "chart: band width",
+                 "chart: points", "chart: axis label")
+
+
+@dataclass(frozen=True)
+class _BandedChart:
+    """Where the hidden columns of a banded curve chart are, and how to label its axis."""
+
+    top: int
+    col: int  # the first of the columns named by _GRID_HEADERS
+    n: int
+    num_format: str  # of the axis labels
+    legend: str
+    markers: bool
+
+
+def _write_band_grid(ws: Worksheet, fmts: _Formats, result: pd.DataFrame, top: int,
+                     col: int) -> _BandedChart | None:
+    """The curve and its band (the one the picture draws, :func:`labels.shown_band`) on an
+    evenly spaced grid of x, in hidden columns from ``col``, for a native chart whose band
+    is a filled area.
+
+    Excel and LibreOffice fill between two series only in an area chart, and an area chart
+    spaces its points evenly whatever their values; so a curve whose points are not evenly
+    spaced is read off at ``_GRID`` evenly spaced values of x (straight lines between its
+    points, as a line through the table's points would be drawn).  The table keeps the
+    exact points.
+    """
+    low_col, high_col, legend = shown_band(result)
+    if "x" not in result.columns or not {low_col, high_col} <= set(result.columns):
+        return None
+    is_date = pd.api.types.is_datetime64_any_dtype(result["x"])
+    x = pd.to_numeric(result["x"].astype("int64") if is_date else result["x"],
+                      errors="coerce").to_numpy(dtype=float)
+    if is_date:
+        x[result["x"].isna().to_numpy()] = np.nan
+    y, low, high = (pd.to_numeric(result[c], errors="coerce").to_numpy(dtype=float)
+                    for c in ("pd", low_col, high_col))
+    ok = np.isfinite(x) & np.isfinite(y)
+    banded = ok & np.isfinite(low) & np.isfinite(high)
+    if banded.sum() < 2 or np.ptp(x[ok]) == 0:
+        return None
+    steps = np.diff(x[ok])
+    even = ok.sum() <= _GRID and bool(np.allclose(steps, steps[0], rtol=1e-6, atol=0))
+    markers = int(ok.sum()) <= 30
+    if even:
+        grid, curve = x[ok], y[ok]
+        lows = np.where(banded[ok], low[ok], np.nan)
+        highs = np.where(banded[ok], high[ok], np.nan)
+        points = curve if markers else np.full(len(grid), np.nan)
+    else:
+        grid = np.linspace(x[ok].min(), x[ok].max(), _GRID)
+        curve = np.interp(grid, x[ok], y[ok])
+        lows = np.interp(grid, x[banded], low[banded])
+        highs = np.interp(grid, x[banded], high[banded])
+        points = np.full(_GRID, np.nan)
+        if markers:  # each point's marker at the grid value nearest to it
+            points[_nearest(grid, x[ok])] = y[ok]
+    # The axis labels are a column of their own, blank but where a label goes: Excel and
+    # LibreOffice then show every label there is (LibreOffice ignores "a label every k
+    # points"), and they can be round numbers, each at the grid value nearest to it.
+    label = np.full(len(grid), np.nan)
+    if even or is_date:
+        every = max(1, math.ceil((len(grid) - 1) / (10 if even else _GRID_LABELS)))
+        label[::every] = grid[::every]
+    else:
+        step = _nice_step(grid[-1] - grid[0])
+        ticks = np.arange(math.ceil(grid[0] / step), math.floor(grid[-1] / step) + 1) * step
+        label[_nearest(grid, ticks)] = ticks
+    if is_date:
+        # Dates as labels would make the axis a date axis, which LibreOffice then draws
+        # empty: the labels are the dates as text.
+        grid_out: Any = pd.to_datetime(grid.astype("int64"))
+        num_format = _date_format(result["x"])
+        text = "%Y-%m-%d %H:%M" if num_format.endswith("ss") else "%Y-%m-%d"
+        label_out: Any = [pd.Timestamp(int(v)).strftime(text) if np.isfinite(v) else None
+                          for v in label]
+    else:
+        grid_out, label_out = grid, label
+        if even:  # the labels are the curve's own values: shown as the table shows them
+            num_format = _value_format(pd.Series(label[np.isfinite(label)])) or "General"
+        else:
+            places = len(np.format_float_positional(float(f"{step:.6g}"), trim="-")
+                         .partition(".")[2])
+            num_format = (("#,##0" if np.abs(grid).max() >= 10_000 else "0")
+                          + ("." + "0" * places if places else ""))
+    fmt = fmts.get(num_format=num_format)
+    columns = [grid_out, curve, lows, highs - lows, points, label_out]
+    for j, (header, column) in enumerate(zip(_GRID_HEADERS, columns, strict=True)):
+        ws.write_string(top, col + j, header, fmts.label)
+        for i, value in enumerate(column):
+            _write_value(ws, top + 1 + i, col + j, value, fmt, fmt)
+    ws.set_column(col, col + len(_GRID_HEADERS) - 1, None, None, {"hidden": True})
+    return _BandedChart(top, col, len(grid), num_format, legend, markers)
+
+
+def _nearest(grid: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Index of the point of the evenly spaced ``grid`` nearest to each value."""
+    at = np.rint((values - grid[0]) / (grid[-1] - grid[0]) * (len(grid) - 1))
+    return np.clip(at, 0, len(grid) - 1).astype(int)
+
+
+def _nice_step(span: float) -> float:
+    """A round step (1, 2, 2.5 or 5 times a power of ten) giving 4 to 8 labels on ``span``."""
+    power = 10.0 ** math.floor(math.log10(span / 5))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if span / (m * power) <= 8)
+
+
+def _banded_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, sheet: str,
+                  grid: _BandedChart) -> Any:
+    """A curve over its band filled: a stacked area (an invisible band low, then the band's
+    width) under a line, all read from the hidden grid columns (:func:`_write_band_grid`)."""
+    first, last = grid.top + 1, grid.top + grid.n
+    x_ref = _ref(sheet, first, grid.col + 5, last)
+    chart = book.add_chart({"type": "area", "subtype": "stacked"})
+    chart.add_series({"name": "band low", "categories": x_ref,
+                      "values": _ref(sheet, first, grid.col + 2, last),
+                      "fill": {"none": True}, "border": {"none": True}})
+    chart.add_series({"name": _chart_text(grid.legend), "categories": x_ref,
+                      "values": _ref(sheet, first, grid.col + 3, last),
+                      "fill": {"color": BAND_COLOR, "transparency": 35},
+                      "border": {"none": True}})
+    line = book.add_chart({"type": "line"})
+    line.add_series({"name": pd_header(table), "categories": x_ref,
+                     "values": _ref(sheet, first, grid.col + 1, last),
+                     "line": {"color": CURVE_COLOR, "width": 2.25},
+                     "marker": {"type": "none"}})
+    hidden = [0]
+    if grid.markers:
+        line.add_series({"name": "points", "categories": x_ref,
+                         "values": _ref(sheet, first, grid.col + 4, last),
+                         "line": {"none": True},
+                         "marker": {"type": "circle", "size": 4,
+                                    "fill": {"color": CURVE_COLOR},
+                                    "border": {"color": CURVE_COLOR}}})
+        hidden.append(3)
+    chart.combine(line)
+    chart.show_hidden_data()
+    chart.set_x_axis({
+        "name": _chart_text(table.columns[0]),
+        # Tick labels at the bottom, not on the zero line through the curve; the first and
+        # last points on the chart's edges, as on a value axis.
+        "label_position": "low", "position_axis": "on_tick",
+        "interval_unit": 1, "major_tick_mark": "none",
+        "num_format": grid.num_format, "num_font": {"rotation": 0},
+        "major_gridlines": {"visible": False},
+    })
+    chart.set_legend({"position": "bottom", "delete_series": hidden})
     return chart
 
 
@@ -537,10 +740,15 @@ def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFram
         if BAND_LOW in table.columns and BAND_HIGH in table.columns:
             error_cols = _write_error_lengths(ws, fmts, chart_table, table_top, free_col)
             free_col = error_cols[1] + 1
+    grid = None
+    if not is_categorical(result):
+        grid = _write_band_grid(ws, fmts, result, table_top, free_col)
+        if grid is not None:
+            free_col = grid.col + len(_GRID_HEADERS)
     widths.update({c: 0.0 for c in range(last_col + 1, free_col)})
     chart_col = free_col + 1
     chart = _curve_chart(wb.book, result, chart_table, sheet, table_top, chart_left,
-                         error_cols, left_out)
+                         error_cols, left_out, grid)
     wb.insert_chart(ws, table_top, chart_col, chart, (_CHART_W, _CHART_H), curve_title(result))
     return _Slot(ws, sheet, table_top + _rows_for(_CHART_H), chart_col, widths,
                  curve_title(result))
@@ -997,8 +1205,10 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
     progress : callable, optional
         ``progress(done, total, name)`` is called before each sheet is written (``done``
         sheets are finished, ``name`` is the sheet's subject: "Summary" or a feature) and
-        once more with ``done == total`` and ``name == ""`` when the file is saved.  The
-        sheets are written first; their pictures are drawn after the last one.
+        with ``done == total`` and ``name == "saving"`` (:data:`SAVING`) once every picture is
+        drawn and the file is being compressed and saved, and once more with ``name == ""``
+        when it is saved.  The sheets are written first; their pictures are drawn after the
+        last one.
     drawer : PictureDrawer, optional
         Draws the pictures; one with a helper process draws two at a time, while the
         sheets are written.  Default: every picture drawn here, one after another.
@@ -1087,6 +1297,8 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
                 "image_data": io.BytesIO(picture.png), "object_position": 3,
                 "description": str(curve.attrs.get("method", "by group"))})
             row += _rows_for(int(picture.height_in * 96)) + 1
+    if progress is not None:
+        progress(total, total, SAVING)
     wb.close()
     if progress is not None:
         progress(total, total, "")

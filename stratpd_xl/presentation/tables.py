@@ -9,15 +9,21 @@ from __future__ import annotations
 import pandas as pd
 
 from ..yesno import probability_label
-from .labels import is_categorical, share_fractions
+from .labels import PER_POINT, WHOLE_CURVE, is_categorical, share_fractions
 
 __all__ = [
+    "ALL_HIGH",
+    "ALL_LOW",
     "BAND_HIGH",
     "BAND_LOW",
+    "WHOLE_HIGH",
+    "WHOLE_LOW",
     "PD",
     "ROWS",
     "SLOPES",
+    "SIMULTANEOUS",
     "SUMMARISED",
+    "band_headers",
     "curve_table",
     "impact_table",
     "inert_table",
@@ -26,8 +32,16 @@ __all__ = [
 ]
 
 PD = "partial dependence"
-BAND_LOW = "low (2.5%)"
-BAND_HIGH = "high (97.5%)"
+# The two bands say which they are, in the words of the charts' legends: per point (each
+# point's own 95 % range) or for the whole curve at once (all points inside together).
+BAND_LOW = f"low ({PER_POINT})"
+BAND_HIGH = f"high ({PER_POINT})"
+WHOLE_LOW = f"low ({WHOLE_CURVE})"
+WHOLE_HIGH = f"high ({WHOLE_CURVE})"
+#: The simultaneous band of categorical effects holds every category at once.
+ALL_LOW = "low (95% band, all categories)"
+ALL_HIGH = "high (95% band, all categories)"
+SIMULTANEOUS = (WHOLE_LOW, WHOLE_HIGH, ALL_LOW, ALL_HIGH)
 SLOPES = "slopes averaged"
 SUMMARISED = "values summarised"
 ROWS = "rows"
@@ -103,6 +117,14 @@ def pd_header(result: pd.DataFrame) -> str:
     return probability_label(result.attrs) or PD
 
 
+def band_headers(result: pd.DataFrame) -> dict[str, str]:
+    """Result column -> table header of the two bands (``pd_low``... ``curve_high``): per
+    point, and for the whole curve (a numeric curve) or all categories (categorical)."""
+    whole = (ALL_LOW, ALL_HIGH) if is_categorical(result) else (WHOLE_LOW, WHOLE_HIGH)
+    return {"pd_low": BAND_LOW, "pd_high": BAND_HIGH,
+            "curve_low": whole[0], "curve_high": whole[1]}
+
+
 def _feature_header(result: pd.DataFrame, default: str, others: list[str]) -> str:
     name = str(result.attrs.get("feature") or default)
     # A feature literally called "rows" or "partial dependence" would give two columns with
@@ -124,25 +146,29 @@ def curve_table(result: pd.DataFrame) -> pd.DataFrame:
     -------
     DataFrame
         Numeric: columns ``<feature>``, ``"partial dependence"`` (for a yes/no target
-        ``"change in P(churn = yes), points"``), ``"low (2.5%)"`` and
-        ``"high (97.5%)"`` when the result has a 95 % band, ``"slopes averaged"``, and
-        ``"values summarised"`` when the curve was summarised (``n_x``).
-        Categorical: ``<feature>``, ``"partial dependence"``, ``"rows"`` and the band columns.
+        ``"change in P(churn = yes), points"``), with trials ``"low (95% band per point)"``,
+        ``"high (95% band per point)"``, ``"low (95% band, whole curve)"`` and
+        ``"high (95% band, whole curve)"`` (``pd_low``, ``pd_high``, ``curve_low``,
+        ``curve_high``), ``"slopes averaged"``, and ``"values summarised"`` when the curve
+        was summarised (``n_x``).
+        Categorical: ``<feature>``, ``"partial dependence"``, ``"rows"`` and the band columns,
+        the simultaneous one as ``"low (95% band, all categories)"`` and ``"high (...)"``.
         Values are unchanged (datetimes stay datetimes, missing values stay NaN); ``attrs``
         are copied from ``result``.
     """
-    has_band = "pd_low" in result.columns and "pd_high" in result.columns
+    headers = band_headers(result)
+    # A band is shown when both its ends are there.
+    bands = {k: headers[k] for pair in (("pd_low", "pd_high"), ("curve_low", "curve_high"))
+             if set(pair) <= set(result.columns) for k in pair}
     if is_categorical(result):
-        fixed = [pd_header(result), ROWS, BAND_LOW, BAND_HIGH]
+        fixed = [pd_header(result), ROWS, *headers.values()]
         columns = {"category": _feature_header(result, "category", fixed), "pd": fixed[0]}
         if "count" in result.columns:
             columns["count"] = ROWS
     else:
-        fixed = [pd_header(result), BAND_LOW, BAND_HIGH, SLOPES, SUMMARISED]
+        fixed = [pd_header(result), *headers.values(), SLOPES, SUMMARISED]
         columns = {"x": _feature_header(result, "x", fixed), "pd": fixed[0]}
-    if has_band:
-        columns["pd_low"] = BAND_LOW
-        columns["pd_high"] = BAND_HIGH
+    columns.update(bands)
     if not is_categorical(result) and "n_slopes" in result.columns:
         columns["n_slopes"] = SLOPES
     if not is_categorical(result) and "n_x" in result.columns:
