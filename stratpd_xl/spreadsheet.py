@@ -34,8 +34,8 @@ from . import workflow
 from .errors import StratPDInputError, error_text
 from .input import sheet
 from .params import PARAMETERS, Settings
-from .presentation import tables
-from .presentation.labels import unique_sheet_names
+from .presentation import tables, words
+from .presentation.labels import PLAIN_PARAMETERS, unique_sheet_names
 
 __all__ = [
     "DESCRIPTIONS", "KEEP_HINT", "STRATCOMPARE_ARGS", "STRATIMPACT_ARGS", "STRATPD_ARGS",
@@ -685,13 +685,29 @@ def _report_items(
     result: workflow.AnalysisResult, source: str, settings: Settings, layout: Layout
 ) -> list[Cells | NumberFormat | Chart]:
     items: list[Cells | NumberFormat | Chart] = []
-    notes = f"{result.n_rows:,} rows" + (f" from {source}" if source else "")
+    rows = f"{result.n_rows:,} rows" + (f" from {source}" if source else "")
+    leaf = PLAIN_PARAMETERS["min_samples_leaf"][0]
     items.append(Cells(layout.title_row, 1, [
         [f"StratPD: what moves {result.target}, all else equal"],
-        [f"{notes}; min_samples_leaf {settings.min_samples_leaf}; model-free partial "
+        [f"{rows}; {leaf} {settings.min_samples_leaf}; model-free partial "
          "dependence (Parr & Wilson 2020)"],
     ]))
+    # The conclusion in words and every note, as the command line's report says them: each
+    # top feature's sentence with its own warnings under it, then the other notes.
+    said, notes = words.summary(result.findings, result.notes, result.target)
+    lines: list[list[Any]] = []
+    if said:
+        lines.append(["What the data say"])
+        for text, caveats in said:
+            lines.append([text])
+            lines += [[f"note: {c}"] for c in caveats]
+    if notes:
+        lines.append(["Notes"])
+        lines += [[f"note: {n}"] for n in notes]
     row = layout.ranking_row
+    if lines:
+        items.append(Cells(row, 1, [[tables.inert_text(v) for v in line] for line in lines]))
+        row += len(lines) + 1
     items.append(Cells(row, 1, [["Impact ranking"]]))
     ranking = Cells(row + 1, 1, sheet.cells_from_frame(tables.impact_table(result.impact)))
     share_col = 1 + ranking.cells[0].index("share")
@@ -700,15 +716,7 @@ def _report_items(
         NumberFormat(row + 2, share_col, row + ranking.height, share_col, "0.0%"),
         Chart(RANKING_CHART, row, 1 + ranking.width + layout.gap_columns, ranking),
     ]
-    row += 1 + max(ranking.height, layout.picture_rows)
-    lines = [[f"left out: {f}", reason] for f, reason in result.left_out.items()]
-    lines += [[f"not estimated: {f}", reason] for f, reason in result.skipped.items()]
-    lines += [[f"note on {f}", w] for f, curve in result.curves.items()
-              for w in curve.attrs.get("warnings") or []]
-    if lines:
-        items.append(Cells(row, 1, lines))
-        row += len(lines)
-    row += layout.gap_rows
+    row += 1 + max(ranking.height, layout.picture_rows) + layout.gap_rows
 
     for feature in result.impact["feature"]:
         curve = result.curves[feature]

@@ -184,14 +184,18 @@ def main():
                 cursor.gotoEndOfUsedArea(False)
                 end = cursor.getRangeAddress()
                 used = report.getCellRangeByPosition(0, 0, end.EndColumn, end.EndRow)
+                # The first share: two rows under the "Impact ranking" heading, column D.
+                heading = [row[0] if row else None for row in read_block(used)].index(
+                    "Impact ranking")
+                share = report.getCellByPosition(3, heading + 2)
                 result["report"] = {
                     "name": new[0],
                     "cells": read_block(used),
                     "formulas": [[c for c in row] for row in used.getFormulaArray()],
                     "charts": chart_info(report),
-                    "share_format": report.getCellByPosition(3, 5).NumberFormat,
+                    "share_format": share.NumberFormat,
                     "share_format_string": doc.getNumberFormats().getByKey(
-                        report.getCellByPosition(3, 5).NumberFormat).FormatString,
+                        share.NumberFormat).FormatString,
                 }
     finally:
         doc.close(True)

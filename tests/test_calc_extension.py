@@ -28,6 +28,7 @@ from stratpd_xl.cli import main as cli_main
 from stratpd_xl.errors import error_text
 from stratpd_xl.input.sheet import frame_from_cells
 from stratpd_xl.libreoffice import extension
+from stratpd_xl.presentation import words
 from stratpd_xl.presentation.tables import BAND_HIGH, BAND_LOW
 from tests.office import folder_for_calc, install_extension, require_calc_tools, run_calc
 from tests.test_ribbon import _diamonds as diamonds
@@ -246,6 +247,11 @@ def test_analyse_selection_writes_the_report_sheet(calc):
                      for row in cells[item.row - 1: item.row - 1 + item.height]]
             padded = [list(r) + [None] * (item.width - len(r)) for r in item.cells]
             _numbers_close(block, padded)
+    # The conclusion in words, as the command line's report words it, is on the sheet.
+    found = expected.result.findings
+    text = {v for row in cells for v in row if isinstance(v, str)}
+    assert "What the data say" in text and found
+    assert words.sentence(found[0], "price") in text
     assert "%" in report["share_format_string"]
     # Nothing written is a live formula: every cell holds a value.
     assert all(not str(f).startswith("=") for row in report["formulas"] for f in row)

@@ -13,8 +13,12 @@ from typing import Any
 
 import pytest
 
+from stratpd_xl import workflow
 from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.excel import ribbon
+from stratpd_xl.input import sheet
+from stratpd_xl.params import Settings
+from stratpd_xl.presentation import words
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMN_PT, ROW_PT = 64.0, 20.0
@@ -168,13 +172,13 @@ def test_new_sheet_named_after_the_last_column(analysed):
 def test_ranking_and_one_curve_block_per_feature(analysed):
     book, name, _ = analysed
     new = book.sheets[name]
-    layout = ribbon.Layout()
     assert "price" in new.cells[(1, 1)] and "Data!$A$1:$J$401" in new.cells[(2, 1)]
-    ranking = _table_at(new, layout.ranking_row + 1)
+    (top,) = [r for (r, c), v in new.cells.items() if v == "Impact ranking"]
+    ranking = _table_at(new, top + 1)
     assert ranking[0] == ["feature", "kind", "impact", "share"]
     # Shares show as percentages: the format covers exactly the share cells.
     n = len(ranking) - 1
-    first = (layout.ranking_row + 2, 4)
+    first = (top + 2, 4)
     assert new.formats == [(first, (first[0] + n - 1, 4), "0.0%")]
     features = [r[0] for r in ranking[1:]]
     assert sorted(features) == sorted(c for c in _diamonds(1)[0] if c != "price")
@@ -189,14 +193,25 @@ def test_ranking_and_one_curve_block_per_feature(analysed):
     assert rows == sorted(rows)
 
 
-def test_engine_warnings_are_listed_under_the_ranking(analysed):
-    # The diamonds' dimensions x, y, z nearly determine carat: the sheet says so.
+def test_conclusion_in_words_and_every_note_above_the_ranking(analysed):
+    """The sentences and notes of the command line's report (presentation.words), in the
+    same order: each top feature's sentence with its warnings under it, then the rest."""
     book, name, _ = analysed
     new = book.sheets[name]
-    notes = {v: new.cells.get((r, c + 1)) for (r, c), v in new.cells.items()
-             if isinstance(v, str) and v.startswith("note on ")}
-    assert "note on carat" in notes
-    assert "barely varies inside the strata" in notes["note on carat"]
+    result = workflow.analysis(sheet.frame_from_cells(_diamonds()), "price",
+                               settings=Settings.make(random_state=0))
+    said, notes = words.summary(result.findings, result.notes, "price")
+    expected = [["What the data say"]]
+    for text, caveats in said:
+        expected += [[text]] + [[f"note: {c}"] for c in caveats]
+    expected += [["Notes"]] + [[f"note: {n}"] for n in notes]
+    (top,) = [r for (r, c), v in new.cells.items() if v == "What the data say"]
+    assert _table_at(new, top) == expected
+    assert len(said) == 3 and said[0][0].startswith("price ")
+    # The diamonds' dimensions x, y, z nearly determine carat: the sheet says so.
+    assert any("barely varies inside the strata" in line[0] for line in expected)
+    (ranking,) = [r for (r, c), v in new.cells.items() if v == "Impact ranking"]
+    assert ranking > top + len(expected)
 
 
 def test_id_like_columns_are_left_out_with_a_note():
@@ -207,8 +222,8 @@ def test_id_like_columns_are_left_out_with_a_note():
     ]
     name = ribbon.analyse_selection(book, with_id)
     new = book.sheets[name]
-    assert new.cells.get(next(k for k, v in new.cells.items() if v == "left out: lot")
-                         [:1] + (2,)).startswith("it looks like an identifier")
+    assert any(isinstance(v, str) and v.startswith('note: left out "lot": it looks like an '
+                                                     'identifier') for v in new.cells.values())
     assert not any(isinstance(v, str) and v.startswith("lot: partial") for v in new.cells.values())
 
 
@@ -386,7 +401,8 @@ def test_a_chart_that_cannot_be_placed_is_reported_and_tables_are_written():
     warnings: list[str] = []
     name = ribbon.analyse_selection(book, _diamonds(200), warn=warnings.append)
     new = book.sheets[name]
-    assert _table_at(new, ribbon.Layout().ranking_row + 1)[0][0] == "feature"
+    (top,) = [r for (r, c), v in new.cells.items() if v == "Impact ranking"]
+    assert _table_at(new, top + 1)[0][0] == "feature"
     assert len(warnings) == 10  # the ranking chart and nine curves
     assert warnings[0] == (
         'the chart "StratPD ranking" could not be placed (RuntimeError: The sheet is protected.)'

@@ -184,7 +184,9 @@ def test_script_writes_the_ribbons_sheet_with_pictures_anchored_to_cells():
     }
     assert lite_sheet.pictures.items == expected and len(expected) > 1
     assert book.alerts == []
-    assert _table_at(lite_sheet, ribbon.Layout().ranking_row + 1)[0][0] == "feature"
+    (top,) = [r for (r, c), v in lite_sheet.cells.items() if v == "Impact ranking"]
+    assert _table_at(lite_sheet, top + 1)[0][0] == "feature"
+    assert "What the data say" in lite_sheet.cells.values()
 
 
 def test_script_shows_one_sentence_and_writes_nothing_on_bad_input():

@@ -376,7 +376,9 @@ def _code_like(feature: str, ux: np.ndarray, pd_values: np.ndarray) -> str | Non
     return (
         f'"{feature}" has only {ux.size} whole-number values and its curve goes up and down: '
         "if the numbers are codes (store, month, region), treat it as a category "
-        f'(--categorical {feature} on the command line, kind="categorical" in Python)'
+        f'(--categorical {feature} on the command line, kind="categorical" in Python); '
+        "as categories, sharp peaks (rush hours) also keep their size, which a curve "
+        "flattens where a group of similar rows lacks the values in between"
     )
 
 

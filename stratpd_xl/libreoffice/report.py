@@ -13,8 +13,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import spreadsheet
-from ..presentation.labels import curve_title, impact_title, is_categorical, value_label
-from ..presentation.tables import BAND_HIGH, BAND_LOW
+from ..presentation.labels import (
+    curve_title,
+    impact_title,
+    is_categorical,
+    shown_band,
+    value_label,
+)
+from ..presentation.tables import band_headers
 
 __all__ = ["cells_for_calc", "plan"]
 
@@ -49,7 +55,11 @@ def _chart(item: spreadsheet.Chart, report: spreadsheet.ReportSheet) -> dict[str
         curve = report.result.curves[item.feature]
         kind = "categorical" if is_categorical(curve) else "numeric"
         title, x_title, y_title = curve_title(curve), item.feature, value_label(curve)
-        charted = [header[0], header[1]] + [h for h in (BAND_LOW, BAND_HIGH) if h in header]
+        # The band the pictures draw (the whole curve's when not too wide), by its header,
+        # which says which band it is.
+        low, high, _ = shown_band(curve)
+        names = band_headers(curve)
+        charted = [header[0], header[1]] + [h for h in (names[low], names[high]) if h in header]
     return {
         "name": item.name, "kind": kind, "title": title, "x_title": x_title,
         "y_title": y_title, "row": item.row - 1, "col": item.col - 1,

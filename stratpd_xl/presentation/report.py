@@ -58,7 +58,8 @@ from .tables import (
     impact_table,
     pd_header,
 )
-from .words import conclusion, sentence
+from .words import sentence
+from .words import summary as said_and_notes
 
 __all__ = [
     "SAVING",
@@ -1246,12 +1247,11 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
             progress(0, total, SUMMARY)
         links = [f"internal:{_quoted(names[f])}!A1" if f in names else None for f in ranked]
         target = ranking.attrs.get("target", "target")
-        found = list(getattr(analysis, "findings", None) or [])
-        said = conclusion(found, str(target))
         # Every note the command line printed, once: a top feature's own warnings stand
         # under its sentence, the rest (columns left out, rows skipped...) under "Notes".
-        shown = {n for f in found for n in f.notes}
-        notes = [n for n in getattr(analysis, "notes", None) or [] if n not in shown]
+        said, notes = said_and_notes(list(getattr(analysis, "findings", None) or []),
+                                     list(getattr(analysis, "notes", None) or []),
+                                     str(target))
         slots.append(_write_impact_sheet(
             wb, summary, SUMMARY, ranking,
             title=f"What drives {target}: StratPD report", links=links, said=said,

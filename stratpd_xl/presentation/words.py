@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..schema import Finding
 
-__all__ = ["conclusion", "sentence", "spoken", "spoken_value", "unit_of"]
+__all__ = ["conclusion", "sentence", "spoken", "spoken_value", "summary", "unit_of"]
 
 # A unit at the end of a column name: "price ($)", "mass [kg]", "body_mass_g", "length mm".
 _BRACKETED_UNIT = re.compile(r"[(\[]\s*([^()\[\]]{1,12}?)\s*[)\]]\s*$")
@@ -181,3 +181,17 @@ def sentence(finding: Finding, target: str) -> str:
 def conclusion(found: Sequence[Finding], target: str) -> list[tuple[str, list[str]]]:
     """Each finding's sentence with the caveats (warnings) to read right under it."""
     return [(sentence(f, target), list(f.notes)) for f in found]
+
+
+def summary(found: Sequence[Finding], notes: Sequence[str], target: str
+            ) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """What every front end's summary says: the conclusion (:func:`conclusion`) and every
+    other note, once.
+
+    A top feature's own warnings stand under its sentence; the rest of ``notes`` (columns
+    left out, rows skipped, other features' warnings) follow, in their order, without the
+    ones already said.
+    """
+    said = conclusion(found, target)
+    shown = {n for f in found for n in f.notes}
+    return said, [n for n in dict.fromkeys(notes) if n not in shown]
