@@ -188,6 +188,15 @@ class CommandProgress:
             self.stream.write(("\r\x1b[K" if self.isatty else "") + text + "\n")
             self._draw()
 
+    def out(self, text: str) -> None:
+        """Print a line of the answer on stdout, off the progress line (same terminal)."""
+        with self._lock:
+            if self.isatty:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+            print(text, flush=True)
+            self._draw()
+
     def detail(self, text: str) -> None:
         """Show ``text`` after the current step (a bar, the sheet being written)."""
         with self._lock:
@@ -730,6 +739,14 @@ def _say(text: str) -> None:
         sys.stderr.write(text + "\n")
 
 
+def _out(text: str) -> None:
+    """A line of the answer on stdout ("wrote x.xlsx"), not glued to the progress line."""
+    if _progress is not None:
+        _progress.out(text)
+    else:
+        print(text)
+
+
 def _note(text: str) -> None:
     _say(f"note: {text}")
 
@@ -927,10 +944,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         else:
             writer = partial(words.write_compare_workbook, result.table, ice=result.ice)
         _write_atomic(out, writer, args.force)
-        print(f"wrote {out}")
+        _out(f"wrote {out}")
     for out in ice_outs:
         _write_atomic(out, _csv_writer(result.ice, source), args.force)
-        print(f"wrote {out}")
+        _out(f"wrote {out}")
     return 0
 
 
@@ -977,7 +994,7 @@ def _deliver(
             writer = partial(workbook, table)
         _write_atomic(out, writer, force)
         if json_of is None:
-            print(f"wrote {out}")
+            _out(f"wrote {out}")
 
 
 def _analysis_progress() -> Callable[[int, int, str], None]:
@@ -1068,7 +1085,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
                                                   interactions=pairs, model_check=check,
                                                   progress=_report_progress()),
                       args.force)
-    print(f"wrote {out}")
+    _out(f"wrote {out}")
     _conclude(result.findings, result.target)
     return 0
 
@@ -1104,10 +1121,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     data = out_dir / DEMO_FILE
     _write_atomic(data, lambda p: p.write_bytes(demo_csv_bytes()), force=True)
     top = result.impact.iloc[0]
-    print(f"top driver of {DEMO_TARGET}: {top['feature']} ({top['share']:.0%} of total impact)")
-    print(f"wrote {report.resolve()}")
-    print(f"wrote {picture.resolve()}")
-    print(f"wrote {data.resolve()} (the data: try the other commands on it)")
+    _out(f"top driver of {DEMO_TARGET}: {top['feature']} ({top['share']:.0%} of total impact)")
+    _out(f"wrote {report.resolve()}")
+    _out(f"wrote {picture.resolve()}")
+    _out(f"wrote {data.resolve()} (the data: try the other commands on it)")
     _conclude(result.findings, result.target)
     return 0
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import stratpd_xl
-from stratpd_xl import demo
+from stratpd_xl import cli, demo
 from stratpd_xl.cli import ProgressBar, main
 from stratpd_xl.input.files import read_table
 from tests.office import soffice
@@ -394,6 +394,29 @@ def test_progress_bar_draws_in_place_on_a_terminal():
     assert "\r[#####-----] 2/4 a very long feature name th..." in text
     assert text.endswith("\x1b[K\n") and "analysed 4 features in" in text
     assert text.count("\n") == 1
+
+
+def test_report_progress_steps_and_answer_lines_off_the_progress_line(monkeypatch, capsys):
+    """The report's sheets show after "drawing", then a "writing" step of its own; a line
+    of the answer on stdout first clears the progress line, which is drawn again after it."""
+    stream = _Tty()
+    progress = cli.CommandProgress(stream)
+    monkeypatch.setattr(cli, "_progress", progress)
+    try:
+        cli._step("drawing")
+        call = cli._report_progress()
+        call(0, 3, "Summary")
+        call(3, 3, "saving")
+        call(3, 3, "")
+        cli._out("wrote report.xlsx")
+    finally:
+        progress.close()
+    text = stream.getvalue()
+    assert "\rdrawing... sheet 1/3 Summary (" in text and "\rwriting... (" in text
+    # Cleared for the stdout line, then the step drawn again under it.
+    assert "\r\x1b[K\rwriting... (" in text
+    assert capsys.readouterr().out == "wrote report.xlsx\n"
+    assert text.endswith("\n") and "(drawing " in text and ", writing " in text
 
 
 def test_progress_bar_off_a_terminal_writes_only_the_final_line():

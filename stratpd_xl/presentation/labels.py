@@ -98,12 +98,12 @@ def shown_band(result: pd.DataFrame) -> tuple[str, str, str]:
     """
     columns = set(result.columns)
     if {"curve_low", "curve_high", "pd_low", "pd_high"} <= columns:
-        def width(low: str, high: str) -> float:
+        def width(low: str, high: str) -> np.float64:
             values = (pd.to_numeric(result[high], errors="coerce")
                       - pd.to_numeric(result[low], errors="coerce")).to_numpy(dtype=float)
-            return float(np.nanmean(values)) if np.isfinite(values).any() else math.nan
+            return np.float64(np.nanmean(values) if np.isfinite(values).any() else np.nan)
 
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):  # 0 / 0 (an exact fit) is nan: the whole curve's
             ratio = width("curve_low", "curve_high") / width("pd_low", "pd_high")
         if not ratio > WHOLE_CURVE_BAND_MAX_RATIO:  # also a nil band (exact fit)
             return "curve_low", "curve_high", WHOLE_CURVE

@@ -86,8 +86,11 @@ def spoken_value(value: Any) -> str:
             return str(int(v))
         if abs(v) >= 1e15:
             return f"{v:.3g}"
-        # Four significant digits, never in e-notation: 0.3123, 180.2, 15,790.
-        return f"{v:,.0f}" if abs(v) >= 1000 else f"{float(f'{v:.4g}'):,}"
+        # Four significant digits, never in e-notation: 0.3123, 180.2, 15,790; 8.9996 is 9.
+        if abs(v) >= 1000:
+            return f"{v:,.0f}"
+        short = float(f"{v:.4g}")
+        return str(int(short)) if short.is_integer() else f"{short:,}"
     return str(value)
 
 
