@@ -154,14 +154,15 @@ def test_a_yes_no_curve_stays_a_possible_chance():
     frame = _rare_event()
     curve = stratpd(frame, "default", "balance", n_trials=10)
     base = 100 * (frame["default"] == "Yes").mean()
-    for column in ("pd", "pd_low", "pd_high"):
+    for column in ("pd", "pd_low", "pd_high", "curve_low", "curve_high"):
         level = base + curve[column].to_numpy()
         assert level.min() >= -0.5 and level.max() <= 100.5, column
         assert curve[column].max() - curve[column].min() <= 100.0
     assert any("cannot go below 0 % or above 100 %" in w for w in curve.attrs["warnings"])
     effects = catstratpd(frame.assign(high=frame["balance"] > 1500), "default", "high",
                          n_trials=10)
-    assert effects[["pd", "pd_low", "pd_high"]].abs().max().max() <= 100.0
+    assert effects[["pd", "pd_low", "pd_high", "curve_low", "curve_high"]].abs().max().max() \
+        <= 100.0
 
 
 # --------------------------------------------------------------------------- scripts
@@ -257,3 +258,36 @@ def test_native_curve_charts_put_their_tick_labels_at_the_bottom(csv_path, tmp_p
         x_axis = chart.split("<c:valAx>" if feature == "area" else "<c:catAx>")[1]
         assert '<c:tickLblPos val="low"/>' in x_axis
         assert "change in price vs " in chart
+
+
+def test_float_noise_is_never_shown_and_never_stored_away(tmp_path, capsys):
+    """0.1 * 3 is 0.30000000000000004 in binary: every output shows 0.3 (a cell number format
+    with the decimals the column has, 15 digits in CSV, the printed table, the picture's
+    category labels); the workbook stores the number (as xlsxwriter writes it: 16 digits),
+    not a rounded text."""
+    from stratpd_xl.presentation.charts import curve_figure
+
+    rng = np.random.default_rng(0)
+    k = rng.integers(0, 10, 2000)
+    frame = pd.DataFrame({"x": k * 0.1, "w": rng.normal(size=2000)})
+    frame["y"] = 5 * frame["x"] + frame["w"] + rng.normal(size=2000)
+    assert 0.30000000000000004 in set(frame["x"])
+    data = tmp_path / "noise.csv"
+    frame.to_csv(data, index=False)
+    book, text = tmp_path / "x.xlsx", tmp_path / "x.csv"
+    assert main(["curve", str(data), "-t", "y", "-f", "x", "-o", str(book), "-o", str(text),
+                 "-q"]) == 0
+    capsys.readouterr()
+    assert main(["curve", str(data), "-t", "y", "-f", "x", "-q"]) == 0
+    printed = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert printed[:4] == ["0.0", "0.1", "0.2", "0.3"]
+    assert "0.3," in text.read_text(encoding="utf-8-sig")
+    assert "0000000" not in text.read_text(encoding="utf-8-sig")
+    ws = openpyxl.load_workbook(book).active
+    cells = [c for row in ws.iter_rows(max_col=1) for c in row
+             if isinstance(c.value, float) and abs(c.value - 0.3) < 1e-12]
+    assert len(cells) == 1 and cells[0].number_format == "0.0"
+
+    effects = catstratpd(frame.assign(x=frame["x"].astype(object)), "y", "x")
+    labels = [t.get_text() for t in curve_figure(effects).axes[0].get_xticklabels()]
+    assert "0.3" in labels and not any("0000000" in t for t in labels)

@@ -503,7 +503,8 @@ def test_picture_moves_right_when_the_table_grows_under_it(xl, cells):
     call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "cut", caller=caller)  # 3 columns
     call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "cut", 10.0, 3.0, caller=caller)
     picture = sheet.pictures["StratPD B2"]
-    assert picture.left == (2 + 5 + 1 - 1) * 64.0  # 5 columns B:F, gap G, picture at H
+    # 7 columns B:H (category, pd, rows, the two bands' ends), gap I, picture at J
+    assert picture.left == (2 + 7 + 1 - 1) * 64.0
 
 
 def test_two_formulas_keep_two_pictures(xl, cells):
