@@ -165,6 +165,11 @@ def test_the_model_of_a_comparison_sees_the_same_columns(bikes):
     assert np.ptp(leaked["pdp"]) < 3
     assert np.ptp(kept["pdp"]) > 20 and np.ptp(kept["stratpd"]) > 20
     assert any("as asked (exclude)" in n for n in kept.attrs["notes"])
+    # The Python API's compare and ice take the keyword like every other function.
+    same = sx.compare(data, "bikers", "hour", exclude=PARTS)
+    np.testing.assert_array_equal(same["pdp"].to_numpy(), kept["pdp"].to_numpy())
+    curves = sx.ice(data, "bikers", "hour", exclude=PARTS, rows=5)
+    assert curves.groupby("row")["prediction"].agg(np.ptp).min() > 10
 
 
 # --------------------------------------------------------------------------- command line
