@@ -97,10 +97,20 @@ def dump(path: str) -> None:
                     out[key] = lite.stratpd(grid, target, col, leaf, trials, False, points, None)
         churn = _grids()["churn"][0]
         out["churn impact positive=no"] = lite.stratimpact(churn, "churn", None, "no")
+        # Columns left out: a comma text, and a range of names as Excel hands it.
+        diamonds = _grids()["diamonds"][0]
+        out["diamonds impact exclude"] = lite.stratimpact(diamonds, "price", None, None,
+                                                          "x, y, z")
+        out["diamonds carat exclude"] = lite.stratpd(diamonds, "price", "carat", None, 1,
+                                                     False, None, None, [["x"], ["y"], [None]])
         # The sheet the "analyse_selection" script writes: every cell and number format.
         from stratpd_xl.excel import ribbon
-        from tests.test_ribbon import FakeBook
+        from tests.test_ribbon import FakeBook, FakeName
 
+        book = FakeBook(names=[FakeName("StratPD_target", '="price"'),
+                               FakeName("StratPD_exclude", '="x, y, z"')])
+        sheet = book.sheets[ribbon.analyse_selection(book, diamonds, source="Data!$A$1")]
+        out["diamonds sheet exclude"] = [[r, c, v] for (r, c), v in sorted(sheet.cells.items())]
         for name, (grid, _target) in _grids().items():
             book = FakeBook()
             sheet = book.sheets[ribbon.analyse_selection(book, grid, source="Data!$A$1")]
