@@ -25,7 +25,8 @@ taken.  How ``beta`` is estimated decides whether the adjustment can do harm:
   coefficients for the rows) raise the out-of-fold error and switch it off.
 
 Everything runs on the cross-products of the within-stratum columns, ``(m + k + 1)^2``
-numbers per fold for m feature columns and k others; the fit is attempted only when there
+numbers per fold for m feature columns and k others, summed over blocks of rows (the
+within-stratum matrix itself is never held whole); the fit is attempted only when there
 are at least ``ROWS_PER_COEF`` rows per coefficient, so those products are never larger
 than a tenth of the design itself: memory stays linear in the number of columns.
 """
@@ -94,9 +95,8 @@ class Adjustment:
             return None
         i = self.inputs
         own, z = i["own"][pick], i["z"][pick]
-        w = _within_matrix(own, z, i["y"][pick], leaf)
-        gram = w.T @ w
-        m, full = own.shape[1], slice(0, w.shape[1] - 1)
+        gram = _within_grams(own, z, i["y"][pick], leaf, [np.arange(pick.size)])[0]
+        m, full = own.shape[1], slice(0, gram.shape[0] - 1)
         return z @ _solve(gram[full, full], gram[full, -1], free=m, ridge=i["ridge"])[m:]
 
 
@@ -115,12 +115,6 @@ def numeric_basis(x: np.ndarray, x_sorted: np.ndarray | None = None) -> np.ndarr
         np.subtract(x, k, out=out[:, j])
         np.maximum(out[:, j], 0.0, out=out[:, j])
     return out
-
-
-def _within(a: np.ndarray, leaf: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """``a`` (one column) minus its mean in each row's leaf."""
-    means = np.bincount(leaf, weights=a, minlength=counts.size) / np.maximum(counts, 1)
-    return a - means[leaf]
 
 
 def _solve(gram: np.ndarray, rhs: np.ndarray, free: int = 0,
@@ -182,13 +176,7 @@ def fit_adjustment(
                           f"fewer than {ROWS_PER_COEF} rows per coefficient")
     width = m + k + 1
     fold = rng.integers(0, 2, int(leaf.max()) + 1)[leaf].astype(bool)
-    # The within-strata rows of fold 0, then of fold 1 (each ascending): each fold's
-    # cross-products come from a slice, without copying its rows out.
-    by_fold = np.concatenate([np.flatnonzero(~fold), np.flatnonzero(fold)])
-    n0 = by_fold.size - int(np.count_nonzero(fold))
-    w = _within_matrix(own, z, y, leaf, by_fold)
-    grams = [_gram(w[:n0]), _gram(w[n0:])]
-    del w
+    grams = _within_grams(own, z, y, leaf, [np.flatnonzero(~fold), np.flatnonzero(fold)])
     o, others = slice(0, m), slice(m, m + k)
     # Share of the feature's within-strata variance the others explain out of fold (a
     # trace for several columns, as a multivariate R^2; only x itself for a numeric
@@ -234,8 +222,31 @@ def fit_adjustment(
     return Adjustment(part, r2, gain, "", inputs)
 
 
+# Rows of the within-strata matrix made at a time: its cross-products are summed block by
+# block, so the matrix (rows x columns) is never held whole, and each block is still in
+# cache when it is multiplied.
+BLOCK_ROWS = 1 << 14
+
+
+def _within_grams(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray,
+                  parts: list[np.ndarray]) -> list[np.ndarray]:
+    """Cross-products ``W'W`` of ``W = [own | z | y]`` centred within each leaf, over the
+    rows of each of ``parts`` (ascending row indices), summed over blocks of
+    ``BLOCK_ROWS`` rows.  Both backends make the same blocks, so the same numbers."""
+    means = _leaf_means(own, z, y, leaf)
+    width = means.shape[1]
+    grams = []
+    for rows in parts:
+        gram = np.zeros((width, width))
+        for start in range(0, rows.size, BLOCK_ROWS):
+            block = _within_rows(own, z, y, leaf, means, rows[start:start + BLOCK_ROWS])
+            gram += block.T @ block
+        grams.append(gram)
+    return grams
+
+
 @njit
-def _within_kernel(own, z, y, leaf, n_leaves, rows):  # pragma: no cover - compiled
+def _leaf_means_kernel(own, z, y, leaf, n_leaves):  # pragma: no cover - compiled
     # The numpy path's numbers to the bit: each leaf's sums in row order, as bincount adds.
     m = own.shape[1]
     k = z.shape[1]
@@ -254,47 +265,47 @@ def _within_kernel(own, z, y, leaf, n_leaves, rows):  # pragma: no cover - compi
         c = np.float64(max(counts[g], 1))
         for j in range(width):
             sums[g, j] = sums[g, j] / c
+    return sums
+
+
+@njit
+def _within_rows_kernel(own, z, y, leaf, means, rows):  # pragma: no cover - compiled
+    m = own.shape[1]
+    k = z.shape[1]
+    width = m + k + 1
     out = np.empty((rows.shape[0], width))
     for r in range(rows.shape[0]):
         i = rows[r]
         g = leaf[i]
         for j in range(m):
-            out[r, j] = own[i, j] - sums[g, j]
+            out[r, j] = own[i, j] - means[g, j]
         for j in range(k):
-            out[r, m + j] = z[i, j] - sums[g, m + j]
-        out[r, width - 1] = y[i] - sums[g, width - 1]
+            out[r, m + j] = z[i, j] - means[g, m + j]
+        out[r, width - 1] = y[i] - means[g, width - 1]
     return out
 
 
-def _within_matrix(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray,
-                   rows: np.ndarray | None = None) -> np.ndarray:
-    """``[own | z | y]`` centred within each leaf, its rows in the order ``rows`` (default
-    all, ascending).  With numba one pass over the rows for the leaves' means and one to
-    write, instead of a pass per column (the same numbers)."""
+def _leaf_means(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray
+                ) -> np.ndarray:
+    """Each leaf's mean of every column of ``[own | z | y]`` (leaves x columns)."""
+    leaf = np.ascontiguousarray(leaf, np.int64)
+    n_leaves = int(leaf.max()) + 1 if leaf.size else 0
+    if get_backend() == "numba":  # one pass over the rows instead of one per column
+        return _leaf_means_kernel(own, z, y, leaf, n_leaves)
+    counts = np.maximum(np.bincount(leaf, minlength=n_leaves), 1)
+    columns = [own[:, j] for j in range(own.shape[1])] + [z[:, j] for j in range(z.shape[1])]
+    return np.column_stack([np.bincount(leaf, weights=a, minlength=n_leaves) / counts
+                            for a in [*columns, y]])
+
+
+def _within_rows(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray,
+                 means: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The rows ``rows`` of ``[own | z | y]`` minus their leaf's means."""
     if get_backend() == "numba":
-        order = np.arange(y.size, dtype=np.int64) if rows is None else rows.astype(np.int64)
-        leaf = np.ascontiguousarray(leaf, np.int64)
-        return _within_kernel(own, z, y, leaf, int(leaf.max()) + 1 if leaf.size else 0, order)
-    w = _within_columns(own, z, y, leaf)
-    return w if rows is None else w[rows]
-
-
-def _within_columns(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray
-                    ) -> np.ndarray:
-    """``[own | z | y]`` centred within each leaf, column by column (no sorted copies)."""
-    counts = np.bincount(leaf)
-    m, k = own.shape[1], z.shape[1]
-    w = np.empty((y.size, m + k + 1))
-    for j in range(m):
-        w[:, j] = _within(own[:, j], leaf, counts)
-    for j in range(k):
-        w[:, m + j] = _within(z[:, j], leaf, counts)
-    w[:, -1] = _within(y, leaf, counts)
-    return w
-
-
-def _gram(w: np.ndarray) -> np.ndarray:
-    return w.T @ w
+        return _within_rows_kernel(own, z, y, np.ascontiguousarray(leaf, np.int64), means,
+                                   np.ascontiguousarray(rows, np.int64))
+    at = means[leaf[rows]]
+    return np.column_stack([own[rows], z[rows], y[rows]]) - at
 
 
 def _sse(gram: np.ndarray, c: np.ndarray) -> float:
