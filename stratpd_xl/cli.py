@@ -819,15 +819,24 @@ def _json_value(value: Any) -> Any:
 
 def _print_json(table: pd.DataFrame, notes: Sequence[str], found: Sequence[Any],
                 target: str) -> None:
-    """The result for scripts: its rows (documented column names), attributes, notes and
-    the conclusion's sentences, as one JSON object on stdout."""
+    """The result for scripts: its rows (documented column names) and the headers people
+    read for them, attributes, notes and the conclusion's sentences, as one JSON object on
+    stdout."""
     from .presentation.words import sentence
 
     # 15 decimals, pandas' most: small effects (2e-11) keep their digits, float noise goes.
     rows = json.loads(table.to_json(orient="records", date_format="iso", date_unit="s",
                                     double_precision=15))
+    from .presentation.tables import curve_headers
+
+    columns = [str(c) for c in table.columns]
+    # What each column is called in the workbooks and formulas, e.g. "pd_low" ->
+    # "low (95% band per point)", so a script can label its own output the same way.
+    people = ({c: c for c in columns} if "impact" in columns else
+              {c: curve_headers(table).get(c, c) for c in columns})
     payload = {
-        "columns": [str(c) for c in table.columns],
+        "columns": columns,
+        "headers": people,
         "rows": rows,
         "attrs": _json_value(dict(table.attrs)),
         "notes": list(notes),

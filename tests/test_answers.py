@@ -190,6 +190,7 @@ def test_stdin_json_and_quiet(csv_path, monkeypatch, capsys):
     curve = json.loads(out)
     assert curve["columns"][:2] == ["x", "pd"] and len(curve["rows"]) > 20
     assert curve["attrs"]["rise"]["percentiles"] == [10, 90]
+    assert curve["headers"]["x"] == "area" and curve["headers"]["pd"] == "partial dependence"
     # Not quiet: the steps' times and the conclusion on stderr.
     assert "done in" in err and "(reading " in err and "analysing " in err
     assert "price rises with area" in err
@@ -291,3 +292,36 @@ def test_float_noise_is_never_shown_and_never_stored_away(tmp_path, capsys):
     effects = catstratpd(frame.assign(x=frame["x"].astype(object)), "y", "x")
     labels = [t.get_text() for t in curve_figure(effects).axes[0].get_xticklabels()]
     assert "0.3" in labels and not any("0000000" in t for t in labels)
+
+
+def test_every_output_says_which_band_it_holds(csv_path, capsys):
+    """Per point or for the whole curve: the workbook's headers, the JSON's headers for its
+    documented columns, and the legends of the pictures, in the same words."""
+    from stratpd_xl.presentation.charts import curve_figure
+    from stratpd_xl.presentation.tables import (
+        ALL_HIGH,
+        ALL_LOW,
+        BAND_HIGH,
+        BAND_LOW,
+        WHOLE_HIGH,
+        WHOLE_LOW,
+        curve_table,
+    )
+
+    assert main(["curve", str(csv_path), "-t", "price", "-f", "area", "--trials", "3",
+                 "--json", "-q"]) == 0
+    headers = json.loads(capsys.readouterr().out)["headers"]
+    assert [headers[c] for c in ("pd_low", "pd_high", "curve_low", "curve_high")] == [
+        "low (95% band per point)", "high (95% band per point)",
+        "low (95% band, whole curve)", "high (95% band, whole curve)"]
+    frame = houses()
+    curve = stratpd(frame, "price", "area", n_trials=3)
+    assert list(curve_table(curve).columns)[2:6] == [BAND_LOW, BAND_HIGH, WHOLE_LOW, WHOLE_HIGH]
+    effects = catstratpd(frame, "price", "garden", n_trials=3)
+    assert list(curve_table(effects).columns)[3:7] == [BAND_LOW, BAND_HIGH, ALL_LOW, ALL_HIGH]
+    legends = [t.get_text() for ax in curve_figure(effects).axes
+               for t in (ax.get_legend().get_texts() if ax.get_legend() else [])]
+    assert legends == ["95% band per point"]
+    legends = [t.get_text() for ax in curve_figure(curve).axes
+               for t in (ax.get_legend().get_texts() if ax.get_legend() else [])]
+    assert any(t.startswith("95% band") for t in legends)

@@ -27,6 +27,7 @@ from .labels import (
     CURVE_COLOR,
     DENSITY_COLOR,
     MAX_BARS,
+    PER_POINT,
     curve_title,
     drawn_categories,
     impact_title,
@@ -259,11 +260,14 @@ def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
         # estimate (possible with few trials) is clipped rather than drawn upside down.
         yerr = np.vstack([np.clip(y - low, 0, None), np.clip(high - y, 0, None)])
         yerr = np.nan_to_num(yerr, nan=0.0)
-    ax.bar(
+    bars = ax.bar(
         positions, y, color=CATEGORICAL_COLOR, width=0.7, zorder=2, yerr=yerr,
         error_kw={"ecolor": "#444444", "capsize": 3, "linewidth": 1},
         label="partial dependence",
     )
+    if yerr is not None and bars.errorbar is not None:
+        # Say which band the bars show, as a curve's legend does.
+        ax.legend([bars.errorbar], [PER_POINT], loc="best", fontsize=8, frameon=False)
     ax.axhline(0.0, color="#888888", linewidth=0.8, zorder=3)
     ax.set_xticks(positions)
     # Rotate only when the labels would not fit side by side (~70 characters across).

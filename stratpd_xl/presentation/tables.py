@@ -24,6 +24,7 @@ __all__ = [
     "SIMULTANEOUS",
     "SUMMARISED",
     "band_headers",
+    "curve_headers",
     "curve_table",
     "impact_table",
     "inert_table",
@@ -156,6 +157,18 @@ def curve_table(result: pd.DataFrame) -> pd.DataFrame:
         Values are unchanged (datetimes stay datetimes, missing values stay NaN); ``attrs``
         are copied from ``result``.
     """
+    columns = curve_headers(result)
+    missing = [c for c in columns if c not in result.columns]
+    if missing:
+        raise ValueError(f"result has no column {missing[0]!r}; is it a StratPD result?")
+    table = result[list(columns)].rename(columns=columns).reset_index(drop=True)
+    table.attrs = dict(result.attrs)
+    return table
+
+
+def curve_headers(result: pd.DataFrame) -> dict[str, str]:
+    """Result column -> the header :func:`curve_table` gives it, in the table's order (the
+    columns a table shows; ``slope`` and ``few_rows`` are not among them)."""
     headers = band_headers(result)
     # A band is shown when both its ends are there.
     bands = {k: headers[k] for pair in (("pd_low", "pd_high"), ("curve_low", "curve_high"))
@@ -174,12 +187,7 @@ def curve_table(result: pd.DataFrame) -> pd.DataFrame:
     if not is_categorical(result) and "n_x" in result.columns:
         # A summarised curve: how many distinct values each point stands for.
         columns["n_x"] = SUMMARISED
-    missing = [c for c in columns if c not in result.columns]
-    if missing:
-        raise ValueError(f"result has no column {missing[0]!r}; is it a StratPD result?")
-    table = result[list(columns)].rename(columns=columns).reset_index(drop=True)
-    table.attrs = dict(result.attrs)
-    return table
+    return columns
 
 
 def impact_table(ranking: pd.DataFrame) -> pd.DataFrame:
