@@ -54,6 +54,63 @@ def test_codes_with_leading_zeros_stay_apart_as_categories(tmp_path, capsys):
     assert table["8"] - table["007"] == pytest.approx(-1, abs=0.3)
 
 
+def _late_codes(path: Path, at: int, *, n: int = 6_000, spelling: str = "007",
+                sep: str = ",") -> Path:
+    """A code column of 7s, 8s and 9s whose only leading-zero code is on data row ``at``."""
+    rng = np.random.default_rng(at)
+    code = rng.choice(["7", "8", "9"], n).astype(object)
+    code[at - 1] = spelling
+    x = rng.uniform(0, 10, n)
+    lines = [sep.join(["code", "x", "y"])]
+    lines += [sep.join([c, f"{a:.3f}", f"{a + (c == '7'):.3f}"]) for c, a in zip(code, x)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("at", [1, 199, 201, 5_000, 6_000])
+def test_a_leading_zero_code_anywhere_in_a_text_file_stays_apart(tmp_path, at):
+    # The head's first 200 rows decided: a "007" on row 201 or later merged with "7".
+    frame = read_table(_late_codes(tmp_path / "late.csv", at))
+    problem = prepare(frame, "y", ["code"], categorical=["code"])
+    assert set(problem.frame["code"].cat.categories) == {"007", "7", "8", "9"}
+    assert (problem.frame["code"] == "007").sum() == 1
+    assert any("kept apart" in n for n in problem.notes)
+
+
+@pytest.mark.parametrize(("spelling", "sep", "found"), [
+    ('"007"', ",", "007"), (" 007", ",", "007"), ('" +07"', ",", "+07"), ("007", ";", "007"),
+    ("007", "\t", "007"), ("07.0", ",", "07.0"),
+])
+def test_late_leading_zero_spellings_stay_apart(tmp_path, spelling, sep, found):
+    frame = read_table(_late_codes(tmp_path / "late.csv", 4_321, spelling=spelling, sep=sep))
+    problem = prepare(frame, "y", ["code"], categorical=["code"])
+    assert found in set(problem.frame["code"].cat.categories)
+
+
+def test_late_zeros_inside_other_fields_change_nothing(tmp_path):
+    # Zeros inside a number (100.07), a date (2024-01-07) or a word are no codes.
+    path = tmp_path / "plain.csv"
+    rows = ["code,x,when,y"] + [f"{7 + i % 3},{100.07 + i},2024-01-0{1 + i % 9},{i % 5}.0"
+                                for i in range(3_000)]
+    path.write_text("\n".join(rows) + "\n")
+    frame = read_table(path)
+    assert frame["code"].dtype.kind == "i" and "texts" not in frame["code"].attrs
+    assert frame["x"].dtype.kind == "f"
+
+
+def test_the_leading_zero_scan_sees_codes_across_its_slices(monkeypatch):
+    from stratpd_xl.input import files
+
+    monkeypatch.setattr(files, "_SCAN_BYTES", 7)
+    text = "a,b\n" + "12,34\n" * 20
+    assert not files._may_hold_leading_zero(text, ",")
+    for i in range(len(text) - 1):  # "07" written over every place in turn
+        spliced = text[:i] + "\n07" + text[i + 1:]
+        assert files._may_hold_leading_zero(spliced.encode(), ","), i
+    assert files._may_hold_leading_zero('x;  "+05"', ";")
+    assert not files._may_hold_leading_zero("x;a05;1.07;-1.05", ";")
+
+
 def test_codes_from_cells_and_workbooks_stay_apart_too(tmp_path):
     data = coded(60)
     cells = [list(data.columns)] + data.astype(object).to_numpy().tolist()
