@@ -62,7 +62,8 @@ def _late_codes(path: Path, at: int, *, n: int = 6_000, spelling: str = "007",
     code[at - 1] = spelling
     x = rng.uniform(0, 10, n)
     lines = [sep.join(["code", "x", "y"])]
-    lines += [sep.join([c, f"{a:.3f}", f"{a + (c == '7'):.3f}"]) for c, a in zip(code, x)]
+    lines += [sep.join([c, f"{a:.3f}", f"{a + (c == '7'):.3f}"])
+              for c, a in zip(code, x, strict=True)]
     path.write_text("\n".join(lines) + "\n")
     return path
 

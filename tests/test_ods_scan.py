@@ -537,3 +537,57 @@ def test_a_small_file_is_scanned_without_loading_numba(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == "False"
+
+
+# --------------------------------------------------------------------------- repeated rows
+
+
+def _repeated_row(tmp_path: Path, times: int, *, width: int = 3) -> Path:
+    """A header, one row written once with number-rows-repeated=``times``, a last row."""
+    rows = [row(*[txt(f"c{j}") for j in range(width)])]
+    rows += [row(*[num(j + 1) for j in range(width)], repeat=times)]
+    rows += [row(*[num(-1)] * width)]
+    return make_ods(tmp_path / f"rep{times}.ods", HEAD + table("Data", rows) + TAIL)
+
+
+def test_a_row_repeated_past_the_sheet_s_rows_is_named_not_called_stray(tmp_path, backend,
+                                                                         capsys):
+    # Called "stray cells" (the row's 3 cells counted once); read, calamine keeps 1,048,576
+    # rows and silently drops the rest, the last row included.
+    path = _repeated_row(tmp_path, 3_000_000)
+    with pytest.raises(StratPDInputError) as exc:
+        read_table(path)
+    said = str(exc.value)
+    assert "stray" not in said
+    assert "3,000,002 rows long (row 2 is written once and repeated 3,000,000 times" in said
+    assert "1,048,576 rows a sheet holds" in said and "keep only the rows" in said
+    from stratpd_xl.cli import main
+
+    assert main(["curve", str(path), "-t", "c2", "-f", "c0"]) == 2
+    err = capsys.readouterr().err
+    assert "repeated 3,000,000 times" in err and "Traceback" not in err
+
+
+def test_a_row_repeated_within_the_bounds_is_read_whole(tmp_path, backend):
+    # 400,000 x 3 cells over a million: once refused as "stray cells" (3 cells counted).
+    frame = read_table(_repeated_row(tmp_path, 400_000))
+    assert len(frame) == 400_001
+    assert (frame.iloc[:-1] == [1, 2, 3]).all().all() and list(frame.iloc[-1]) == [-1] * 3
+
+
+def test_a_wide_row_repeated_past_the_cell_limit_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "MAX_GRID_CELLS", 1_000_000)
+    with pytest.raises(StratPDInputError) as exc:
+        read_table(_repeated_row(tmp_path, 300_000, width=4))
+    assert "over the limit of 1,000,000 cells" in str(exc.value)
+    assert "row 2 is written once and repeated 300,000 times" in str(exc.value)
+
+
+@pytest.mark.parametrize("times", [1, 7, 5_000])
+def test_repeated_filled_cells_count_as_the_cells_they_stand_for(tmp_path, times, backend):
+    content = HEAD + table("Data", [
+        row(txt("a"), txt("b")), row(num(1, repeat=times), num(2), repeat=3), row(num(5)),
+    ]) + TAIL
+    extents = _workbook_scan.ods_extents(zipfile.ZipFile(make_ods(tmp_path / "r.ods", content)))
+    assert extents["Data"][:3] == (5, times + 1, 2 + 3 * (times + 1) + 1)
+    assert slow_extents(content.encode())["Data"][:3] == extents["Data"][:3]

@@ -51,6 +51,7 @@ _FORMULA = np.frombuffer(b"formula", np.uint8)
 _LAST_CELL = np.frombuffer(b"/></table:table-row>", np.uint8)
 _PAD = 32  # zero bytes after the text, so a name's 8-byte words never read past the end
 
+_CELLS_CAP = 2**24  # as _workbook_scan._CELLS_CAP
 _NONE, _DECLINE = -1, -2  # from _repeat: no repeat here / an unusual one
 
 
@@ -202,9 +203,11 @@ def _ods_rows(a: np.ndarray, words: np.ndarray) -> tuple[bool, np.ndarray, np.nd
         repeat = _repeat(a, lt, gt, _COLUMNS_PREFIX, shut) if assigns_d else _NONE
         if repeat == _DECLINE:
             return no
-        col += 1 if repeat == _NONE else repeat
+        span = 1 if repeat == _NONE else repeat
+        col += span
         if not shut:
-            filled += 1
+            # Repeats count, capped as the numpy scan caps them (no 64-bit overflow).
+            filled = min(filled + min(span, _CELLS_CAP) * min(row_span, _CELLS_CAP), 2**60)
             row_used = col
         elif (
             gt - lt + 1 > _EMPTY_TAG

@@ -384,6 +384,9 @@ _ODS_DOC_END = b"</office:document-content>"
 #: that give the same answer, so a false size in the zip costs time, never safety.
 COMPILED_SCAN_FROM = 4 * 2**20
 _BOM = b"\xef\xbb\xbf"
+#: A repeat's share in a count of filled cells is capped here (over 16 million: more than
+#: any sheet's rows or columns), so that rows x columns cannot overflow 64 bits.
+_CELLS_CAP = 2**24
 
 def _repeat(value: bytes) -> int:
     """A repeat count as calamine reads it (a plain non-negative integer), capped far above
@@ -412,6 +415,9 @@ class _OdsScan:
         self.height = self.width = self.cells = self.row_pos = 0
         self.col_pos = self.row_used = self.row_repeat = 0
         self.errors: Errors = {}
+        #: Per table, its most repeated row holding cells: (times, row number from 1).
+        self.repeats: dict[str, tuple[int, int]] = {}
+        self.repeat = (0, 0)
         self.table_open = False
         #: A stretch the array scan could not vouch for: expat checks the whole XML at the end.
         self.unchecked = False
@@ -427,6 +433,9 @@ class _OdsScan:
                 return
         spans, used, cells = rows
         if used.any():
+            most = int(np.argmax(np.where(used > 0, spans, 0)))
+            if spans[most] > self.repeat[0]:
+                self.repeat = (int(spans[most]), self.row_pos + int(spans[:most].sum()) + 1)
             last = int(np.flatnonzero(used)[-1])
             self.height = self.row_pos + int(spans[: last + 1].sum())
             self.width = max(self.width, int(used.max()))
@@ -450,6 +459,7 @@ class _OdsScan:
                 )
                 self.height = self.width = self.cells = self.row_pos = 0
                 self.errors = {}
+                self.repeat = (0, 0)
                 self.table_open = not closed
             elif tag == b"/table:table":
                 self.table_open = False
@@ -460,6 +470,8 @@ class _OdsScan:
                 if closed:
                     self.row_pos += self.row_repeat
             elif tag == b"/table:table-row":
+                if self.row_used and self.row_repeat > self.repeat[0]:
+                    self.repeat = (self.row_repeat, self.row_pos + 1)
                 self.row_pos += self.row_repeat
                 if self.row_used:
                     self.height = self.row_pos
@@ -469,7 +481,8 @@ class _OdsScan:
                 start = self.col_pos
                 self.col_pos += _repeat(repeat.group(1)) if repeat else 1
                 if not closed or b"value-type" in attrs or b"formula" in attrs:
-                    self.cells += 1
+                    # A filled cell repeated, or in a repeated row, is that many cells.
+                    self.cells += (self.col_pos - start) * self.row_repeat
                     self.row_used = self.col_pos
                 if b'calcext:value-type="error"' in attrs and self.row_repeat == 1:
                     text = _ODS_TEXT.search(chunk, match.end(), match.end() + 4000)
@@ -483,6 +496,7 @@ class _OdsScan:
             raise ValueError(f"two tables are named {self.name[:40]!r}")
         if self.name:
             self.extents[self.name] = (self.height, self.width, self.cells, self.errors)
+            self.repeats[self.name] = self.repeat
             self.name = ""
 
 
@@ -601,11 +615,21 @@ def _ods_rows(
         rows_hit = row_of[hits]
         last = np.append(rows_hit[1:] != rows_hit[:-1], True)
         used[rows_hit[last]] = ends[hits[last]]
-    return row_spans, used, int(hits.size)
+    # Filled cells with their repeats, in rows and columns: a row of 3 cells repeated
+    # 3,000,000 times holds 9,000,000.  Each factor is capped far above any sheet (and the sum
+    # taken in floats) so absurd counts cannot overflow.
+    weights = np.minimum(spans[hits], _CELLS_CAP) * np.minimum(row_spans[row_of[hits]],
+                                                                _CELLS_CAP)
+    return row_spans, used, int(min(weights.sum(dtype=np.float64), 2.0**60))
 
 
-def ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int, Errors]]:
-    """Per table: (used rows, used columns, filled cell elements, error cells), repeats counted.
+def ods_extents(
+    book: zipfile.ZipFile, repeats: dict[str, tuple[int, int]] | None = None
+) -> dict[str, tuple[int, int, int, Errors]]:
+    """Per table: (used rows, used columns, filled cells, error cells), repeats counted.
+
+    ``repeats``, when given, receives each table's most repeated row holding cells: (how many
+    rows it stands for, its row number from 1), to name it when a sheet is too long.
 
     Raises ``ValueError`` for content python-calamine would misread or never finish: cut short
     (a table left open makes it loop forever), not well-formed where the fast scan could not
@@ -632,6 +656,8 @@ def ods_extents(book: zipfile.ZipFile) -> dict[str, tuple[int, int, int, Errors]
         raise ValueError("content.xml is cut short")
     if scan.unchecked:
         _check_xml(book, "content.xml")
+    if repeats is not None:
+        repeats.update(scan.repeats)
     return scan.extents
 
 

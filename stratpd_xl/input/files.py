@@ -23,6 +23,7 @@ import stat
 import warnings
 import zipfile
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from xml.parsers.expat import ExpatError
@@ -64,6 +65,9 @@ MAX_UNZIPPED_BYTES = 1024**3
 MAX_ZIP_RATIO = 200
 #: Largest worksheet grid (last row x last column) a workbook may declare through its cells.
 MAX_GRID_CELLS = 50_000_000
+#: Most rows of a worksheet (Excel's and LibreOffice's): the workbook reader stops there, so
+#: an .ods row repeated 3,000,000 times would lose every row after the 1,048,576th.
+MAX_SHEET_ROWS = 1_048_576
 #: A grid this many times larger than its real cells (and over a million) is padding.
 MAX_PADDING_FACTOR = 20
 #: Sheet names listed when a sheet is not found.
@@ -830,16 +834,38 @@ def _open_zip(path: Path, damaged: str) -> zipfile.ZipFile:
     return book
 
 
-def _check_grid(path: Path, sheet: str, height: int, width: int, cells: int) -> None:
-    """Refuse a sheet whose used area is mostly padding, before any reader allocates it."""
+def _repeated(repeat: tuple[int, int] | None) -> str:
+    """' (row 2 is written once and repeated 3,000,000 times)', when a repeat is the cause."""
+    if repeat is None or repeat[0] < 1000:
+        return ""
+    times, row = repeat
+    return (f" (row {row:,} is written once and repeated {times:,} times: "
+            "table:number-rows-repeated)")
+
+
+def _check_grid(path: Path, sheet: str, height: int, width: int, cells: int,
+                repeat: tuple[int, int] | None = None, *, rows: bool = False) -> None:
+    """Refuse a sheet whose used area is mostly padding, or too big, before any reader
+    allocates it; with ``rows``, also one longer than a sheet (its reader would cut it).
+
+    ``repeat`` is the sheet's most repeated row holding cells, (times, row), for an .ods.
+    """
     grid = height * width
-    if grid > MAX_GRID_CELLS and grid <= MAX_PADDING_FACTOR * max(cells, 1):
+    padded = grid > 1_000_000 and grid > MAX_PADDING_FACTOR * max(cells, 1)
+    if rows and height > MAX_SHEET_ROWS and not padded:
+        raise StratPDInputError(
+            f'sheet "{sheet}" of "{path.name}" is {height:,} rows long{_repeated(repeat)}, '
+            f"more than the {MAX_SHEET_ROWS:,} rows a sheet holds (the rows after them would "
+            "be lost); keep only the rows to analyse and save again"
+        )
+    if grid > MAX_GRID_CELLS and not padded:
         # Mostly real cells (an .ods row repeated 3 million times counts as 3 million rows):
         # too big, not padded.
         raise StratPDInputError(
             f'sheet "{sheet}" of "{path.name}" spans {height:,} rows x {width:,} columns '
-            f"({cells:,} cells), over the limit of {MAX_GRID_CELLS:,} cells; keep only the "
-            "rows and columns to analyse (a row repeated many times counts as that many rows)"
+            f"({cells:,} cells){_repeated(repeat)}, over the limit of {MAX_GRID_CELLS:,} "
+            "cells; keep only the rows and columns to analyse (a row repeated many times "
+            "counts as that many rows)"
         )
     if grid > MAX_GRID_CELLS or (grid > 1_000_000 and grid > MAX_PADDING_FACTOR * max(cells, 1)):
         raise StratPDInputError(
@@ -849,7 +875,8 @@ def _check_grid(path: Path, sheet: str, height: int, width: int, cells: int) -> 
         )
 
 
-def _check_every_grid(path: Path, sheets: list[tuple[str, int, int, int]]) -> None:
+def _check_every_grid(path: Path, sheets: list[tuple[str, int, int, int]],
+                      repeats: Mapping[str, tuple[int, int]] | None = None) -> None:
     """Refuse any padded sheet, and sheets that are padding together, of a workbook whose
     reader builds every sheet when it opens the file (.ods, .xls).
 
@@ -857,7 +884,7 @@ def _check_every_grid(path: Path, sheets: list[tuple[str, int, int, int]]) -> No
     under the limits; 300 such sheets still cost 300 grids (a 3 kB .ods took 22 s and 9.4 GB).
     """
     for name, height, width, cells in sheets:
-        _check_grid(path, name, height, width, cells)
+        _check_grid(path, name, height, width, cells, (repeats or {}).get(name))
     grid = sum(height * width for _, height, width, _ in sheets)
     cells = sum(sheet[3] for sheet in sheets)
     if len(sheets) > 1 and (
@@ -944,17 +971,18 @@ def _workbook_cells(
         )
     extent: tuple[int, int, int, Errors] | None = None
     ods_tables: dict[str, tuple[int, int, int, Errors]] = {}
+    repeats: dict[str, tuple[int, int]] = {}  # an .ods table's most repeated row with cells
     xls_extents = _xls_extents(path, damaged) if suffix == ".xls" else {}
     archive = None if suffix == ".xls" else _open_zip(path, damaged)  # .xls is not a zip
     try:
         if archive is not None and suffix == ".ods":
             # calamine reads every table of an .ods when it opens it: all are measured first.
             try:
-                ods_tables = ods_extents(archive)
+                ods_tables = ods_extents(archive, repeats)
             except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError, ExpatError) as exc:
                 raise StratPDInputError(damaged) from exc
             tables = [(table, h, w, cells) for table, (h, w, cells, _) in ods_tables.items()]
-            _check_every_grid(path, tables)
+            _check_every_grid(path, tables, repeats)
         if archive is not None and suffix in (".xlsx", ".xlsm"):
             _check_shared_strings(path, archive, damaged)
         try:
@@ -998,7 +1026,7 @@ def _workbook_cells(
         if archive is not None:
             archive.close()
     if extent is not None:
-        _check_grid(path, name, *extent[:3])
+        _check_grid(path, name, *extent[:3], repeats.get(name), rows=True)
         unsaved = extent[4] if len(extent) > 4 else 0
         if unsaved:
             notes.append(
@@ -1013,7 +1041,7 @@ def _workbook_cells(
             # total_height/total_width are the last row and column indexes, not counts.
             last = ws.end
             height, width = (last[0] + 1, last[1] + 1) if last is not None else (0, 0)
-            _check_grid(path, name, height, width, ws.height * ws.width)
+            _check_grid(path, name, height, width, ws.height * ws.width, rows=True)
         rows = ws.to_python(skip_empty_area=False)
     except (MemoryError, StratPDInputError):
         raise
