@@ -6,6 +6,8 @@ fix, never a raw TypeError or a silent misreading.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -98,3 +100,34 @@ def test_a_target_without_finite_values_says_so(houses, values, expected):
     data["price"] = values
     with pytest.raises(StratPDInputError, match=expected):
         sx.impact(data, "price")
+
+
+@pytest.mark.parametrize("value", [5, 2.5, -1e17, 0.0])
+def test_a_constant_target_is_refused_as_the_command_line_refuses_it(houses, value):
+    # Every share came back 0 with no word: it read as "no feature matters".
+    data = houses.assign(price=value)
+    said = f'target "price" has the same value ({value:.15g}) in every row; nothing varies'
+    for call in (lambda: sx.impact(data, "price"), lambda: sx.stratpd(data, "price", "area"),
+                 lambda: sx.catstratpd(data, "price", "rooms")):
+        with pytest.raises(StratPDInputError, match=f"^{re.escape(said)}"):
+            call()
+
+
+def test_a_constant_target_with_missing_values_and_a_yes_no_target(houses):
+    data = houses.assign(price=np.where(np.arange(len(houses)) % 3, 7.0, np.nan))
+    with pytest.raises(StratPDInputError, match=r"same value \(7\) in every row"):
+        sx.impact(data, "price")
+    data = houses.assign(churn="yes")
+    with pytest.raises(StratPDInputError, match=r'same value \("yes"\) in every row'):
+        sx.stratpd(data, "churn", "area", positive="yes")
+
+
+def test_a_target_constant_where_one_feature_has_values_skips_that_feature(houses):
+    data = houses.copy()
+    data["price"] = data["price"].where(data.index >= 100, 42.0)
+    data["promo"] = np.where(data.index < 100, data.index % 7, np.nan)
+    ranked = sx.impact(data, "price")
+    assert "promo" not in set(ranked["feature"])
+    assert 'same value (42) in every row that has "promo"' in ranked.attrs["skipped"]["promo"]
+    with pytest.raises(StratPDInputError, match='every row that has "promo"'):
+        sx.stratpd(data, "price", "promo")

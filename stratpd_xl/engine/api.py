@@ -61,6 +61,13 @@ def _table(data: Any, target: str, positive: Any = None, keep: Iterable[str] = (
     """
     data, excluded = _without_excluded(data, target, tuple(exclude), roles)
     table = _yes_no_table(data, target, positive)
+    if table.y.size and np.ptp(table.y) == 0:
+        # Every curve and impact would be 0, which reads as "no feature matters": the
+        # command line refuses this target in the same words.
+        raise StratPDInputError(
+            f'target "{table.target}" has the same value ({_target_value(table)}) in every '
+            "row; nothing varies to explain: pick a target whose values vary"
+        )
     table.excluded = excluded
     table.left_out.update(dict.fromkeys(excluded, EXCLUDED))
     _leave_out_identifiers(table, {str(k) for k in keep})
@@ -86,6 +93,15 @@ def _without_excluded(data: Any, target: str, exclude: tuple[str, ...],
 def _params(p: Settings, table: Table, **kw: Any) -> dict[str, Any]:
     """``attrs["params"]``: the settings, with the excluded columns' exact names."""
     return p.as_dict(**kw) | {"exclude": list(table.excluded)}
+
+
+def _target_value(table: Table, y: np.ndarray | None = None) -> str:
+    """The one value of a constant target as the user knows it (a yes/no target's text)."""
+    first = float((table.y if y is None else y)[0])
+    if table.yes_no:
+        positive = table.yes_no["positive"]
+        return f'"{positive}"' if first > 0 else f'not "{positive}"'
+    return f"{first * table.y_scale:.15g}"
 
 
 # Identifier-like: a text column with a different value in at least this share of its (at
@@ -155,7 +171,14 @@ def _rows_for(table: Table, feature: str, present: np.ndarray, p: Settings) -> _
             f"needs at least 2 x min_samples_leaf ({2 * p.min_samples_leaf}): add rows or "
             "lower min_samples_leaf"
         )
-    return _Rows(index, table.y[index], table.n_missing_target + int((~present).sum()))
+    y = table.y[index]
+    if np.ptp(y) == 0:
+        raise StratPDInputError(
+            f'target "{table.target}" has the same value ({_target_value(table, y)}) in every '
+            f'row that has "{feature}"; nothing varies to explain: pick a target whose values '
+            "vary there"
+        )
+    return _Rows(index, y, table.n_missing_target + int((~present).sum()))
 
 
 def _attrs(
