@@ -748,3 +748,39 @@ def test_exclude_as_a_range_or_a_comma_text_in_every_formula(xl):
     target = call_like_excel(xl, xl.udfs.STRATIMPACT, bikes, "bikers", MISSING, MISSING,
                              "bikers")
     assert target[0][0].startswith("STRATIMPACT: \"bikers\" is the target, so it cannot be")
+
+
+def _first(rows: tuple[tuple[Any, ...], ...], width: int) -> tuple[tuple[Any, ...], ...]:
+    """The same cells with the last ``width`` columns moved to the front of the range."""
+    return tuple(tuple(r[-width:]) + tuple(r[:-width]) for r in rows)
+
+
+@pytest.mark.parametrize("kind", ["date", "time", "bool", "error"])
+def test_every_formula_takes_a_mixed_column_anywhere_and_as_any_argument(xl, cells, kind):
+    # Mixed columns were checked beside the features (STRATPD, STRATIMPACT); here they lead
+    # the range and are the feature, the group, the pair's second column and the target.
+    name = {"date": "order date", "time": "order time", "bool": "paid", "error": "margin"}[kind]
+    data = _first(_business_cells(cells, (kind,)), 1)
+
+    def answer(out: list[list[Any]], formula: str) -> None:
+        said = str(out[0][0])
+        # A table, or one sentence naming the fix; never "internal error ... dtype 'M'".
+        assert len(out) > 1 or said.startswith(f"{formula}: "), said
+        assert not any(w in said for w in ("internal", "Traceback", "dtype")), said
+
+    for formula, args in (
+        ("STRATPD", ("price", name)), ("STRATCOMPARE", ("price", name)),
+        ("STRATIMPACT", ("price",)), ("STRATPD2", ("price", "carat", name)),
+        ("STRATPDBY", ("price", "carat", name)),
+    ):
+        out = call_like_excel(xl, getattr(xl.udfs, formula), data, *args)
+        answer(out, formula)
+        if formula in ("STRATPD", "STRATIMPACT") and kind != "error":
+            assert len(out) > 2, (formula, out[:2])
+    # As the target: a sentence in one cell, or an answer (numbers with error cells blank).
+    out = call_like_excel(xl, xl.udfs.STRATIMPACT, data, name)
+    answer(out, "STRATIMPACT")
+    if kind == "date":  # dates are no numbers to explain (a time of day is a fraction)
+        assert len(out) == 1 and str(out[0][0]).startswith("STRATIMPACT: "), out[:2]
+    else:
+        assert out[0] == ["feature", "kind", "impact", "share"], out[:2]
