@@ -451,7 +451,7 @@ def test_a_sheet_measured_as_built_counts_every_row_and_column(
 ):
     # calamine's total_height/total_width are the last row and column indexes, not counts:
     # a 4 x 2 table is 8 cells.  The scan is made to miss the sheet to reach that check.
-    monkeypatch.setattr(files, "ods_extents", lambda book: {})
+    monkeypatch.setattr(files, "ods_extents", lambda book, repeats=None: {})
     monkeypatch.setattr(files, "MAX_GRID_CELLS", limit)
     path = make_ods(tmp_path / "t.ods", HEAD + table("Data", data_rows(3)) + TAIL)
     if refused:
