@@ -260,3 +260,48 @@ def test_the_native_impact_chart_plots_the_largest_features(tmp_path, shuffled):
     # Sorted otherwise: every feature, rather than 40 called "the largest" that are not.
     assert spans == ({n} if shuffled else {charts.MAX_BARS})
     assert ("60 more in the table" in chart) is not shuffled
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(c) for c in found]
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
+def test_the_command_s_helper_ends_with_the_command(many, tmp_path, how):
+    # The whole command as typed: kill -9 (or Ctrl+C) while `report` is at work, once its
+    # picture helper runs.  The helper must not draw on as an orphan.
+    if not Path("/proc/self/task").exists():
+        pytest.skip("needs Linux's /proc to find the helper")
+    command = subprocess.Popen(
+        [sys.executable, "-m", "stratpd_xl.cli", "report", str(many[10_000]), "-t", "y",
+         "-o", str(tmp_path / "r.xlsx")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    helpers: list[int] = []
+    try:
+        end = time.monotonic() + 120
+        while not helpers and command.poll() is None and time.monotonic() < end:
+            helpers = _children(command.pid)
+            time.sleep(0.05)
+        if not helpers:
+            pytest.skip("the command started no helper (fewer than two cores?)")
+        time.sleep(0.5)
+        command.send_signal(how)
+        _, err = command.communicate(timeout=60)
+        if how == signal.SIGINT:
+            assert command.returncode == 130 and "Traceback" not in err, err[-500:]
+            assert "cancelled" in err
+        else:
+            assert command.returncode == -signal.SIGKILL
+        assert all(_gone(pid, 10.0) for pid in helpers), "a helper outlived the command"
+        assert not (tmp_path / "r.xlsx").exists()  # no half-written answer
+    finally:
+        for pid in helpers:
+            _kill(pid)
+        if command.poll() is None:
+            command.kill()
+            command.communicate()
