@@ -1107,9 +1107,9 @@ def _catstratpd_table(
     result["few_rows"] = few
     if few.any():
         names = ", ".join(f'"{c}"' for c in cats[known][few][:8])
-        more = f" and {few.sum() - 8} more" if few.sum() > 8 else ""
+        more = f" and {few.sum() - 8:,} more" if few.sum() > 8 else ""
         warnings_.append(
-            f'{int(few.sum())} categor{"y" if few.sum() == 1 else "ies"} of "{feature}" '
+            f'{int(few.sum()):,} categor{"y" if few.sum() == 1 else "ies"} of "{feature}" '
             f"rest{'s' if few.sum() == 1 else ''} on fewer than {FEW_ROWS} rows ({names}{more}; "
             "few_rows in the table): their effects are little more than those rows' noise; "
             "merge rare categories or add rows"
