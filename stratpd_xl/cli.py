@@ -18,6 +18,7 @@ import importlib
 import json
 import math
 import os
+import re
 import secrets
 import shutil
 import sys
@@ -41,6 +42,19 @@ from .presentation.drawing import PictureDrawer
 from .presentation.tables import inert_table
 
 __all__ = ["CommandProgress", "ProgressBar", "build_parser", "main"]
+
+
+# Control characters from a file (a cell or column name holding ESC [2J, an OSC title
+# sequence, a carriage return that hides the line before it) would act on the terminal
+# when a note, an error or a printed table quotes them: they are shown as \x1b instead.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _visible(text: str) -> str:
+    """``text`` safe to write to a terminal: control characters (but tab and line break)
+    written as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
 
 PROG = "stratpd-xl"
 # How a CLI user analyses a column that looks like an identifier.
@@ -107,7 +121,7 @@ class ProgressBar:
             return
         filled = int(self.width * done / total) if total else self.width
         bar = "#" * filled + "-" * (self.width - filled)
-        label = feature if len(feature) <= 30 else feature[:27] + "..."
+        label = _visible(feature if len(feature) <= 30 else feature[:27] + "...")
         elapsed = time.monotonic() - self.start
         # After a feature or two, the time left at the pace so far.
         left = f", about {elapsed / done * (total - done):.0f} s left" if done else ""
@@ -684,8 +698,10 @@ def _csv_writer(table: pd.DataFrame, source: dict[str, Any] | None) -> Callable[
     def write(path: Path) -> None:
         # BOM: Excel on Windows needs it to read UTF-8 (accents in names); LibreOffice accepts it.
         # 15 significant digits, as a spreadsheet keeps them: 0.3, not 0.30000000000000004.
+        # CRLF rows (RFC 4180): with "\n" alone the csv module leaves a cell holding a bare
+        # "\r" unquoted, and that "a\rb" opens as two rows.
         inert_table(table).to_csv(path, index=False, sep=sep, decimal=dec, encoding="utf-8-sig",
-                                  float_format="%.15g")
+                                  float_format="%.15g", lineterminator="\r\n")
 
     return write
 
@@ -733,6 +749,7 @@ def _step(name: str) -> None:
 
 def _say(text: str) -> None:
     """A line on stderr for the user (quiet-aware, above the progress line)."""
+    text = _visible(text)
     if _progress is not None:
         _progress.note(text)
     else:
@@ -777,7 +794,7 @@ def _print_table(table: pd.DataFrame) -> None:
             shown[name] = [("" if v != v else f"{v:.{places or 0}f}") for v in column]
     with pd.option_context("display.max_rows", None, "display.width", 200):
         text = shown.to_string(index=False, float_format=lambda v: f"{v:.6g}")
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(_visible(text) + "\n")
 
 
 def _value_places(column: pd.Series) -> int:
@@ -1206,7 +1223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run_command(args)
     except (StratPDInputError, _UserError) as exc:
-        sys.stderr.write(f"{PROG}: {' '.join(str(exc).split())}\n")
+        sys.stderr.write(f"{PROG}: {_visible(' '.join(str(exc).split()))}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write(f"\n{PROG}: cancelled\n")
@@ -1214,7 +1231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         # Disk full, permission denied, file locked by Excel: the user can fix these.
         where = f' "{exc.filename}"' if exc.filename else ""
-        sys.stderr.write(f"{PROG}: cannot access{where}: {exc.strerror or exc}\n")
+        sys.stderr.write(_visible(f"{PROG}: cannot access{where}: {exc.strerror or exc}") + "\n")
         return 2
     except Exception as exc:  # noqa: BLE001 - a bug: one line, traceback only on request
         if is_interrupt(exc):  # Ctrl+C inside compiled code arrives as a SystemError
@@ -1222,7 +1239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         if os.environ.get("STRATPD_XL_DEBUG"):
             raise
-        sys.stderr.write(error_text(exc, prefix=PROG) + "\n")
+        sys.stderr.write(_visible(error_text(exc, prefix=PROG)) + "\n")
         return 1
 
 

@@ -5,6 +5,7 @@ command starts, outputs that cannot be written, a full disk.
 
 from __future__ import annotations
 
+import csv
 import os
 import subprocess
 import sys
@@ -148,3 +149,37 @@ def test_a_full_disk_is_not_blamed_on_excel(table):
     with pytest.raises(StratPDInputError, match="the disk is full") as exc:
         write_report(result, "/dev/full")
     assert "Excel" not in str(exc.value)
+
+
+_RAW_CONTROL = ("\x1b", "\x07", "\x08", "\r", "\x9b")
+
+
+@pytest.mark.parametrize("payload", ["\x1b]0;pwned\x07", "\x1b[2J", "a\rb", "x\x08y", "\x9b31m"])
+def test_control_characters_from_a_file_never_reach_the_terminal(tmp_path, capsys, payload):
+    # A cell or column name holding ESC sequences, BEL, NUL or a carriage return was
+    # printed raw in notes, errors, printed tables and sentences: it set the window title,
+    # cleared the screen or hid the text before it.
+    rng = np.random.default_rng(0)
+    n = 120
+    z = rng.uniform(0, 10, n)
+    code = [f"{payload}{i % 3}" for i in range(n)]
+    data = pd.DataFrame({"c": code, "z": z.round(3), "y": (np.arange(n) % 3 + z).round(3)})
+    path = tmp_path / "control.csv"
+    data.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)  # "a\rb" stays one cell
+    out_csv = tmp_path / "answer.csv"
+    said = []
+    for args in (["curve", path, "-t", "y", "-f", "c", "-o", out_csv],
+                 ["curve", path, "-t", "y", "-f", "c"],
+                 ["impact", path, "-t", "y"],
+                 ["curve", path, "-t", f"y{payload}", "-f", "c"]):
+        code_, out, err = run(args, capsys)
+        said.append(out + err)
+        assert code_ in (0, 2), err
+    text = "".join(said)
+    assert not any(c in text for c in _RAW_CONTROL), repr(text[:300])
+    if "\r" not in payload:  # a space in the error sentence, which joins its lines
+        visible = payload.replace("\x08", "\\x08").replace("\x1b", "\\x1b")
+        visible = visible.replace("\x07", "\\x07").replace("\x9b", "\\x9b")
+        assert visible in text  # shown, not dropped: the user can see what the file holds
+    # The answer file keeps the categories exactly as the data holds them.
+    assert set(pd.read_csv(out_csv)["category"].astype(str)) == set(code)
