@@ -88,12 +88,11 @@ def shared_strings(folder: Path) -> list[str]:
     import xlsxwriter
 
     good = folder / "strings.xlsx"
-    book = xlsxwriter.Workbook(good)
-    sheet = book.add_worksheet("Data")
-    sheet.write_row(0, 0, ["x", "y", "name"])
-    for i in range(5):
-        sheet.write_row(i + 1, 0, [i, 2 * i, f"n{i}"])
-    book.close()
+    with xlsxwriter.Workbook(good) as book:  # text cells go to the shared-string table
+        sheet = book.add_worksheet("Data")
+        for j, (name, values) in enumerate({"x": range(5), "y": range(0, 10, 2),
+                                            "name": [f"n{i}" for i in range(5)]}.items()):
+            sheet.write_column(0, j, [name, *values])
     with zipfile.ZipFile(good) as old:
         items = {i.filename: old.read(i.filename) for i in old.infolist()}
     ns = b'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
