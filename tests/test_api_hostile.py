@@ -131,3 +131,13 @@ def test_a_target_constant_where_one_feature_has_values_skips_that_feature(house
     assert 'same value (42) in every row that has "promo"' in ranked.attrs["skipped"]["promo"]
     with pytest.raises(StratPDInputError, match='every row that has "promo"'):
         sx.stratpd(data, "price", "promo")
+
+
+def test_every_api_entry_refuses_a_constant_target(houses):
+    data = houses.assign(price=5.0)
+    for call in (lambda: sx.analyse(data, "price"), lambda: sx.interactions(data, "price"),
+                 lambda: sx.stratpd2(data, "price", "area", "rooms"),
+                 lambda: sx.compare(data, "price", "area"),
+                 lambda: sx.ice(data, "price", "area")):
+        with pytest.raises(StratPDInputError, match=r"same value \(5(\.0)?\) in every row"):
+            call()

@@ -784,3 +784,17 @@ def test_every_formula_takes_a_mixed_column_anywhere_and_as_any_argument(xl, cel
         assert len(out) == 1 and str(out[0][0]).startswith("STRATIMPACT: "), out[:2]
     else:
         assert out[0] == ["feature", "kind", "impact", "share"], out[:2]
+
+
+def test_every_formula_says_a_constant_target_has_nothing_to_explain(xl, cells):
+    head = list(cells[0])
+    at = head.index("price")
+    const = (tuple(head), *(tuple(5.0 if k == at else v for k, v in enumerate(row))
+                            for row in cells[1:]))
+    for formula, args in (("STRATIMPACT", ()), ("STRATPD", ("carat",)),
+                          ("STRATPDBY", ("carat", "cut")), ("STRATCOMPARE", ("carat",)),
+                          ("STRATPD2", ("carat", "depth", 3.0))):
+        out = call_like_excel(xl, getattr(xl.udfs, formula), const, "price", *args)
+        assert len(out) == 1 and out[0][0] == (
+            f'{formula}: target "price" has the same value (5) in every row used; nothing '
+            "varies to explain: pick a target whose values vary"), out[:2]
