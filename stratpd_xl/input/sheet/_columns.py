@@ -216,9 +216,11 @@ def typed_column(
     """
     notes: list[str] = []
     arr = _as_array(values)
-    if arr.dtype.kind in "iu" and arr.size and np.abs(arr).max() >= 2**53:
+    if (arr.dtype.kind in "iu" and arr.size and np.abs(arr).max() >= 2**53
+            and arr.max() <= np.iinfo(np.int64).max):
         # Beyond 2**53 a float would merge neighbouring ids (12345678901234500 and ...501):
-        # the reader's integers stay integers.
+        # the reader's integers stay integers (unsigned ones beyond int64, which would wrap
+        # round to negatives, become floats below).
         return pd.Series(arr.astype(np.int64), name=name), notes
     if arr.dtype.kind in "fiu":
         return _number_series(name, arr.astype(float, copy=False), notes), notes
@@ -229,14 +231,35 @@ def typed_column(
     if inferred == "string" and decimal != ",":
         floats = _plain_point_numbers(arr)
         if floats is not None:
-            return _keep_code_texts(_number_series(name, floats, notes), arr), notes
+            series = _exact_whole_numbers(_number_series(name, floats, notes), arr)
+            return _keep_code_texts(series, arr), notes
     if inferred in _NUMERIC_INFERRED:
         # All cells are Python/numpy floats and ints or blanks (xlwings' numeric columns).
         return _number_series(name, _number_floats(arr), notes), notes
     series = _column_from_cells(name, arr, decimal, notes, inferred)
     if series.dtype.kind in "fi" and inferred != "empty":
-        series = _keep_code_texts(series, arr)
+        series = _keep_code_texts(_exact_whole_numbers(series, arr), arr)
     return series, notes
+
+
+_WHOLE_TEXT = re.compile(r"^\s*[+-]?[0-9]+\s*$")
+
+
+def _exact_whole_numbers(series: pd.Series, cells: np.ndarray) -> pd.Series:
+    """``series`` as exact int64 when every cell is a whole number written as text and some
+    lie beyond 2**53, where floats merge neighbouring ids (9007199254740993 would read as
+    ...992); a workbook's integers and pandas' own reader keep them exact too."""
+    values = series.to_numpy()
+    if (values.dtype.kind != "f" or not values.size or np.isnan(values).any()
+            or np.abs(values).max() < 2**53):
+        return series
+    if not all(isinstance(c, str) and _WHOLE_TEXT.match(c) for c in cells):
+        return series
+    try:
+        exact = np.array([int(c) for c in cells], dtype=np.int64)
+    except OverflowError:  # beyond int64: floats are all there is
+        return series
+    return pd.Series(exact, name=series.name)
 
 
 _LEADING_ZERO = re.compile(r"^[ \t]*[+-]?0[0-9]", re.MULTILINE)
