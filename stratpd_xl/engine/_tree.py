@@ -326,18 +326,14 @@ def _apply_numba(xb, rows, feature, threshold, left, right, root=0):  # pragma: 
             xs[i, f] = xb[r, f]
     out = np.empty(n, np.int64)
     size = feature.shape[0] + 1
-    st_node = np.empty(size, np.int64)
-    st_lo = np.empty(size, np.int64)
-    st_hi = np.empty(size, np.int64)
-    st_node[0] = root
-    st_lo[0] = 0
-    st_hi[0] = n
+    stack = np.empty((size, 3), np.int64)  # node, first and end position of its rows
+    stack[0, 0] = root
+    stack[0, 1] = 0
+    stack[0, 2] = n
     top = 1
     while top > 0:
         top -= 1
-        node = st_node[top]
-        lo = st_lo[top]
-        hi = st_hi[top]
+        node, lo, hi = stack[top, 0], stack[top, 1], stack[top, 2]
         f = feature[node]
         if f < 0:
             for k in range(lo, hi):
@@ -363,14 +359,14 @@ def _apply_numba(xb, rows, feature, threshold, left, right, root=0):  # pragma: 
             i += 1
             j -= 1
         if hi > i:
-            st_node[top] = right[node]
-            st_lo[top] = i
-            st_hi[top] = hi
+            stack[top, 0] = right[node]
+            stack[top, 1] = i
+            stack[top, 2] = hi
             top += 1
         if i > lo:
-            st_node[top] = left[node]
-            st_lo[top] = lo
-            st_hi[top] = i
+            stack[top, 0] = left[node]
+            stack[top, 1] = lo
+            stack[top, 2] = i
             top += 1
     return out
 
