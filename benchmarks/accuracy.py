@@ -345,9 +345,14 @@ def _ale(model, x: pd.DataFrame, feature: str, bins: int = 40):
     return edges, ale - np.interp(v[have], edges, ale).mean()
 
 
+# Longest a stratx call may take on one feature before it is reported as timed out.
+STRATX_LIMIT = 300
+
+
 def stratx_curves(df: pd.DataFrame, target: str, features: list[str], python: str | None
                   ) -> dict[str, object]:
-    """stratx 0.5's curves (its own defaults), run in its interpreter on a temporary CSV."""
+    """stratx 0.5's curves (its own defaults), run in its interpreter on a temporary CSV,
+    one feature per call with a limit of ``STRATX_LIMIT`` seconds ("timeout" when over)."""
     if not python:
         return {}
     import tempfile
@@ -356,24 +361,30 @@ def stratx_curves(df: pd.DataFrame, target: str, features: list[str], python: st
     # stratx takes no missing values: rows without a target go, other gaps get the median.
     enc = enc[enc[target].notna()]
     enc = enc.fillna(enc.median(numeric_only=True))
+    out: dict[str, object] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "data.csv"
         enc.to_csv(path, index=False)
-        spec = json.dumps({"csv": str(path), "target": target, "features": features,
-                           "categorical": [f for f in features if f in levels]})
-        run = subprocess.run([python, __file__, "--stratx-worker", spec],
-                             capture_output=True, text=True, cwd=ROOT, timeout=1200)
-    if run.returncode != 0:
-        return {}
-    raw = json.loads(run.stdout.strip().splitlines()[-1])
-    out: dict[str, object] = {}
-    for f, value in raw.items():
-        if value is None:
-            continue
-        if f in levels:
-            out[f] = {levels[f][int(float(k))]: v for k, v in value.items() if v is not None}
-        else:
-            out[f] = (np.asarray(value[0], float), np.asarray(value[1], float))
+        for f in features:
+            spec = json.dumps({"csv": str(path), "target": target, "features": [f],
+                               "categorical": [f] if f in levels else []})
+            try:
+                run = subprocess.run([python, __file__, "--stratx-worker", spec],
+                                     capture_output=True, text=True, cwd=ROOT,
+                                     timeout=STRATX_LIMIT)
+            except subprocess.TimeoutExpired:
+                out[f] = "timeout"
+                continue
+            if run.returncode != 0:
+                continue
+            value = json.loads(run.stdout.strip().splitlines()[-1]).get(f)
+            if value is None:
+                continue
+            if f in levels:
+                out[f] = {levels[f][int(float(k))]: v for k, v in value.items()
+                          if v is not None}
+            else:
+                out[f] = (np.asarray(value[0], float), np.asarray(value[1], float))
     return out
 
 
@@ -422,6 +433,28 @@ def _ours(df, target, feature, **kw):
     return (r["x"].to_numpy(float), r["pd"].to_numpy(float)), r
 
 
+def _cell(values: list) -> str:
+    """One table cell from per-seed values: the mean, and the range over several seeds;
+    "timed out" when a peer ran out of time, "n/a" when it gave nothing."""
+    if any(isinstance(v, str) for v in values):
+        return f"timed out after {STRATX_LIMIT} s"
+    a = np.array([v for v in values if v is not None and np.isfinite(v)], float)
+    if a.size == 0:
+        return "n/a"
+    if a.size == 1:
+        return f"{a[0]:.2f}"
+    return f"{a.mean():.2f} ({a.min():.2f}-{a.max():.2f})"
+
+
+def _note(result) -> str:
+    """What the defaults did: adjusted, or the plain estimate and why; warned of an order."""
+    a = result.attrs
+    said = "adjusted" if a["adjusted"] else f"not adjusted ({a['adjust_note']})"
+    if any("other way round" in w or "turned the curve" in w for w in a["warnings"]):
+        said += "; warning: order"
+    return said
+
+
 def real_rows(stratx: str | None, seeds: int) -> list[str]:
     """The table rows of the real and semi-synthetic Ames cases."""
     rows = []
@@ -434,46 +467,121 @@ def real_rows(stratx: str | None, seeds: int) -> list[str]:
     model = model_curves(base, "price", feats)
     sx_ = stratx_curves(base, "price", feats, stratx)
     for f in feats:
-        warned = "; warned" if ours[f][1].attrs["warnings"] else ""
+        peer = sx_.get(f)
         cells = [_spearman_quality(ours[f][0]), _spearman_quality(plain[f]),
-                 _spearman_quality(sx_[f]) if f in sx_ else np.nan,
-                 _spearman_quality(model[f]["pdp"]), np.nan]
-        rows.append(f"| Ames {f}: Spearman with Po<Fa<TA<Gd<Ex (>= 0.9) | "
-                    + " | ".join("n/a" if np.isnan(c) else f"{c:.2f}" for c in cells)
-                    + f" | adjusted={ours[f][1].attrs['adjusted']}{warned} |")
-    # Semi-synthetic: ratios to the truth over seeds.
-    stats: dict[str, list[list[float]]] = {}
+                 peer if isinstance(peer, str) else
+                 (_spearman_quality(peer) if peer is not None else None),
+                 _spearman_quality(model[f]["pdp"]), None]
+        rows.append(f"| real Ames {f}: Spearman with Po<Fa<TA<Gd<Ex (>= 0.9) | "
+                    + " | ".join(_cell([c]) for c in cells) + f" | {_note(ours[f][1])} |")
+    # Semi-synthetic: ratios to the truth, per seed (stratx on the first seed only).
+    stats: dict[str, list[list]] = {}
+    notes: dict[str, set[str]] = {}
     numeric = list(SEMI_NUMERIC)
     for seed in range(seeds):
         df = ames_semi(seed, base)
         model = model_curves(df, "price", feats + numeric, seed)
         sx_ = stratx_curves(df, "price", feats + numeric, stratx) if seed == 0 else {}
         for f, truth in (("Exter.Qual", SEMI_EXTER), ("Kitchen.Qual", SEMI_KITCHEN)):
+            default, result = _ours(df, "price", f)
+            estimates = (default, _ours(df, "price", f, adjust=False)[0], sx_.get(f),
+                         model[f]["pdp"], None)
             for c in ("Ex", "Gd"):
-                key = f"semi-synthetic Ames {f} {c} - TA (truth {truth[c] - truth['TA']:,})"
-                vals = []
-                for est in (_ours(df, "price", f)[0], _ours(df, "price", f, adjust=False)[0],
-                            sx_.get(f), model[f]["pdp"], None):
-                    vals.append(np.nan if est is None else
-                                (est[c] - est["TA"]) / (truth[c] - truth["TA"]))
-                stats.setdefault(key, []).append(vals)
+                key = (f"semi-synthetic Ames {f} {c} - TA (truth {truth[c] - truth['TA']:,}): "
+                       "ratio (0.8-1.25)")
+                notes.setdefault(key, set()).add(_note(result))
+                stats.setdefault(key, []).append([
+                    est if isinstance(est, str) or est is None else
+                    (est[c] - est["TA"]) / (truth[c] - truth["TA"]) for est in estimates])
         for f in numeric:
             v = df[f].to_numpy(float)
             lo, hi = np.nanquantile(v, [0.1, 0.9])
             truth = SEMI_NUMERIC[f](hi) - SEMI_NUMERIC[f](lo)
-            key = f"semi-synthetic Ames {f} rise q10 -> q90 (truth {truth:,.0f})"
-            vals = []
-            for est in (_ours(df, "price", f)[0], _ours(df, "price", f, adjust=False)[0],
-                        sx_.get(f), model[f]["pdp"], model[f]["ale"]):
-                vals.append(np.nan if est is None else _rise(est, lo, hi) / truth)
-            stats.setdefault(key, []).append(vals)
+            key = f"semi-synthetic Ames {f} rise q10 -> q90 (truth {truth:,.0f}): ratio (0.85-1.15)"
+            default, result = _ours(df, "price", f)
+            notes.setdefault(key, set()).add(_note(result))
+            stats.setdefault(key, []).append([
+                est if isinstance(est, str) or est is None else _rise(est, lo, hi) / truth
+                for est in (default, _ours(df, "price", f, adjust=False)[0], sx_.get(f),
+                            model[f]["pdp"], model[f]["ale"])])
     for key, vals in stats.items():
-        a = np.array(vals)
-        with np.errstate(all="ignore"):
-            cells = [f"{np.nanmean(a[:, j]):.2f}" if np.isfinite(a[:, j]).any() else "n/a"
-                     for j in range(a.shape[1])]
-        rows.append(f"| {key}: ratio | " + " | ".join(cells) + " | |")
+        cells = [_cell([row[j] for row in vals]) for j in range(5)]
+        rows.append(f"| {key} | " + " | ".join(cells) + f" | {'; '.join(sorted(notes[key]))} |")
     return rows
+
+
+def carseats_rows(stratx: str | None) -> list[str]:
+    """ISLP Carseats (400 stores, Sales): slopes of Price, CompPrice and Advertising beside
+    least squares on all columns (text columns as indicators), which suits this nearly
+    linear table."""
+    data = islp("Carseats")
+    if data is None:
+        return ["| Carseats | skipped: `pip install ISLP` to run it |||||"]
+    feats = ["Price", "CompPrice", "Advertising"]
+    design = pd.get_dummies(data.drop(columns=["Sales"]), drop_first=True, dtype=float)
+    ols = np.linalg.lstsq(np.column_stack([np.ones(len(design)), design]),
+                          data["Sales"].to_numpy(float), rcond=None)[0]
+    coef = dict(zip(design.columns, ols[1:], strict=True))
+    model = model_curves(data, "Sales", feats)
+    sx_ = stratx_curves(data, "Sales", feats, stratx)
+    rows = []
+    for f in feats:
+        default, result = _ours(data, "Sales", f)
+        peer = sx_.get(f)
+        cells = [_slope(*default), _slope(*_ours(data, "Sales", f, adjust=False)[0]),
+                 peer if isinstance(peer, str) else (_slope(*peer) if peer is not None
+                                                     else None),
+                 _slope(*model[f]["pdp"]), _slope(*model[f]["ale"])]
+        rows.append(f"| Carseats {f}: slope (least squares {coef[f]:.3f}) | "
+                    + " | ".join("n/a" if c is None else c if isinstance(c, str)
+                                 else f"{c:.3f}" for c in cells)
+                    + f" | {_note(result)} |")
+    return rows
+
+
+def wide_rows(stratx: str | None, seeds: int) -> list[str]:
+    """The wide-linear and gaps cases of the synthetic table beside the model's PDP and ALE."""
+    rows = []
+    for case in ("x1 among 20 columns correlated 0.6 (truth 1)",
+                 "x1 with correlated twin missing in 30 % of rows (truth 1)"):
+        make, target, feature, truth, _ = CASES[case]
+        vals = []
+        for seed in range(seeds):
+            df = make(seed)
+            m = model_curves(df, target, [feature], seed)[feature]
+            peer = stratx_curves(df, target, [feature], stratx).get(feature) if seed == 0 \
+                else None
+            vals.append([estimate_ours(case, seed, True, True) / truth,
+                         estimate_ours(case, seed, True, False) / truth,
+                         peer if isinstance(peer, str) else
+                         (_slope(*peer) / truth if peer is not None else None),
+                         _slope(*m["pdp"]) / truth, _slope(*m["ale"]) / truth])
+        rows.append(f"| {case}: slope ratio (0.9-1.1) | "
+                    + " | ".join(_cell([v[j] for v in vals]) for j in range(5)) + " | |")
+    rows.append(convex_row(stratx, max(seeds, 6)))
+    return rows
+
+
+def convex_row(stratx: str | None, seeds: int) -> str:
+    """Levels a < b < c (effects 0, 1, 2) beside a column acting through exp(2 z) that moves
+    with them (tests/synthetic.py): the c - a ratio, and how often the defaults' order is
+    wrong without a warning saying so."""
+    from tests.synthetic import convex_codependent
+
+    vals, silent = [], 0
+    for seed in range(seeds):
+        df = convex_codependent(seed)
+        default, result = _ours(df, "y", "level")
+        order = sorted(default, key=default.get)
+        warned = any("other way round" in w for w in result.attrs["warnings"])
+        silent += order != ["a", "b", "c"] and not warned
+        peer = stratx_curves(df, "y", ["level"], stratx).get("level") if seed == 0 else None
+        vals.append([(e["c"] - e["a"]) / 2 if isinstance(e, dict) else e for e in (
+            default, _ours(df, "y", "level", adjust=False)[0], peer,
+            model_curves(df, "y", ["level"], seed)["level"]["pdp"], None)])
+    return ("| 3 levels (0, 1, 2) beside a column acting through exp(2 z) that moves with them: "
+            "c - a ratio | " + " | ".join(_cell([v[j] for v in vals]) for j in range(5))
+            + f" | order wrong without a warning in {silent} of {seeds} seeds |")
 
 
 def leak_rows() -> list[str]:
@@ -489,12 +597,12 @@ def leak_rows() -> list[str]:
         share = dict(zip(ranked["feature"], ranked["share"], strict=True))
         rows.append(f"| Bikeshare with casual + registered = bikers: share of hr / weathersit "
                     f"| {share.get('hr', np.nan):.3f} / {share.get('weathersit', np.nan):.3f} "
-                    f"| | | | {_leak_warned(bike, 'bikers', 'hr')} |")
+                    f"| | | | | {_leak_warned(bike, 'bikers', 'hr')} |")
         wage = islp("Wage")
         ranked = sx.impact(wage, "wage", random_state=0)
         share = dict(zip(ranked["feature"], ranked["share"], strict=True))
         rows.append(f"| Wage with logwage: share of logwage | {share.get('logwage', np.nan):.2f} "
-                    f"| | | | {_leak_warned(wage, 'wage', 'age')} |")
+                    f"| | | | | {_leak_warned(wage, 'wage', 'age')} |")
     rng = np.random.default_rng(0)
     n = 2000
     x1, x2 = rng.uniform(0, 10, (2, n))
@@ -503,7 +611,7 @@ def leak_rows() -> list[str]:
     slope = _slope(*_ours(ids, "y", "x1")[0])
     first = sx.impact(ids, "y", random_state=0)["feature"].iloc[0]
     rows.append(f"| text id column among the features: x1 slope (truth 3) / ranked first "
-                f"| {slope:.2f} / {first} | | | | |")
+                f"| {slope:.2f} / {first} | | | | | |")
     return rows
 
 
@@ -516,16 +624,20 @@ def _leak_warned(df, target, feature) -> str:
 
 def step_rows(stratx: str | None, seeds: int) -> list[str]:
     """y = 5 (x > 0.5) + z + noise: rise between x = .45 and .55 (truth 5) and nRMSE."""
-    out = {"ours": [], "stratx": [], "pdp": [], "ale": []}
+    out = {"ours": [], "plain": [], "stratx": [], "pdp": [], "ale": []}
+    timed_out = False
     for seed in range(seeds):
         df = step_data(seed)
-        curves = {"ours": _ours(df, "y", "x", max_points=None)[0]}
+        curves = {"ours": _ours(df, "y", "x", max_points=None)[0],
+                  "plain": _ours(df, "y", "x", max_points=None, adjust=False)[0]}
         m = model_curves(df, "y", ["x"], seed)["x"]
         curves.update(pdp=m["pdp"], ale=m["ale"])
         if seed == 0 and stratx:
             curves["stratx"] = stratx_curves(df, "y", ["x"], stratx).get("x")
         for name, c in curves.items():
-            if c is None:
+            if isinstance(c, str):
+                timed_out = True
+            if c is None or isinstance(c, str):
                 continue
             gx = np.linspace(0.02, 0.98, 97)
             est = np.interp(gx, np.asarray(c[0], float), c[1])
@@ -533,11 +645,14 @@ def step_rows(stratx: str | None, seeds: int) -> list[str]:
             err = (est - est.mean()) - (truth - truth.mean())
             out[name].append((_rise(c, 0.45, 0.55), float(np.sqrt(np.mean(err**2))) / 5))
     cells = []
-    for name in ("ours", "stratx", "pdp", "ale"):
-        a = np.array(out[name]) if out[name] else np.full((1, 2), np.nan)
+    for name in ("ours", "plain", "stratx", "pdp", "ale"):
+        if not out[name]:
+            cells.append(f"timed out after {STRATX_LIMIT} s" if timed_out else "n/a")
+            continue
+        a = np.array(out[name])
         cells.append(f"{a[:, 0].mean():.2f} / {a[:, 1].mean():.3f}")
-    return [f"| step 5 (x > 0.5): rise .45 -> .55 (truth 5) / nRMSE | {cells[0]} | | "
-            f"{cells[1]} | {cells[2]} | {cells[3]} | |"]
+    return ["| step 5 (x > 0.5): rise .45 -> .55 (truth 5) / nRMSE | " + " | ".join(cells)
+            + f" | stratx seed 0 only; the others {seeds} seeds |"]
 
 
 def main() -> None:
@@ -573,8 +688,11 @@ def main() -> None:
               "| gradient-boosting PDP | ALE (from the model) | note |")
         print("|---|---:|---:|---:|---:|---:|---|")
         if "real" in parts:
-            for row in real_rows(args.stratx, args.seeds) + leak_rows():
-                print(row, flush=True)
+            for rows in (lambda: real_rows(args.stratx, args.seeds),
+                         lambda: carseats_rows(args.stratx),
+                         lambda: wide_rows(args.stratx, args.seeds), leak_rows):
+                for row in rows():
+                    print(row, flush=True)
         for row in step_rows(args.stratx, args.seeds):
             print(row, flush=True)
     if "coverage" in parts:

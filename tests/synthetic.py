@@ -52,6 +52,21 @@ def noisy_quadratic(n: int = 2000, sigma: float = 0.0, seed: int = 0) -> pd.Data
     return pd.DataFrame({"x1": x1, "x2": x2, "y": y})
 
 
+def convex_codependent(seed: int = 0, n: int = 2000, bend: float = 2.0) -> pd.DataFrame:
+    """Levels a < b < c (effects 0, 1, 2) and a column z = level + N(0, 0.7) that acts on y
+    through exp(bend z), beside a uniform w: y = effect + exp(bend z) + w + N(0, 0.5).
+
+    Far from any straight line: inside the strata a linear fit of z's part misses most
+    where z is high, and the miss travels with the level.
+    """
+    rng = np.random.default_rng(seed)
+    level = rng.integers(0, 3, n)
+    z = level + rng.normal(0, 0.7, n)
+    w = rng.uniform(0, 10, n)
+    y = np.array([0.0, 1.0, 2.0])[level] + np.exp(bend * z) + w + rng.normal(0, 0.5, n)
+    return pd.DataFrame({"level": np.array(["a", "b", "c"])[level], "z": z, "w": w, "y": y})
+
+
 STATE_BASE = {"AZ": 90.0, "CA": 70.0, "CO": 40.0, "NV": 80.0, "WA": 60.0}
 
 

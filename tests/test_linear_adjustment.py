@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import stratpd_xl as sx
-from tests.synthetic import body_weight
+from tests.synthetic import body_weight, convex_codependent
 
 
 @pytest.fixture(scope="module")
@@ -112,18 +112,30 @@ def test_a_curved_effect_of_a_correlated_column_does_not_shrink_the_feature(seed
 
 def test_an_order_the_adjustment_reverses_is_named():
     # Ames: the old adjustment put an excellent exterior 146k below a good one, silently.
-    from stratpd_xl.engine.api import _reversed_order
+    from stratpd_xl.engine._categorical import Effects
+    from stratpd_xl.engine.api import _order_check
 
     cats = pd.Index(["Fa", "TA", "Gd"])
     count = np.array([40, 400, 300])
-    note = _reversed_order("Exter.Qual", cats, np.array([0.0, 20, 10]),
-                           np.array([0.0, 10, 20]), count)
-    assert note is not None and '"TA" and "Gd" of "Exter.Qual"' in note
-    assert _reversed_order("q", cats, np.array([0.0, 10, 20]), np.array([0.0, 12, 30]),
-                           count) is None
+
+    def effects(values, se=None):
+        cov = None if se is None else np.diag(np.r_[0.0, se, se] ** 2)
+        return Effects(np.array(values, float), count, 0, 0, 10, cov)
+
+    # The plain order of TA and Gd is clear (10 apart, standard error 1): fall back to it.
+    note, fall_back = _order_check("Exter.Qual", cats, effects([0.0, 20, 10]),
+                                   effects([0.0, 10, 20], se=1.0))
+    assert fall_back and '"TA" above "Gd" of "Exter.Qual"' in note
+    assert "the plain estimate is shown" in note
+    # Not clear (standard error 10): keep the adjusted order, but say to compare.
+    note, fall_back = _order_check("Exter.Qual", cats, effects([0.0, 20, 10]),
+                                   effects([0.0, 10, 20], se=10.0))
+    assert not fall_back and "compare with the plain estimate" in note
+    assert _order_check("q", cats, effects([0.0, 10, 20]), effects([0.0, 12, 30], 1.0)) == (
+        None, False)
     # A swap within noise-sized differences (under 5 % of the range) is not named.
-    assert _reversed_order("q", cats, np.array([0.0, 20, 20.5]), np.array([0.0, 20.5, 20]),
-                           count) is None
+    assert _order_check("q", cats, effects([0.0, 20, 20.5]),
+                        effects([0.0, 20.5, 20], 0.01)) == (None, False)
 
 
 def test_columns_that_restate_the_target_are_named():
@@ -174,3 +186,40 @@ def test_the_python_api_leaves_out_identifiers_as_the_command_line_does():
     api_left = sx.partial_dependence(edge, "y", "flag", random_state=0,
                                      min_samples_leaf=2).attrs["left_out"]
     assert set(api_left) == {c for c in cli_left if "identifier" in cli_left[c]} == {"almost"}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_category_order_is_right_or_a_warning_says_otherwise(seed):
+    # A column acting through exp(2 z) that moves with the levels: straight lines alone put
+    # b and c 4.5 and 3.5 below a (seed 5, with only a "compare" warning), and seed 3's
+    # order came out b > c silently.
+    result = sx.catstratpd(convex_codependent(seed), "y", "level", random_state=0)
+    order = list(result.sort_values("pd")["category"])
+    warned = any("other way round" in w for w in result.attrs["warnings"])
+    assert order == ["a", "b", "c"] or warned, (result, result.attrs["warnings"])
+
+
+def test_a_clear_order_the_adjustment_reverses_falls_back_to_the_plain_one():
+    result = sx.catstratpd(convex_codependent(5), "y", "level", random_state=0)
+    assert list(result.sort_values("pd")["category"]) == ["a", "b", "c"]
+    assert not result.attrs["adjusted"]
+    assert "reversed a clear order" in result.attrs["adjust_note"]
+    assert any("the plain estimate is shown" in w for w in result.attrs["warnings"])
+
+
+def test_the_standard_error_of_a_contrast_matches_its_spread():
+    # The fallback's "clear order" rests on it: over repeated noise, the spread of the
+    # estimated c - b contrast equals the standard error the solve reports.
+    from stratpd_xl.engine._categorical import category_effects, contrast_se
+
+    rng = np.random.default_rng(1)
+    n = 600
+    codes, leaf = rng.integers(0, 4, n), rng.integers(0, 40, n)
+    estimates, errors = [], []
+    for _ in range(200):
+        y = np.array([0.0, 1, 2, 3])[codes] + 0.3 * leaf + rng.normal(0, 2, n)
+        e = category_effects(codes, 4, y, leaf, with_cov=True)
+        estimates.append(e.effect[3] - e.effect[1])
+        errors.append(contrast_se(e.cov, 3, 1))
+    assert np.mean(estimates) == pytest.approx(2.0, abs=0.05)
+    assert np.mean(errors) == pytest.approx(np.std(estimates), rel=0.15)

@@ -94,7 +94,7 @@ class Adjustment:
         if self.part is None:
             return None
         i = self.inputs
-        own, z = i["own"][pick], i["z"][pick]
+        own, z = i["own"][pick], i["z"][pick, : i["n_others"]]
         gram = _within_grams(own, z, i["y"][pick], leaf, [np.arange(pick.size)])[0]
         m, full = own.shape[1], slice(0, gram.shape[0] - 1)
         return z @ _solve(gram[full, full], gram[full, -1], free=m, ridge=i["ridge"])[m:]
@@ -144,7 +144,7 @@ def _solve(gram: np.ndarray, rhs: np.ndarray, free: int = 0,
 def fit_adjustment(
     own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray,
     rng: np.random.Generator, *, numeric: bool, ridges: tuple[float, ...] = RIDGES,
-    force: bool = False,
+    force: bool = False, n_curved: int = 0,
 ) -> Adjustment:
     """Fit, check and (when it helps) return the other columns' part of ``y``.
 
@@ -166,6 +166,9 @@ def fit_adjustment(
         Ridges to choose from by out-of-fold error.
     force : bool
         Return the part whatever the gain (a trial of a curve that was adjusted).
+    n_curved : int
+        The last ``n_curved`` columns of ``z`` are optional (hinges of the others): they are
+        used only when they lower the out-of-fold error, like a smaller ridge.
     """
     n, m = own.shape
     k = z.shape[1]
@@ -195,19 +198,23 @@ def fit_adjustment(
     if r2 > MAX_ADJUST_R2 and not force:
         return Adjustment(None, r2, np.nan,
                           "the other columns nearly determine the feature inside the strata")
-    full = slice(0, m + k)
     pairs = ((grams[0], grams[1]), (grams[1], grams[0]))
     sse_without = sum(_sse(test, np.r_[_solve(fit[o, o], fit[o, -1]), np.zeros(k), -1.0])
                       for fit, test in pairs)
-    # The ridge on the others' coefficients is chosen by the same out-of-fold error.
-    best = (np.inf, ridges[0])
-    for ridge in ridges:
-        sse_with = sum(_sse(test, np.r_[_solve(fit[full, full], fit[full, -1], free=m,
-                                               ridge=ridge), -1.0])
-                       for fit, test in pairs)
-        if sse_with < best[0]:
-            best = (sse_with, ridge)
-    sse_with, chosen = best
+    # The ridge on the others' coefficients, and whether their hinges enter, are chosen
+    # by the same out-of-fold error.
+    best = (np.inf, ridges[0], k)
+    for n_others in sorted({k, k - n_curved}):
+        used = np.r_[np.arange(m + n_others), width - 1]
+        for ridge in ridges:
+            sse_with = 0.0
+            for fit, test in pairs:
+                sub = fit[np.ix_(used, used)]
+                c = np.r_[_solve(sub[:-1, :-1], sub[:-1, -1], free=m, ridge=ridge), -1.0]
+                sse_with += _sse(test[np.ix_(used, used)], c)
+            if sse_with < best[0]:
+                best = (sse_with, ridge, n_others)
+    sse_with, chosen, n_others = best
     gain = 1.0 - sse_with / sse_without if sse_without > 0 else 0.0
     if not gain >= MIN_GAIN and not force:
         return Adjustment(None, r2, gain,
@@ -217,8 +224,10 @@ def fit_adjustment(
     # Per-fold coefficients would leave a column that never varies inside one fold's
     # strata (pregnancy, where the trees split on it) at 0 for the other fold's rows.
     total = grams[0] + grams[1]
-    part = z @ _solve(total[full, full], total[full, -1], free=m, ridge=chosen)[m:]
-    inputs = {"own": own, "z": z, "y": y, "ridge": chosen}
+    full = slice(0, m + n_others)
+    part = z[:, :n_others] @ _solve(total[full, full], total[full, -1], free=m,
+                                    ridge=chosen)[m:]
+    inputs = {"own": own, "z": z, "y": y, "ridge": chosen, "n_others": n_others}
     return Adjustment(part, r2, gain, "", inputs)
 
 
