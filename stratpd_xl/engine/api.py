@@ -795,6 +795,14 @@ LEAK_SHARE = 0.005
 LEAK_NAMES = 3
 
 
+def _table_warnings(table: Table, feature: str, kind: str, rows: _Rows, leaf: np.ndarray,
+                    reversal: str | None, adjusted: bool) -> list[str]:
+    """The warnings a curve and a category effect share, in the order shown: a leak, the
+    adjustment reversing the plain estimate, other columns' gaps that move with the feature."""
+    found = [_leak_warning(table, feature, rows.index, rows.y, leaf), reversal]
+    return [w for w in found if w] + _gap_warnings(table, feature, kind, rows.index, adjusted)
+
+
 def _leak_warning(table: Table, feature: str, index: np.ndarray, y: np.ndarray,
                   leaf: np.ndarray) -> str | None:
     """A warning when the strata leave the target almost no variation: some columns
@@ -1114,12 +1122,8 @@ def _stratpd_table(
             "or the chance is near 0 % or 100 %); those points are cut at the limits: read "
             "them with care, or add rows"
         )
-    leak = _leak_warning(table, feature, rows.index, rows.y, leaf)
-    if leak:
-        warnings_.append(leak)
-    if reversal:
-        warnings_.append(reversal)
-    warnings_ += _gap_warnings(table, feature, NUMERIC, rows.index, part is not None)
+    warnings_ += _table_warnings(table, feature, NUMERIC, rows, leaf, reversal,
+                                 part is not None)
     dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
     strip = (field_.ux >= curve.x[0]) & (field_.ux <= curve.x[-1])
     note = None if dates else _code_like(feature, field_.ux * x_scale, curve.pd)
@@ -1215,12 +1219,8 @@ def _catstratpd_table(
             f'of "{feature}" only: the other columns nearly determine it, so its effects rest on '
             "few rows; leave out the columns that duplicate it (exclude)"
         )
-    leak = _leak_warning(table, feature, rows.index, rows.y, leaf)
-    if leak:
-        warnings_.append(leak)
-    if reversal:
-        warnings_.append(reversal)
-    warnings_ += _gap_warnings(table, feature, CATEGORICAL, rows.index, part is not None)
+    warnings_ += _table_warnings(table, feature, CATEGORICAL, rows, leaf, reversal,
+                                 part is not None)
     few = eff.count[known] < FEW_ROWS
     result["few_rows"] = few
     if few.any():
