@@ -252,3 +252,52 @@ def test_the_log_starts_afresh_once_it_is_large(tmp_path):
     with pytest.raises(WorkerError, match="the new start"):
         Worker(python, log_path=str(log)).call("PING")
     assert log.read_bytes() == b"the new start\n"
+
+
+def _served(*lines: bytes) -> list[dict]:
+    out = io.BytesIO()
+    worker.serve(io.BytesIO(b"".join(line + b"\n" for line in lines)), out)
+    raw = out.getvalue()
+    raw.decode("utf-8")  # strict: every answer is UTF-8
+    # strict RFC 8259: NaN/Infinity are not JSON
+    return [json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} in an answer"))
+            for line in raw.splitlines()][1:]
+
+
+def test_a_hostile_request_gets_one_sentence_and_the_worker_serves_on():
+    ping = json.dumps({"id": 9, "op": "PING", "args": {}}).encode()
+    deep = b"[" * 200_000 + b"]" * 200_000
+    nested = json.dumps({"id": 4, "op": "STRATIMPACT",
+                         "args": {"data": [[[[[[[[[[1]]]]]]]]]], "target": "y"}}).encode()
+    surrogate = b'{"id": 5, "op": "STRATIMPACT", "args": {"data": [["y"], [1.0]], ' \
+        b'"target": "\\ud800x"}}'
+    nan_id = b'{"id": NaN, "op": "PING", "args": {}}'
+    unknown_arg = json.dumps({"id": 6, "op": "STRATIMPACT",
+                              "args": {"data": [["y"], [1.0]], "colour": "red"}}).encode()
+    bad_pack = json.dumps({"id": 7, "op": "STRATPD", "args": {
+        "data": {"columns": [{"head": "y", "doubles": "not base64!"}], "rows": 2}}}).encode()
+    args_list = json.dumps({"id": 8, "op": "PING", "args": [1]}).encode()
+    answers = _served(deep, ping, nested, ping, surrogate, nan_id, unknown_arg, bad_pack,
+                      args_list, b"\xff\xfe not utf-8", ping)
+    assert len(answers) == 11
+    assert "nested too deeply" in answers[0]["error"] and answers[1]["result"] == "pong"
+    assert answers[2] == {"id": 4, "error": answers[2]["error"]}
+    assert "nested too deeply" in answers[2]["error"]
+    # The formula's own sentence, the lone surrogate sent as U+FFFD.
+    assert answers[4]["id"] == 5 and "\ufffdx" in json.dumps(answers[4], ensure_ascii=False)
+    assert answers[5] == {"id": None, "result": "pong"}
+    for answer in answers[6:10]:
+        assert "rebuild the extension" in answer["error"], answer
+        assert "bug" not in answer["error"]
+    assert answers[6]["id"] == 6 and answers[7]["id"] == 7
+    assert answers[10] == {"id": 9, "result": "pong"}
+
+
+def test_a_request_over_the_size_limit_is_skipped_unread(monkeypatch):
+    monkeypatch.setattr(worker, "MAX_REQUEST_BYTES", 1000)
+    big = json.dumps({"id": 3, "op": "STRATIMPACT",
+                      "args": {"data": [["y"]] + [[1.0]] * 500, "target": "y"}}).encode()
+    ping = json.dumps({"id": 4, "op": "PING", "args": {}}).encode()
+    answers = _served(big, ping)
+    assert answers[0]["id"] == 3 and "save it as a file" in answers[0]["error"]
+    assert answers[1] == {"id": 4, "result": "pong"}
