@@ -71,7 +71,9 @@ __all__ = [
     "CATEGORICAL",
     "Finding",
     "FEW_ROWS",
+    "NOTE_KINDS",
     "NUMERIC",
+    "Note",
     "result_kind",
 ]
 
@@ -194,3 +196,71 @@ def _finite(value: Any) -> float | None:
         return None
     value = float(value)
     return value if value == value and abs(value) != float("inf") else None
+
+
+#: What a note is about (:class:`Note`'s ``kind``), one word each.
+NOTE_KINDS = {
+    "target": "how the target's numbers read (a yes/no target in percentage points)",
+    "identifier": "a column left out as a row number or an id",
+    "excluded": "columns left out as asked",
+    "left out": "a column left out for having no values, one value, or no use",
+    "leak": "other columns restate the target, so effects come out near 0",
+    "duplicate": "other columns (nearly) determine the feature, so its effect rests on "
+                 "small differences",
+    "gap": "another column missing in many rows and moving with the feature",
+    "reversal": "the adjustment for the other columns disagreed with the plain comparison",
+    "code": "whole numbers that may be codes better read as categories",
+    "few rows": "categories resting on a handful of rows",
+    "thin": "a feature backed by few rows",
+    "limits": "a chance curve cut at 0 % or 100 %",
+    "skipped": "a feature that gave no curve",
+    "reading": "how the table was read",
+    "other": "anything else",
+}
+
+
+class Note(str):
+    """A sentence for the analyst that also carries what it is about: notes are data.
+
+    A ``str`` (the sentence as worded where it was found), so every front end can print,
+    compare and serialise it unchanged; :mod:`stratpd_xl.presentation.notes` merges the
+    notes of an analysis by ``kind`` and ``columns`` (one note per column, not one per
+    feature it touches), words the merged ones and ranks them.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`NOTE_KINDS`.
+    columns : tuple of str
+        The columns the note is about (the column with gaps, the columns that duplicate a
+        feature, the feature with rare categories).
+    features : tuple of str
+        The analysed features whose numbers it touches.
+    moves : float
+        How much it can move a number, 0 (nothing shown changes) to 1 (an effect can be
+        wholly wrong): the rule of each kind is in docs/method.md, "Notes".
+    facts : dict
+        Numbers the wording of a merged note uses (e.g. ``share``: the share of rows
+        missing the column).
+    """
+
+    kind: str
+    columns: tuple[str, ...]
+    features: tuple[str, ...]
+    moves: float
+    facts: dict[str, Any]
+
+    def __new__(cls, text: str = "", kind: str = "other", *, columns: Any = (),
+                features: Any = (), moves: float = 0.0, **facts: Any) -> Note:
+        note = super().__new__(cls, text)
+        note.kind = kind if kind in NOTE_KINDS else "other"
+        note.columns = tuple(str(c) for c in columns)
+        note.features = tuple(str(f) for f in features)
+        note.moves = float(min(max(moves, 0.0), 1.0)) if moves == moves else 0.0
+        note.facts = dict(facts)
+        return note
+
+    @classmethod
+    def of(cls, text: Any, kind: str = "other", **fields: Any) -> Note:
+        """``text`` as a Note: a Note stays itself, a plain sentence gets ``kind``."""
+        return text if isinstance(text, Note) else cls(str(text), kind, **fields)

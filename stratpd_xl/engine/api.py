@@ -21,6 +21,7 @@ import pandas as pd
 from .. import _backend
 from ..errors import StratPDInputError
 from ..params import PARAMETERS, Settings
+from ..schema import Note
 from ..yesno import POINTS, yes_no_target
 from ._adjust import ROWS_PER_COEF, Adjustment, fit_adjustment, numeric_basis
 from ._categorical import Effects, category_effects, contrast_se
@@ -186,8 +187,8 @@ def _attrs(
     p: Settings, **extra: Any,
 ) -> dict[str, Any]:
     # Columns the user excluded are no warning: attrs["left_out"] and params record them.
-    left = [f'left out "{c}": {why}' for c, why in table.left_out.items()
-            if c not in table.excluded]
+    left = [Note(f'left out "{c}": {why}', "left out", columns=[c])
+            for c, why in table.left_out.items() if c not in table.excluded]
     if left:
         extra["warnings"] = left + list(extra.get("warnings", []))
     return {
@@ -396,12 +397,13 @@ def _code_like(feature: str, ux: np.ndarray, pd_values: np.ndarray) -> str | Non
     big = steps[np.abs(steps) > 0.05 * span] if span > 0 else steps[:0]
     if not ((big > 0).any() and (big < 0).any()):
         return None
-    return (
+    return Note(
         f'"{feature}" has only {ux.size} whole-number values and its curve goes up and down: '
         "if the numbers are codes (store, month, region), treat it as a category "
         f'(--categorical {feature} on the command line, kind="categorical" in Python); '
         "as categories, sharp peaks (rush hours) also keep their size, which a curve "
-        "flattens where a group of similar rows lacks the values in between"
+        "flattens where a group of similar rows lacks the values in between",
+        "code", columns=[feature], features=[feature], moves=0.5,
     )
 
 
@@ -489,13 +491,96 @@ def _gap_warnings(table: Table, feature: str, kind: str, index: np.ndarray,
             continue
         part = (" (the linear adjustment removes only its straight-line part)"
                 if adjusted else "")
-        out.append(
+        out.append(Note(
             f'"{c}" is missing in {share:.0%} of the rows and moves with "{feature}" '
             f"({measure}): where it is missing its effect is not held fixed, which can tilt "
             f'the result for "{feature}"{part}; fill its gaps, drop the rows that lack it, or '
-            f"leave it out{how_to_exclude([c])}"
-        )
+            f"leave it out{how_to_exclude([c])}",
+            "gap", columns=[c], features=[feature], moves=share * strength, share=share,
+        ))
     return out
+
+
+# Columns named as a feature's duplicates: at most this many, chosen from a sample of rows.
+DUPLICATE_NAMES = 3
+DUPLICATE_SAMPLE = 2_000
+
+
+def _duplicating(table: Table, feature: str, index: np.ndarray) -> list[str]:
+    """The other columns that most nearly determine ``feature`` over its rows, for the
+    warnings that say it barely varies with them held fixed.
+
+    A numeric feature: forward selection of the numeric columns by the share of its
+    variance they explain together by least squares (area = 1st + 2nd floor + ...), at most
+    ``DUPLICATE_NAMES``, stopping once 99 % is explained or a column adds under 1 %; when
+    straight lines explain little (or the feature is categorical), the columns most
+    associated with it one by one (correlation, the between-category share, Cramér's V).
+    Computed on a fixed sample of at most ``DUPLICATE_SAMPLE`` rows: only when the warning
+    is given.
+    """
+    if index.size > DUPLICATE_SAMPLE:
+        index = np.sort(np.random.default_rng(0).choice(index, DUPLICATE_SAMPLE, replace=False))
+    others = [c for c in table.columns if c != feature]
+    numeric = table.kinds[feature] == NUMERIC
+    own = as_float(table.frame[feature])[index] if numeric else None
+    own_codes = None if numeric else _as_codes(table.frame[feature])[index]
+    single: list[tuple[float, str]] = []
+    cols: list[np.ndarray] = []
+    names: list[str] = []
+    for c in others:
+        if table.kinds[c] == NUMERIC:
+            v = as_float(table.frame[c])[index]
+            ok = np.isfinite(v)
+            if ok.sum() < 3 or np.ptp(v[ok]) == 0:
+                continue
+            if numeric:
+                z = np.where(ok, (v - v[ok].mean()) / v[ok].std(), 0.0)
+                cols.append(z)
+                names.append(c)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    r = np.corrcoef(v[ok], own[ok])[0, 1]
+                strength = abs(float(r)) if np.isfinite(r) else 0.0
+            else:
+                strength = math.sqrt(_explained(v[ok], own_codes[ok]))
+        else:
+            codes = _as_codes(table.frame[c])[index]
+            ok = codes >= 0
+            if ok.sum() < 3:
+                continue
+            strength = (math.sqrt(_explained(own[ok], codes[ok])) if numeric
+                        else _cramers_v(codes[ok], own_codes[ok]))
+        single.append((strength, c))
+    chosen: list[str] = []
+    if numeric and cols and np.ptp(own) > 0:
+        # Forward selection by Gram-Schmidt: each step takes the column whose part not yet
+        # explained best explains what is left of the feature (one pass over the columns).
+        z = np.column_stack(cols)
+        left = (own - own.mean()) / own.std()
+        total = float(left @ left)
+        explained = 0.0
+        while len(chosen) < DUPLICATE_NAMES and explained < 0.99:
+            norms = np.einsum("ij,ij->j", z, z)
+            gains = np.where(norms > 1e-9 * z.shape[0], (z.T @ left) ** 2
+                             / np.maximum(norms, 1e-300), 0.0) / total
+            j = int(np.argmax(gains))
+            if gains[j] < 0.01:
+                break
+            q = z[:, j] / math.sqrt(norms[j])
+            left = left - q * (q @ left)
+            z = z - np.outer(q, q @ z)
+            explained += float(gains[j])
+            chosen.append(names[j])
+        if explained < 0.5:
+            chosen = []
+    if not chosen:
+        single.sort(key=lambda t: -t[0])
+        chosen = [c for strength, c in single[:DUPLICATE_NAMES] if strength >= GAP_ASSOCIATION]
+    return chosen
+
+
+def _named(columns: list[str]) -> str:
+    """' ("a", "b")' after "the other columns", or nothing without names."""
+    return " (" + ", ".join(f'"{c}"' for c in columns) + ")" if columns else ""
 
 
 def within_strata_share(x: np.ndarray, leaf: np.ndarray) -> float:
@@ -799,7 +884,9 @@ def _table_warnings(table: Table, feature: str, kind: str, rows: _Rows, leaf: np
                     reversal: str | None, adjusted: bool) -> list[str]:
     """The warnings a curve and a category effect share, in the order shown: a leak, the
     adjustment reversing the plain estimate, other columns' gaps that move with the feature."""
-    found = [_leak_warning(table, feature, rows.index, rows.y, leaf), reversal]
+    found = [_leak_warning(table, feature, rows.index, rows.y, leaf),
+             reversal and Note(reversal, "reversal", columns=[feature], features=[feature],
+                               moves=0.5)]
     return [w for w in found if w] + _gap_warnings(table, feature, kind, rows.index, adjusted)
 
 
@@ -825,11 +912,12 @@ def _leak_warning(table: Table, feature: str, index: np.ndarray, y: np.ndarray,
     named = ", ".join(f'"{c}" (correlation {r:.2f})' for r, c in tracking[:LEAK_NAMES])
     which = f"; the columns that track it most are {named}" if named else ""
     example = [c for _, c in tracking[:1]] or [c for c in table.columns if c != feature][:1]
-    return (
+    return Note(
         f'the other columns nearly determine "{table.target}" (only {share:.2%} of its '
         f'variation is left inside the strata), so the effect of "{feature}" comes out near 0'
         f"{which}: if some of them restate the target (its parts, or numbers computed from "
-        f"it), leave them out{how_to_exclude(example)}"
+        f"it), leave them out{how_to_exclude(example)}",
+        "leak", columns=[c for _, c in tracking[:LEAK_NAMES]], features=[feature], moves=1.0,
     )
 
 
@@ -1102,26 +1190,31 @@ def _stratpd_table(
     share = within_strata_share(x, leaf)
     warnings_ = []
     if share < LOW_WITHIN_SHARE:
-        warnings_.append(
+        twins = _duplicating(table, feature, rows.index)
+        warnings_.append(Note(
             f'"{feature}" barely varies inside the strata ({share:.1%} of its variation): the '
-            "other columns nearly determine it, so its curve rests on small differences and "
-            "can be noise; leave out the columns that duplicate it (exclude)"
-        )
+            f"other columns{_named(twins)} nearly determine it, so its curve rests on small "
+            "differences and can be noise; leave out the columns that duplicate it (exclude)",
+            "duplicate", columns=twins, features=[feature], moves=1 - share,
+        ))
     if r2 > CODEPENDENT_R2 and share >= LOW_WITHIN_SHARE:  # else already said above
-        warnings_.append(
-            f'"{feature}" is almost exactly a linear function of the other columns (inside '
-            f"the strata a least-squares fit explains {r2:.1%} of it): they carry the same "
-            "information, "
+        twins = _duplicating(table, feature, rows.index)
+        warnings_.append(Note(
+            f'"{feature}" is almost exactly a linear function of the other columns'
+            f"{_named(twins)} (inside the strata a least-squares fit explains {r2:.1%} of it): "
+            "they carry the same information, "
             "so no data show its effect with them held fixed; leave out the columns that "
-            "duplicate it (exclude) or analyse them together"
-        )
+            "duplicate it (exclude) or analyse them together",
+            "duplicate", columns=twins, features=[feature], moves=r2,
+        ))
     if n_cut:
-        warnings_.append(
+        warnings_.append(Note(
             f'a chance cannot go below 0 % or above 100 %, but the curve of "{feature}" went '
             f"past that at {n_cut:,} of its {n_full:,} points (where few rows back its slopes "
             "or the chance is near 0 % or 100 %); those points are cut at the limits: read "
-            "them with care, or add rows"
-        )
+            "them with care, or add rows",
+            "limits", columns=[feature], features=[feature], moves=n_cut / max(n_full, 1),
+        ))
     warnings_ += _table_warnings(table, feature, NUMERIC, rows, leaf, reversal,
                                  part is not None)
     dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
@@ -1214,11 +1307,13 @@ def _catstratpd_table(
     unknown = [str(c) for c in cats[np.isnan(eff.effect)]]
     warnings_ = []
     if eff.n_ignored > 0.5 * rows.y.size:
-        warnings_.append(
+        twins = _duplicating(table, feature, rows.index)
+        warnings_.append(Note(
             f'{eff.n_ignored / rows.y.size:.0%} of the rows sit in strata holding one category '
-            f'of "{feature}" only: the other columns nearly determine it, so its effects rest on '
-            "few rows; leave out the columns that duplicate it (exclude)"
-        )
+            f'of "{feature}" only: the other columns{_named(twins)} nearly determine it, so its '
+            "effects rest on few rows; leave out the columns that duplicate it (exclude)",
+            "duplicate", columns=twins, features=[feature], moves=eff.n_ignored / rows.y.size,
+        ))
     warnings_ += _table_warnings(table, feature, CATEGORICAL, rows, leaf, reversal,
                                  part is not None)
     few = eff.count[known] < FEW_ROWS
@@ -1226,12 +1321,13 @@ def _catstratpd_table(
     if few.any():
         names = ", ".join(f'"{c}"' for c in cats[known][few][:8])
         more = f" and {few.sum() - 8:,} more" if few.sum() > 8 else ""
-        warnings_.append(
+        warnings_.append(Note(
             f'{int(few.sum()):,} categor{"y" if few.sum() == 1 else "ies"} of "{feature}" '
             f"rest{'s' if few.sum() == 1 else ''} on fewer than {FEW_ROWS} rows ({names}{more}; "
             "few_rows in the table): their effects are little more than those rows' noise; "
-            "merge rare categories or add rows"
-        )
+            "merge rare categories or add rows",
+            "few rows", columns=[feature], features=[feature], moves=0.2,
+        ))
     result.attrs = _attrs(
         table, feature, CATEGORICAL, rows, eff.n_ignored, eff.n_leaves, p,
         baseline=cats[eff.baseline], categories_without_estimate=unknown, warnings=warnings_,
