@@ -20,7 +20,6 @@ import math
 import os
 import re
 import secrets
-import shutil
 import sys
 import tempfile
 import threading
@@ -36,7 +35,7 @@ import pandas as pd
 from . import __version__, workflow
 from .demo import DEMO_FILE, DEMO_LEFT_OUT, DEMO_TARGET, demo_csv_bytes, demo_data
 from .errors import StratPDInputError, StratPDNote, error_text, is_interrupt
-from .input.files import read_table
+from .input.files import MAX_FILE_BYTES, read_table
 from .params import PARAMETERS, Settings
 from .presentation.drawing import PictureDrawer
 from .presentation.tables import inert_table
@@ -722,16 +721,34 @@ def _read(args: argparse.Namespace) -> pd.DataFrame:
     if args.input != STDIN:
         return read_table(args.input, sheet=args.sheet, decimal=args.decimal,
                           encoding=args.encoding)
+    if sys.stdin is None:  # started with standard input closed (0<&-)
+        raise _UserError("standard input is closed; give the table's file name instead of -, "
+                         "or pipe the table in (... | stratpd-xl ... -)")
     with tempfile.TemporaryDirectory(prefix="stratpd-") as folder:
-        # Copied to a file in pieces (bounded memory), named after what it holds so the
+        # Copied to a file in pieces, at most one byte past the files' size limit (a pipe
+        # that never ends must not fill the disk), named after what it holds so the
         # readers' checks and messages apply as to any file.
-        head = sys.stdin.buffer.read(8)
+        stream = sys.stdin.buffer
+        head = stream.read(8)
         suffix = (".xlsx" if head.startswith(b"PK\x03\x04")
                   else ".xls" if head.startswith(b"\xd0\xcf\x11\xe0") else ".csv")
         path = Path(folder) / f"stdin{suffix}"
-        with open(path, "wb") as fh:
-            fh.write(head)
-            shutil.copyfileobj(sys.stdin.buffer, fh, 1 << 20)
+        size = len(head)
+        try:
+            with open(path, "wb") as fh:
+                fh.write(head)
+                while size <= MAX_FILE_BYTES and (
+                        piece := stream.read(min(1 << 20, MAX_FILE_BYTES + 1 - size))):
+                    fh.write(piece)
+                    size += len(piece)
+        except OSError as exc:
+            raise _UserError("cannot keep standard input in the temporary folder "
+                             f"{Path(folder).parent} "
+                             f"({exc.strerror or exc}); save the table as a file and give "
+                             "its name instead of -") from exc
+        if size > MAX_FILE_BYTES:
+            raise _UserError(f"standard input is over the {MAX_FILE_BYTES // 1024**2} MB limit "
+                             "for input files; keep only the rows and columns to analyse")
         frame = read_table(path, sheet=args.sheet, decimal=args.decimal, encoding=args.encoding)
     if frame.attrs.get("source"):
         frame.attrs["source"] = {**frame.attrs["source"], "path": STDIN}
@@ -1166,6 +1183,34 @@ _COMMANDS = {
 # --------------------------------------------------------------------------- entry point
 
 
+class _Output:
+    """``sys.stdout`` while a command runs: a write that fails (``> /dev/full``, a pipe closed
+    early) is one sentence naming standard output, not a bare "No space left on device"."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    @staticmethod
+    def _failed(exc: OSError) -> _UserError:
+        return _UserError(f"cannot write the answer to standard output ({exc.strerror or exc}); "
+                          "send it to a file (> answer.txt, or -o) on a disk with room")
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise self._failed(exc) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise self._failed(exc) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _run_command(args: argparse.Namespace) -> int:
     """Run the command; library warnings become notes (ours) or are dropped (the rest).
 
@@ -1211,6 +1256,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success, 2 on a user error (message on stderr), 1 on an internal error,
         130 when interrupted.  Set ``STRATPD_XL_DEBUG=1`` to see tracebacks of internal errors.
     """
+    if sys.stdout is None:  # started with standard output closed (1>&-)
+        if sys.stderr is not None:
+            sys.stderr.write(f"{PROG}: standard output is closed; send it to a file or to "
+                             f"{os.devnull} (> {os.devnull}) instead of closing it\n")
+        return 2
+    if sys.stderr is None:  # (2>&-): the messages have nowhere to go but nowhere
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the process's own stderr
     for stream in (sys.stdout, sys.stderr):
         # A Windows console (cp1252, cp850) cannot show every column name; print "?" for
         # those characters rather than failing after the work is done.
@@ -1220,6 +1272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    stdout, sys.stdout = sys.stdout, _Output(sys.stdout)
     try:
         return _run_command(args)
     except (StratPDInputError, _UserError) as exc:
@@ -1241,6 +1294,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         sys.stderr.write(_visible(error_text(exc, prefix=PROG)) + "\n")
         return 1
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":  # pragma: no cover

