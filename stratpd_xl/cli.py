@@ -18,7 +18,6 @@ import importlib
 import json
 import math
 import os
-import re
 import secrets
 import sys
 import tempfile
@@ -38,21 +37,10 @@ from .errors import StratPDInputError, StratPDNote, error_text, is_interrupt
 from .input.files import MAX_FILE_BYTES, read_table
 from .params import PARAMETERS, Settings
 from .presentation.drawing import PictureDrawer
+from .presentation.labels import visible_text as _visible
 from .presentation.tables import inert_table
 
 __all__ = ["CommandProgress", "ProgressBar", "build_parser", "main"]
-
-
-# Control characters from a file (a cell or column name holding ESC [2J, an OSC title
-# sequence, a carriage return that hides the line before it) would act on the terminal
-# when a note, an error or a printed table quotes them: they are shown as \x1b instead.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _visible(text: str) -> str:
-    """``text`` safe to write to a terminal: control characters (but tab and line break)
-    written as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 PROG = "stratpd-xl"

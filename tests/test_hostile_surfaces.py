@@ -95,3 +95,34 @@ def test_a_full_standard_output_is_named(small_csv):
     assert done.returncode == 2
     assert "cannot write the answer to standard output (No space left on device)" in done.stderr
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+
+
+# --------------------------------------------------------------------------- SVG and PDF text
+
+
+def test_control_characters_in_names_and_categories_give_svgs_that_are_xml(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    rng = np.random.default_rng(0)
+    n = 400
+    kind = rng.choice(["a\x01", "b\x02", "c\x1b[2J"], n)
+    d = pd.DataFrame({"ar\x01ea": rng.uniform(50, 200, n).round(2), "kind": kind,
+                      "rooms": rng.integers(1, 6, n)})
+    d["price"] = (3 * d["ar\x01ea"] + 10 * d["rooms"] + (kind == "a\x01") * 50
+                  + rng.normal(0, 5, n)).round(2)
+    data = tmp_path / "ctl.csv"
+    d.to_csv(data, index=False)
+    common = [str(data), "-t", "price", "--trials", "2", "-q"]
+    runs = {
+        "curve": ["curve", *common, "-f", "kind"],
+        "numeric": ["curve", *common, "-f", "ar\x01ea"],
+        "compare": ["compare", *common, "-f", "kind"],
+        "by": ["curve", *common, "-f", "ar\x01ea", "--by", "kind"],
+        "interactions": ["interactions", *common],
+    }
+    for name, args in runs.items():
+        svg, pdf = tmp_path / f"{name}.svg", tmp_path / f"{name}.pdf"
+        assert cli.main([*args, "-o", str(svg), "-o", str(pdf)]) == 0, capsys.readouterr().err
+        text = "".join(ET.parse(svg).getroot().itertext())  # not XML: ParseError
+        assert "\\x1b[2J" in text or "\\x01" in text, name
+        assert pdf.read_bytes().startswith(b"%PDF")

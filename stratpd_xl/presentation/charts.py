@@ -12,6 +12,7 @@ import io
 import re
 import textwrap
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from .labels import (
     share_fractions,
     shown_band,
     value_label,
+    xml_text,
 )
 from .words import sentence
 
@@ -367,6 +369,28 @@ def impact_figure(ranking: pd.DataFrame) -> Figure:
     return fig
 
 
+def _shown_text(fig: Figure) -> None:
+    """Every text of the figure as a picture or an SVG/PDF can hold it (:func:`xml_text`):
+    a category or name holding ``\\x01`` or ``ESC`` made an SVG no browser opens."""
+    from matplotlib.text import Text
+
+    for item in fig.findobj(Text):
+        text = item.get_text()
+        if isinstance(text, str) and (safe := xml_text(text)) != text:
+            item.set_text(safe)
+    # Tick labels are written again from their formatter at each drawing.
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for formatter in (axis.get_major_formatter(), axis.get_minor_formatter()):
+                if not getattr(formatter, "_stratpd_xml", False):
+                    formatter.format_ticks = partial(_xml_ticks, formatter.format_ticks)
+                    formatter._stratpd_xml = True
+
+
+def _xml_ticks(format_ticks: Any, values: Any) -> list[str]:
+    return [xml_text(str(label)) for label in format_ticks(values)]
+
+
 def figure_png(fig: Figure, *, dpi: int = 110) -> bytes:
     """Render a figure to PNG bytes without pyplot.
 
@@ -384,6 +408,7 @@ def figure_png(fig: Figure, *, dpi: int = 110) -> bytes:
     """
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
+    _shown_text(fig)
     buffer = io.BytesIO()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -419,6 +444,7 @@ def figure_bytes(fig: Figure, fmt: str) -> bytes:
 
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
+    _shown_text(fig)
     buffer = io.BytesIO()
     metadata = {"Date": None} if fmt == "svg" else {"CreationDate": None, "ModDate": None}
     with rc_context({"svg.hashsalt": "stratpd-xl", "svg.fonttype": "none"}):

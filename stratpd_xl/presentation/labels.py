@@ -38,7 +38,28 @@ __all__ = [
     "shown_band",
     "value_label",
     "unique_sheet_names",
+    "visible_text",
+    "xml_text",
 ]
+
+# Control characters from a file (a cell or column name holding ESC [2J, an OSC title
+# sequence, a carriage return that hides the line before it) act on a terminal and are not
+# XML 1.0 (an SVG holding one does not open): they are shown as \x1b instead.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Not XML either, and not UTF-8: a lone surrogate (half an emoji), U+FFFE, U+FFFF.
+_NOT_XML = re.compile(r"[\ud800-\udfff\ufffe\uffff]")
+
+
+def visible_text(text: str) -> str:
+    """``text`` safe to write to a terminal: control characters (but tab and line break)
+    written as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def xml_text(text: str) -> str:
+    """``text`` as an SVG or PDF can hold it: control characters as ``\\xNN`` (as the
+    terminal shows them), a lone surrogate or a non-character as U+FFFD."""
+    return _NOT_XML.sub("\ufffd", visible_text(text))
 
 # One palette for pictures and native Excel charts.
 CURVE_COLOR = "#1F5F9F"
