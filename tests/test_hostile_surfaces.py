@@ -126,3 +126,35 @@ def test_control_characters_in_names_and_categories_give_svgs_that_are_xml(tmp_p
         text = "".join(ET.parse(svg).getroot().itertext())  # not XML: ParseError
         assert "\\x1b[2J" in text or "\\x01" in text, name
         assert pdf.read_bytes().startswith(b"%PDF")
+
+
+# --------------------------------------------------------------------------- huge targets
+
+
+def test_compare_on_a_target_near_1e306_gives_the_scaled_answer(tmp_path, capsys):
+    import stratpd_xl as sx
+    from stratpd_xl import spreadsheet
+
+    small = _table(400)
+    big = small.assign(price=small["price"] * 1e304)  # 1e305 .. 1e307
+    plain = sx.compare(small, "price", "area", n_trials=1)
+    huge = sx.compare(big, "price", "area", n_trials=1)
+    for column in ("stratpd", "pdp", "ale"):
+        assert np.isfinite(huge[column]).all(), column
+        back = huge[column] / 1e304
+        assert np.corrcoef(back, plain[column])[0, 1] > 0.99
+        assert np.abs(back).sum() == pytest.approx(np.abs(plain[column]).sum(), rel=0.05)
+    assert huge.attrs["target_sd"] == pytest.approx(plain.attrs["target_sd"] * 1e304, rel=1e-9)
+    assert huge.attrs["agreement"] == pytest.approx(plain.attrs["agreement"], abs=0.05)
+    pair = sx.compare(big, "price", ["area", "rooms"])
+    assert np.isfinite(pair["pdp"]).all() and 0 <= pair.attrs["h2"] <= 1
+    ice = sx.ice(big, "price", "area")
+    assert np.isfinite(ice["prediction"]).all() and ice["prediction"].abs().max() > 1e306
+
+    cells = spreadsheet.stratcompare([list(big.columns), *big.values.tolist()], "price",
+                                     "area", trials=1).cells
+    assert not str(cells[0][0]).startswith("STRATCOMPARE"), cells[0][0]
+    path = tmp_path / "big.csv"
+    big.to_csv(path, index=False)
+    assert cli.main(["compare", str(path), "-t", "price", "-f", "area", "-q", "-o",
+                     str(tmp_path / "c.csv"), "--ice"]) == 0, capsys.readouterr().err

@@ -9,6 +9,7 @@ StratPD reports yes/no targets on.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,10 @@ MAX_CATEGORIES = 255
 LEARNING_RATE = 0.15
 MAX_ITER = 300
 N_ITER_NO_CHANGE = 10
+#: A numeric target whose largest value is beyond 2**±100 is modelled in units of a power of
+#: two near it (exact both ways): at 1e306 scikit-learn's squared errors, and the averages of
+#: predictions that make partial dependence, overflowed to infinity.
+UNIT_LIMIT = 2.0**100
 def one_thread() -> Any:
     """A context in which scikit-learn's OpenMP loops run in one thread.
 
@@ -74,7 +79,7 @@ class Fitted:
     x : ndarray
         Every row with a target value, as the model reads it (float; NaN missing).
     y : ndarray
-        Their target values (0 or 100 for a yes/no target).
+        Their target values (0 or 100 for a yes/no target), in units of ``unit``.
     yes_no : bool
         True for a yes/no target (classifier; predictions in percentage points).
     score : dict
@@ -85,6 +90,9 @@ class Fitted:
         Column -> why the model does not use it.
     positions : ndarray
         Position in the given table of each row of ``x``.
+    unit : float
+        What one unit of :attr:`y` and of :meth:`predict` is in target units: 1.0, or a power
+        of two for a target beyond ±2**100 (:func:`target_unit`); multiply by it to report.
     """
 
     estimator: Any
@@ -97,6 +105,7 @@ class Fitted:
     score: dict[str, Any]
     left_out: dict[str, str] = field(default_factory=dict)
     positions: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    unit: float = 1.0
 
     def index(self, column: str) -> int:
         """Position of ``column`` in ``x``."""
@@ -106,7 +115,7 @@ class Fitted:
         return column in self.categories
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        """Predictions for rows ``x`` (as :attr:`x` holds them), in target units."""
+        """Predictions for rows ``x`` (as :attr:`x` holds them), in units of :attr:`unit`."""
         with one_thread():
             if self.yes_no:
                 return self.estimator.predict_proba(x)[:, 1] * 100.0
@@ -130,6 +139,17 @@ def model_target(frame: pd.DataFrame, target: str, positive: Any = None) -> tupl
     if yes_no is not None:
         return yes_no.y, True
     return as_float(frame[target]), False
+
+
+def target_unit(y: np.ndarray) -> float:
+    """1.0, or for values whose largest magnitude is beyond 2**±100 the power of two just
+    above it (so the values divided by it lie within ±1 and nothing they are summed or
+    squared into overflows)."""
+    finite = np.abs(y[np.isfinite(y)])
+    top = float(finite.max()) if finite.size else 0.0
+    if top == 0.0 or 1.0 / UNIT_LIMIT <= top <= UNIT_LIMIT:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(top)[1])
 
 
 def _design(frame: pd.DataFrame, columns: list[str]) -> tuple[
@@ -202,7 +222,8 @@ def fit_model(
     y_all, yes_no = model_target(frame, target, positive)
     has_y = ~np.isnan(y_all)
     rows = frame.loc[has_y] if not has_y.all() else frame
-    y = y_all[has_y]
+    unit = 1.0 if yes_no else target_unit(y_all[has_y])
+    y = y_all[has_y] / unit
     names = [str(c) for c in frame.columns if str(c) != target] if columns is None else columns
     x, used, categories, left_out = _design(rows, names)
 
@@ -241,7 +262,7 @@ def fit_model(
             estimator = HistGradientBoostingRegressor(**common)
             estimator.fit(x[train], y[train])
     fitted = Fitted(estimator, target, used, categories, x, y, yes_no, {}, left_out,
-                    np.flatnonzero(has_y))
+                    np.flatnonzero(has_y), unit)
 
     held = fitted.predict(x[test])
     score: dict[str, Any] = {"n_train": int(train.size), "n_test": int(test.size),

@@ -154,21 +154,23 @@ def compare_curves(model: Fitted, curve: pd.DataFrame, *, seed: int = 0) -> pd.D
     categorical = result_kind(curve) == CATEGORICAL
     grid = curve_grid(model, curve, feature)
     weights = _weights(model, feature, grid, categorical)
+    # Computed in the model's units (see Fitted.unit) and reported in target units.
+    unit = model.unit
     pdp = centre(partial_dependence(model, feature, grid, seed=seed), weights)
     ale = centre(accumulated_local_effects(model, feature, grid, seed=seed), weights)
-    raw = curve[PD].to_numpy(float)
+    raw = curve[PD].to_numpy(float) / unit
     shift = raw - centre(raw, weights)
     key = CATEGORY if categorical else X
-    table = pd.DataFrame({key: curve[key].to_numpy(), "stratpd": raw - shift})
+    table = pd.DataFrame({key: curve[key].to_numpy(), "stratpd": (raw - shift) * unit})
     if PD_LOW in curve.columns:
-        table["stratpd_low"] = curve[PD_LOW].to_numpy(float) - shift
-        table["stratpd_high"] = curve[PD_HIGH].to_numpy(float) - shift
-    table["pdp"] = pdp
-    table["ale"] = ale
+        table["stratpd_low"] = (curve[PD_LOW].to_numpy(float) / unit - shift) * unit
+        table["stratpd_high"] = (curve[PD_HIGH].to_numpy(float) / unit - shift) * unit
+    table["pdp"] = pdp * unit
+    table["ale"] = ale * unit
 
     target_sd = float(np.std(model.y))
     floor = AGREEMENT_FLOOR * target_sd
-    s = table["stratpd"].to_numpy(float)
+    s = raw - shift
     gap = np.abs(s - pdp)
     ok = ~np.isnan(gap) & (weights > 0)
     attrs: dict[str, Any] = {k: v for k, v in curve.attrs.items() if k != "params"}
@@ -182,15 +184,15 @@ def compare_curves(model: Fitted, curve: pd.DataFrame, *, seed: int = 0) -> pd.D
         model_left_out=dict(model.left_out),
         agreement=agreement(s, pdp, weights, floor),
         agreement_ale=agreement(s, ale, weights, floor),
-        target_sd=target_sd,
-        effect_size=float(np.sqrt(np.average(s[ok] ** 2, weights=weights[ok])))
+        target_sd=target_sd * unit,
+        effect_size=float(np.sqrt(np.average(s[ok] ** 2, weights=weights[ok]))) * unit
         if ok.any() else float("nan"),
         extrapolation=extrapolation_share(model, feature, seed=seed),
     )
     if ok.any():
         masked = np.where(ok, gap, np.nan)
         lo, hi = _region(masked)
-        attrs["largest_gap"] = float(np.nanmax(masked))
+        attrs["largest_gap"] = float(np.nanmax(masked)) * unit
         if categorical:
             top = int(np.nanargmax(masked))
             attrs["disagree_category"] = table[CATEGORY].iloc[top]
@@ -250,7 +252,7 @@ def pair_table(model: Fitted, features: tuple[str, str], *, seed: int = 0) -> pd
     table = pd.DataFrame({
         names[0]: np.repeat(first, second.size),
         names[1]: np.tile(second, first.size),
-        "pdp": pd2.reshape(-1),
+        "pdp": pd2.reshape(-1) * model.unit,
     })
     table.attrs = {
         "features": list(names),
@@ -292,8 +294,8 @@ def ice_table(model: Fitted, feature: str, grid: np.ndarray, labels: Any = None,
     table = pd.DataFrame({
         "row": np.repeat(model.positions[rows], grid.size),
         "x": np.tile(shown, rows.size),
-        "prediction": pred.reshape(-1),
-        "centred": (pred - pred[:, :1]).reshape(-1),
+        "prediction": pred.reshape(-1) * model.unit,
+        "centred": (pred - pred[:, :1]).reshape(-1) * model.unit,
     })
     table.attrs = {"feature": feature, "target": model.target, "n_curves": int(rows.size)}
     return table
