@@ -222,7 +222,7 @@ def _frame_key(frame: pd.DataFrame) -> Hashable:
 
 def _table(data: Any) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
-        return data
+        return sheet.whole_characters(data)
     if data is None:  # =STRATPD(, "price", "carat"): the argument was left empty
         raise StratPDInputError(
             "data is missing; give the range of a table with its header row, e.g. "

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import StratPDInputError
-from .input.sheet import check_rows, resolve_column, usable_table
+from .input.sheet import check_rows, resolve_column, usable_table, whole_characters
 from .params import DEFAULT_SEED, Settings
 from .schema import CATEGORICAL, Finding
 from .yesno import yes_no_target
@@ -205,6 +205,8 @@ def prepare(
         feature left.
     """
     settings = settings or Settings()
+    if isinstance(frame, pd.DataFrame):  # a frame of the Python API, not typed from cells
+        frame = whole_characters(frame)
     notes = list(frame.attrs.get("notes") or [])
     target_name = resolve_column(frame, target, role="target")
     named: list[str] | None = None

@@ -158,3 +158,39 @@ def test_compare_on_a_target_near_1e306_gives_the_scaled_answer(tmp_path, capsys
     big.to_csv(path, index=False)
     assert cli.main(["compare", str(path), "-t", "price", "-f", "area", "-q", "-o",
                      str(tmp_path / "c.csv"), "--ice"]) == 0, capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- half characters
+
+
+def test_half_an_emoji_in_a_cell_is_mended_once_and_counted():
+    import stratpd_xl as sx
+    from stratpd_xl import spreadsheet
+
+    rng = np.random.default_rng(0)
+    n = 300
+    # =LEFT(A2,1) of a cell starting with an emoji: its first UTF-16 half, alone.
+    kind = rng.choice(["\ud83d", "b", "c"], n)
+    d = pd.DataFrame({"area": rng.uniform(50, 200, n), "kind": kind})
+    d["price"] = 3 * d["area"] + (kind == "b") * 20 + rng.normal(0, 5, n)
+    cells = [["area", "kind\ud800", "price"], *d.values.tolist()]
+    ranking = spreadsheet.stratimpact(cells, "price")
+    assert [row[0] for row in ranking[1:]] == ["area", "kind\ufffd"], ranking
+    curve = spreadsheet.stratpd(cells, "price", "kind\ufffd").cells
+    assert "\ufffd" in [row[0] for row in curve[1:4]], curve
+    assert "internal error" not in " ".join(str(c) for row in curve for c in row)
+    from stratpd_xl.input.sheet import frame_from_cells
+
+    notes = frame_from_cells(cells).attrs["notes"]
+    count = int((kind == "\ud83d").sum())
+    assert notes == [f'{count} text cells ({count} in "kind\ufffd") and 1 column name held half '
+                     "of a character (a lone surrogate, as =LEFT of a cell starting with an "
+                     "emoji leaves); it is shown as \ufffd"]
+    # Two halves written apart are one character again, not a replacement.
+    joined = spreadsheet.stratpd([["k", "y"], *[["\ud83d\ude00" if i % 2 else "a", float(i % 2)
+                                                 + i / 1000] for i in range(200)]], "y", "k")
+    assert "\U0001f600" in [row[0] for row in joined.cells[1:3]]
+    # The Python API's frame goes through the same step.
+    result = sx.compare(d, "price", "kind", n_trials=1)
+    assert any("99 text cells" in note or "text cells" in note
+               for note in result.attrs["notes"]), result.attrs["notes"]

@@ -16,9 +16,10 @@ check_rows          enough usable rows for StratPD, numeric target, ... -> None 
 default_features    the columns worth analysing, and why the others are left out
 usable_table        the table without those columns
 cells_from_frame    DataFrame -> header row + rows of plain Python values (for writing to cells)
+whole_characters    text holding half a character (a lone surrogate) made whole, with a note
 """
 
-from ._block import find_header, frame_from_cells, frame_from_columns
+from ._block import find_header, frame_from_cells, frame_from_columns, whole_characters
 from ._columns import blank_mask, leading_zeros, typed_column
 from ._output import cells_from_frame
 from ._policy import check_rows, default_features, is_numeric, resolve_column, usable_table
@@ -41,4 +42,5 @@ __all__ = [
     "resolve_column",
     "typed_column",
     "usable_table",
+    "whole_characters",
 ]

@@ -18,7 +18,7 @@ from ...errors import StratPDInputError
 from ._columns import blank_mask, scan_column, typed_rows
 from ._values import column_names, header_text, is_blank
 
-__all__ = ["find_header", "frame_from_cells", "frame_from_columns"]
+__all__ = ["find_header", "frame_from_cells", "frame_from_columns", "whole_characters"]
 
 # Title rows are looked for among the first rows only: a table's body is never a title.
 _TITLE_SCAN_ROWS = 50
@@ -154,6 +154,7 @@ def frame_from_columns(
         raise StratPDInputError(f"{where} holds no columns with values")
     frame = pd.DataFrame(typed)
     frame.attrs["notes"] = notes
+    frame = whole_characters(frame)
     # Names given to repeated headers ("y (2)" for a second "y"): naming "y" is then ambiguous.
     renamed = {
         name: base
@@ -165,6 +166,73 @@ def frame_from_columns(
     if code_texts:
         frame.attrs["texts"] = code_texts
     return frame
+
+
+def _mended(text: str) -> str:
+    # Through UTF-16: a pair of surrogates is its character again, a lone one U+FFFD.
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _is_whole(texts: list[str]) -> bool:
+    try:
+        "".join(texts).encode("utf-8")  # one pass in C; fails only on a surrogate
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def whole_characters(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with text that holds half a character made whole, and a note saying so.
+
+    Excel's ``=LEFT(A2,1)`` of a cell starting with an emoji leaves half of it (a lone UTF-16
+    surrogate), which no file, hash or answer in UTF-8 can carry ("internal error" from
+    pandas' hashing).  In column names and text cells, two halves written apart become their
+    character and a lone half is U+FFFD (shown as a question mark in a box); the note counts
+    the cells.  A frame without such text is returned as it is (one C pass per text column).
+    """
+    names = [str(c) for c in frame.columns]
+    bad_names = [] if _is_whole(names) else [n for n in names if not _is_whole([n])]
+    fixed: dict[str, pd.Series] = {}
+    counts: dict[str, int] = {}
+    for name, column in frame.items():
+        dtype = column.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            values = np.asarray(dtype.categories, dtype=object)
+        elif pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+            values = column.to_numpy(dtype=object)
+        else:
+            continue
+        texts = [v for v in values if type(v) is str]
+        if _is_whole(texts):
+            continue
+        # Cells left with a U+FFFD (a pair written apart is only joined, and not counted).
+        counts[str(name)] = sum(1 for v in column.to_numpy(dtype=object) if type(v) is str
+                                and _mended(v).count("\ufffd") > v.count("\ufffd"))
+        if isinstance(dtype, pd.CategoricalDtype):
+            # Two categories may become one ("a\ud800" and "a\udc00" are both "a?").
+            fixed[name] = column.astype(object).map(
+                lambda v: _mended(v) if type(v) is str else v).astype("category")
+        else:
+            fixed[name] = column.map(lambda v: _mended(v) if type(v) is str else v)
+    if not fixed and not bad_names:
+        return frame
+    out = frame.assign(**fixed) if fixed else frame.copy(deep=False)
+    if bad_names:
+        out.columns = [_mended(str(c)) if str(c) in bad_names else c for c in frame.columns]
+    out.attrs = dict(frame.attrs)
+    cells = sum(counts.values())
+    where = [f'{n:,} in "{_mended(c)}"' for c, n in counts.items() if n]
+    parts = []
+    if cells:
+        parts.append(f"{cells:,} text cell{'s' if cells != 1 else ''} ({', '.join(where[:5])})")
+    if bad_names:
+        parts.append(f"{len(bad_names)} column name{'s' if len(bad_names) > 1 else ''}")
+    if parts:
+        out.attrs["notes"] = [*(frame.attrs.get("notes") or []),
+                              " and ".join(parts) + " held half of a character (a lone surrogate, "
+                              "as =LEFT of a cell starting with an emoji leaves); it is shown "
+                              "as \ufffd"]
+    return out
 
 
 def find_header(
