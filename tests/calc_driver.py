@@ -50,6 +50,13 @@ def read_block(cells):
     return [[plain(v) for v in row] for row in cells.getDataArray()]
 
 
+def read_texts(cells):
+    size = cells.getRangeAddress()
+    return [[cells.getCellByPosition(c, r).getString()
+             for c in range(size.EndColumn - size.StartColumn + 1)]
+            for r in range(size.EndRow - size.StartRow + 1)]
+
+
 def wizard(ctx):
     found = {}
     descriptions = ctx.ServiceManager.createInstanceWithContext(
@@ -142,6 +149,8 @@ def main():
             result["formulas"][key] = {
                 "cells": read_block(target), "seconds": seconds,
                 "shown": target.getCellByPosition(0, 0).getString(),
+                # What each cell shows ("#N/A" for an error, where getDataArray gives "").
+                "texts": read_texts(target),
             }
         result["timings"] = []
         for step in request.get("timings", []):

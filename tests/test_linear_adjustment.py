@@ -188,15 +188,31 @@ def test_the_python_api_leaves_out_identifiers_as_the_command_line_does():
     assert set(api_left) == {c for c in cli_left if "identifier" in cli_left[c]} == {"almost"}
 
 
+def _order_and_warned(data: pd.DataFrame) -> tuple[list[str], bool]:
+    result = sx.catstratpd(data, "y", "level", random_state=0)
+    return (list(result.sort_values("pd")["category"]),
+            any("other way round" in w for w in result.attrs["warnings"]))
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_a_category_order_is_right_or_a_warning_says_otherwise(seed):
+def test_a_category_order_is_right_where_straight_lines_get_it_wrong(seed):
     # A column acting through exp(2 z) that moves with the levels: straight lines alone put
-    # b and c 4.5 and 3.5 below a (seed 5, with only a "compare" warning), and seed 3's
-    # order came out b > c silently.
-    result = sx.catstratpd(convex_codependent(seed), "y", "level", random_state=0)
-    order = list(result.sort_values("pd")["category"])
-    warned = any("other way round" in w for w in result.attrs["warnings"])
-    assert order == ["a", "b", "c"] or warned, (result, result.attrs["warnings"])
+    # b and c 4.5 and 3.5 below a (seed 5), and seed 3's order came out b > c silently.
+    assert _order_and_warned(convex_codependent(seed))[0] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("seed", [0, 3, 4, 5])
+def test_a_warning_appears_where_the_adjustment_and_the_plain_estimate_disagree(seed):
+    # Seeds 0, 4 and 5: the adjustment reverses a clear order (the plain one is shown);
+    # seed 3: the plain estimate puts c below b and the adjustment does not.
+    assert _order_and_warned(convex_codependent(seed))[1]
+
+
+@pytest.mark.parametrize(("seed", "bend"), [(1, 2.0), (2, 2.0), *((s, 0.0) for s in range(6))])
+def test_no_warning_where_the_two_agree(seed, bend):
+    # The same curved column where the two agree, and a column acting along a straight line
+    # (bend 0), which the adjustment removes exactly: an engine that always warns fails here.
+    assert _order_and_warned(convex_codependent(seed, bend=bend)) == (["a", "b", "c"], False)
 
 
 def test_a_clear_order_the_adjustment_reverses_falls_back_to_the_plain_one():

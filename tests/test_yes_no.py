@@ -117,7 +117,66 @@ def test_formula_takes_positive_as_its_last_argument(data):
     flipped = udfs.STRATPD(cells, "churn", "months", 10, 1, False, None, "no")
     assert flipped[0][1] == "change in P(churn = no), points"
     assert flipped[1][1] == pytest.approx(-default[1][1], abs=1e-9)
-    assert udfs.STRATIMPACT(cells, "churn", 10, "no")[1][0] == "months"
     many = data.assign(churn=np.resize(["a", "b", "c"], len(data)))
     error = udfs.STRATPD(cells_from_frame(many), "churn", "months")
     assert "STRATPD" in error[0][0] and "--positive" in error[0][0]
+
+
+def three_outcomes(n: int = 1500, seed: int = 0) -> pd.DataFrame:
+    """``outcome`` is "leave" with probability 6 points per month, else "upgrade" with 6 points
+    per unit of ``spend`` (while the two add up to less than 1), else "stay": which value
+    counts decides which column matters."""
+    rng = np.random.default_rng(seed)
+    months, spend = rng.uniform(0, 10, (2, n))
+    u = rng.uniform(size=n)
+    leave = u < 0.06 * months
+    upgrade = ~leave & (u < 0.06 * months + 0.06 * spend)
+    return pd.DataFrame({"months": months, "spend": spend, "plan": rng.choice(["a", "b"], n),
+                         "outcome": np.where(leave, "leave",
+                                             np.where(upgrade, "upgrade", "stay"))})
+
+
+def _rise_per_unit(rows: list[list], x: int, y: int, more: int | None = None) -> float:
+    """Least-squares slope of column ``y`` on column ``x`` (and ``more``, held) of a table."""
+    table = np.array([[r[x]] + ([r[more]] if more is not None else []) + [1.0, r[y]]
+                      for r in rows[1:] if isinstance(r[y], float)], dtype=float)
+    return float(np.linalg.lstsq(table[:, :-1], table[:, -1], rcond=None)[0][0])
+
+
+@pytest.mark.parametrize("formula", ["STRATPD", "STRATCOMPARE", "STRATIMPACT", "STRATPDBY",
+                                     "STRATPD2"])
+def test_positive_decides_every_formula_s_answer(formula):
+    # Three outcomes: "leave" rises 6 points a month, "upgrade" does not move with months.
+    # A formula that ignored positive (or always took one value) gives one of the two answers.
+    from stratpd_xl.excel import udfs
+
+    cells = cells_from_frame(three_outcomes())
+    call = {
+        "STRATPD": lambda p: udfs.STRATPD(cells, "outcome", "months", 10, 1, False, None, p),
+        "STRATCOMPARE": lambda p: udfs.STRATCOMPARE(cells, "outcome", "months", 10, 1, False,
+                                                    p),
+        "STRATIMPACT": lambda p: udfs.STRATIMPACT(cells, "outcome", 10, p),
+        "STRATPDBY": lambda p: udfs.STRATPDBY(cells, "outcome", "months", "plan", None, 10, 1,
+                                              False, p),
+        "STRATPD2": lambda p: udfs.STRATPD2(cells, "outcome", "months", "spend", 4, 10, False,
+                                            p),
+    }[formula]
+    leave, upgrade = call("leave"), call("upgrade")
+    if formula == "STRATIMPACT":
+        assert [r[0] for r in leave[1:3]] == ["months", "spend"]
+        assert [r[0] for r in upgrade[1:3]] == ["spend", "months"]
+        return
+    # Where months and the probability sit in each formula's table.
+    x, y, more = {"STRATPD": (0, 1, None), "STRATCOMPARE": (0, 1, None),
+                  "STRATPDBY": (1, 2, None), "STRATPD2": (0, 2, None)}[formula]
+    if formula == "STRATPD2":
+        # Its rows name a band of spend; the surface's rise along months, spend held.
+        for rows in (leave, upgrade):
+            spends = {r[1] for r in rows[1:]}
+            for r in rows[1:]:
+                r.append(sorted(spends).index(r[1]))
+        more = len(leave[1]) - 1
+    if formula != "STRATCOMPARE":
+        assert "P(outcome = leave)" in leave[0][y] and "P(outcome = upgrade)" in upgrade[0][y]
+    assert _rise_per_unit(leave, x, y, more) == pytest.approx(6, abs=1.5)
+    assert abs(_rise_per_unit(upgrade, x, y, more)) < 3
