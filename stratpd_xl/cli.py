@@ -526,9 +526,12 @@ def _cmd_libreoffice(args: argparse.Namespace) -> int:
         print(f"wrote {out}; add it in LibreOffice with Tools > Extension Manager > Add, "
               "then restart LibreOffice")
     elif args.action == "install":
-        extension.install(shared=args.shared, profile=args.profile)
+        hook = extension.install(shared=args.shared, profile=args.profile)
         print("installed the StratPD extension; restart LibreOffice, then type "
               '=STRATIMPACT(A1:D601;"y") in Calc or use Tools > Add-Ons > Analyse selection')
+        if hook is not None:
+            print(f"added {hook}: a LibreOffice started while this venv is active still finds "
+                  "its Python's uno")
     else:
         extension.uninstall(shared=args.shared, profile=args.profile)
         print("removed the StratPD extension; restart LibreOffice")

@@ -9,6 +9,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -99,6 +100,48 @@ def install_extension(profile: Path, oxt: Path, unopkg: str) -> None:
         )
     else:
         subprocess.run(command, check=True, capture_output=True, timeout=300)
+
+
+UNOPKG_AS_NOBODY = """\
+import os, shutil, sys
+unopkg, home, nobody = {unopkg!r}, {home!r}, {nobody!r}
+args = sys.argv[1:]
+if os.geteuid() == 0:  # unopkg refuses per-user installs as root: run it as "nobody"
+    for i, arg in enumerate(args):
+        if arg.endswith(".oxt") and os.path.isfile(arg):  # in a folder closed to "nobody"
+            args[i] = shutil.copy(arg, home)
+            os.chown(args[i], nobody, nobody)
+    os.environ["HOME"] = home
+    os.setgroups([])
+    os.setgid(nobody)
+    os.setuid(nobody)
+os.execv(unopkg, [unopkg, *args])
+"""
+
+
+def unopkg_for_tests(folder: Path, unopkg: str) -> Path:
+    """A stand-in ``unopkg`` (for ``STRATPD_XL_UNOPKG``) that runs the real one as "nobody"
+    when the tests run as root, with the environment it was given.
+
+    ``folder`` must be open to "nobody"; a profile handed to it must belong to "nobody".
+    """
+    home = folder / "unopkg-home"
+    home.mkdir(parents=True, exist_ok=True)
+    script = folder / "unopkg"
+    script.write_text(f"#!{sys.executable}\n" + UNOPKG_AS_NOBODY.format(
+        unopkg=unopkg, home=str(home), nobody=NOBODY), encoding="utf-8")
+    script.chmod(0o755)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        os.chown(home, NOBODY, NOBODY)
+    return script
+
+
+def profile_for_unopkg(profile: Path) -> Path:
+    """An empty profile folder that ``unopkg_for_tests`` can write (as "nobody" under root)."""
+    profile.mkdir(parents=True, exist_ok=True)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        os.chown(profile, NOBODY, NOBODY)
+    return profile
 
 
 def free_port() -> int:

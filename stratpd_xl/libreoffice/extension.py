@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
@@ -34,7 +35,7 @@ from . import calc_client
 
 __all__ = [
     "EXTENSION_ID", "RDB", "build", "calc_addins_xcu", "compile_rdb", "find_unopkg", "idl",
-    "install", "uninstall",
+    "install", "office_environment", "uninstall",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -272,8 +273,9 @@ UNOPKG_PLACES = [
 
 
 def find_unopkg() -> str:
-    """Path of LibreOffice's ``unopkg``, or the sentence saying how to get it."""
-    found = shutil.which("unopkg")
+    """Path of LibreOffice's ``unopkg`` (``STRATPD_XL_UNOPKG`` names another), or the sentence
+    saying how to get it."""
+    found = os.environ.get("STRATPD_XL_UNOPKG") or shutil.which("unopkg")
     if found:
         return found
     for path in UNOPKG_PLACES:
@@ -285,6 +287,98 @@ def find_unopkg() -> str:
     )
 
 
+#: Variables of a Python environment that LibreOffice's embedded Python must not take.
+PYTHON_VARIABLES = (
+    "PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONEXECUTABLE", "PYTHONUSERBASE",
+    "VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
+    "__PYVENV_LAUNCHER__",
+)
+
+
+def _environment_scripts(folder: str) -> bool:
+    """Whether ``folder`` is the ``bin`` (``Scripts``) folder of a venv or a conda environment."""
+    if not folder:
+        return False
+    parent = Path(folder).parent
+    return (parent / "pyvenv.cfg").is_file() or (parent / "conda-meta").is_dir()
+
+
+def office_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for LibreOffice's own tools: no Python environment in it.
+
+    A distribution's LibreOffice (Debian's, Fedora's) embeds the system Python, which finds
+    its home by looking for ``python3`` on ``PATH``.  With a venv activated that is the venv's,
+    so the embedded Python takes the venv's site-packages instead of the system's, where
+    ``uno`` lives, and ``unopkg`` fails with "C++ code threw St9bad_alloc".  So the venv's and
+    conda's ``bin`` folders leave ``PATH`` and Python's own variables are dropped; the worker
+    is unaffected (it is started by its full path, recorded in the extension).
+    """
+    env = dict(os.environ if environ is None else environ)
+    for name in PYTHON_VARIABLES:
+        env.pop(name, None)
+    if "PATH" in env:
+        env["PATH"] = os.pathsep.join(
+            f for f in env["PATH"].split(os.pathsep) if not _environment_scripts(f))
+    return env
+
+
+def _system_uno_folder() -> Path | None:
+    """The system site folder holding ``uno.py`` (a distribution's python3-uno), or None."""
+    if sys.platform in ("win32", "darwin"):
+        return None  # LibreOffice brings its own Python there, with uno beside it
+    for pattern in ("/usr/lib/python3/dist-packages/uno.py",
+                    "/usr/lib*/python3*/site-packages/uno.py",
+                    "/usr/lib*/python3*/dist-packages/uno.py"):
+        for found in sorted(Path("/").glob(pattern.lstrip("/"))):
+            return found.parent
+    return None
+
+
+#: In the venv stratpd-xl is installed in: lets a LibreOffice started from a shell where this
+#: venv is active still find uno (see :func:`office_environment`).
+UNO_HOOK = "stratpd_xl_libreoffice_uno.pth"
+
+
+def _uno_hook_path() -> Path | None:
+    """Where the hook goes: this venv's site-packages; None outside a venv."""
+    if sys.prefix == sys.base_prefix:
+        return None
+    return Path(sysconfig.get_paths()["purelib"]) / UNO_HOOK
+
+
+def uno_hook_line(folder: Path) -> str:
+    """The ``.pth`` line: ``folder`` joins ``sys.path`` only in a Python with ``pyuno`` built in
+    (LibreOffice's)."""
+    return (f"import sys; 'pyuno' in sys.builtin_module_names and {str(folder)!r} not in "
+            f"sys.path and sys.path.append({str(folder)!r})\n")
+
+
+def write_uno_hook() -> Path | None:
+    """Let a LibreOffice started with this venv active find the system's ``uno``.
+
+    Such a LibreOffice's embedded Python takes this venv as its home (it finds the venv's
+    ``python3`` first on ``PATH``) and so misses ``uno``: no Python extension loads, ours
+    neither.  A ``.pth`` line in the venv adds the system folder holding ``uno`` to
+    ``sys.path`` only inside LibreOffice (whose Python has ``pyuno`` built in); the venv's
+    own Python is left as it is.  Returns the file written, or None when none is needed.
+    """
+    hook, folder = _uno_hook_path(), _system_uno_folder()
+    if hook is None or folder is None:
+        return None
+    try:
+        hook.write_text(uno_hook_line(folder), encoding="utf-8")
+    except OSError:
+        return None  # a read-only environment: LibreOffice then needs a shell without the venv
+    return hook
+
+
+def remove_uno_hook() -> None:
+    """Remove :func:`write_uno_hook`'s file from this venv, if it is there."""
+    hook = _uno_hook_path()
+    if hook is not None:
+        hook.unlink(missing_ok=True)
+
+
 def _unopkg(args: list[str], *, profile: Path | None, shared: bool) -> None:
     command = [find_unopkg(), *args]
     if shared:
@@ -293,7 +387,7 @@ def _unopkg(args: list[str], *, profile: Path | None, shared: bool) -> None:
         command.append(f"-env:UserInstallation={Path(profile).resolve().as_uri()}")
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=UNOPKG_TIMEOUT,
-                              stdin=subprocess.DEVNULL, check=False)
+                              stdin=subprocess.DEVNULL, check=False, env=office_environment())
     except subprocess.TimeoutExpired:
         raise StratPDInputError(
             f"unopkg did not finish within {UNOPKG_TIMEOUT} s; close LibreOffice and try again"
@@ -308,8 +402,12 @@ def _unopkg(args: list[str], *, profile: Path | None, shared: bool) -> None:
 
 def install(
     *, shared: bool = False, profile: Path | None = None, python: str | None = None
-) -> None:
+) -> Path | None:
     """Build the extension for this environment and add it with ``unopkg add``.
+
+    ``unopkg`` runs without this Python environment in its own (:func:`office_environment`),
+    and from a venv a ``.pth`` file lets a LibreOffice started while the venv is active find
+    ``uno`` (:func:`write_uno_hook`).
 
     Parameters
     ----------
@@ -319,6 +417,11 @@ def install(
         A LibreOffice user profile folder other than the default (tests, portable installs).
     python : str, optional
         The interpreter the extension starts (default: this one).
+
+    Returns
+    -------
+    Path or None
+        The ``.pth`` file written into the venv, or None.
 
     Raises
     ------
@@ -332,11 +435,13 @@ def install(
                 shared=shared)
     finally:
         shutil.rmtree(folder, ignore_errors=True)  # unopkg keeps its own copy
+    return write_uno_hook()
 
 
 def uninstall(*, shared: bool = False, profile: Path | None = None) -> None:
     """Remove the extension with ``unopkg remove``."""
     _unopkg(["remove", EXTENSION_ID], profile=profile, shared=shared)
+    remove_uno_hook()
 
 
 if __name__ == "__main__":  # maintainers: regenerate the shipped type library after an edit
