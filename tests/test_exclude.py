@@ -65,8 +65,8 @@ def test_excluding_the_parts_of_the_target_brings_the_hour_back(bikes):
     assert np.ptp(leaked["pd"]) < 0.5  # the parts restate the target: hour comes out ~0
     # The warning names the columns and the fix, in every front end's words.
     (leak,) = [w for w in leaked.attrs["warnings"] if "nearly determine" in w]
-    assert ('exclude=["registered"] in Python, --exclude registered on the command line, '
-            "the exclude argument in a spreadsheet") in leak
+    assert ('exclude=["casual", "registered"] in Python, --exclude casual,registered on the '
+            "command line, the exclude argument in a spreadsheet") in leak
     curve = sx.stratpd(bikes, "bikers", "hour", exclude=PARTS)
     truth = 23 * np.sin(np.arange(24) / 4)  # casual's + registered's hour effect
     assert np.ptp(curve["pd"]) > 0.8 * np.ptp(truth)

@@ -74,6 +74,10 @@ class Adjustment:
         (negative when they add to it; NaN when not computed).
     reason : str
         Why the adjustment was not applied ("" when it was).
+    y_left : float
+        Share of the target's within-strata variation that a straight-line fit on the other
+        columns alone (no feature) leaves, out of fold: near 0 when they restate the target
+        (see ``_leaks``; NaN when not computed).
     """
 
     part: np.ndarray | None
@@ -82,6 +86,7 @@ class Adjustment:
     reason: str
     # What the fit used, for refits on the trials' halves (see ``refit``).
     inputs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    y_left: float = np.nan
 
     def refit(self, pick: np.ndarray, leaf: np.ndarray) -> np.ndarray | None:
         """The part for the rows ``pick`` stratified by ``leaf`` (a trial's half), fitted
@@ -181,6 +186,8 @@ def fit_adjustment(
     fold = rng.integers(0, 2, int(leaf.max()) + 1)[leaf].astype(bool)
     grams = _within_grams(own, z, y, leaf, [np.flatnonzero(~fold), np.flatnonzero(fold)])
     o, others = slice(0, m), slice(m, m + k)
+    # Whether the others restate the target, from the same cross-products (see _leaks).
+    y_left = others_left(grams, m, k)
     # Share of the feature's within-strata variance the others explain out of fold (a
     # trace for several columns, as a multivariate R^2; only x itself for a numeric
     # basis).  In-sample, 260 columns explain 96 % of Ames' Exter.Qual by chance alone.
@@ -197,7 +204,8 @@ def fit_adjustment(
     r2 = float(min(max(1.0 - resid / own_ss, 0.0), 1.0)) if own_ss > 0 else np.nan
     if r2 > MAX_ADJUST_R2 and not force:
         return Adjustment(None, r2, np.nan,
-                          "the other columns nearly determine the feature inside the strata")
+                          "the other columns nearly determine the feature inside the strata",
+                          y_left=y_left)
     pairs = ((grams[0], grams[1]), (grams[1], grams[0]))
     sse_without = sum(_sse(test, np.r_[_solve(fit[o, o], fit[o, -1]), np.zeros(k), -1.0])
                       for fit, test in pairs)
@@ -218,7 +226,8 @@ def fit_adjustment(
     gain = 1.0 - sse_with / sse_without if sse_without > 0 else 0.0
     if not gain >= MIN_GAIN and not force:
         return Adjustment(None, r2, gain,
-                          "the other columns do not reduce the error inside the strata")
+                          "the other columns do not reduce the error inside the strata",
+                          y_left=y_left)
     # The folds decided whether and how much to shrink; the part itself comes from all
     # rows' within-strata fit (the feature's basis in it, so it is not given x's effect).
     # Per-fold coefficients would leave a column that never varies inside one fold's
@@ -228,7 +237,28 @@ def fit_adjustment(
     part = z[:, :n_others] @ _solve(total[full, full], total[full, -1], free=m,
                                     ridge=chosen)[m:]
     inputs = {"own": own, "z": z, "y": y, "ridge": chosen, "n_others": n_others}
-    return Adjustment(part, r2, gain, "", inputs)
+    return Adjustment(part, r2, gain, "", inputs, y_left)
+
+
+def others_left(grams: list[np.ndarray], m: int, k: int) -> float:
+    """Out-of-fold share of the within-strata variation of y that a straight-line fit on
+    the ``k`` other columns (no feature: columns ``m`` to ``m + k`` of the cross-products
+    of ``[own | z | y]``) leaves, at the best of the adjustment's ridges."""
+    ss = float(grams[0][-1, -1] + grams[1][-1, -1])
+    if not ss > 0 or k == 0:
+        return 1.0
+    width = grams[0].shape[0]
+    others = slice(m, m + k)
+    best = np.inf
+    for ridge in RIDGES:
+        sse = 0.0
+        for fit, test in ((grams[0], grams[1]), (grams[1], grams[0])):
+            c = np.zeros(width)
+            c[others] = _solve(fit[others, others], fit[others, -1], ridge=ridge)
+            c[-1] = -1.0
+            sse += _sse(test, c)
+        best = min(best, sse)
+    return float(min(best / ss, 1.0))
 
 
 # Rows of the within-strata matrix made at a time: its cross-products are summed block by

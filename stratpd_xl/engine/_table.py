@@ -175,6 +175,9 @@ class Table:
     left_out: dict[str, str] = field(default_factory=dict)
     # The columns the user excluded (exact names), already dropped from ``frame``.
     excluded: list[str] = field(default_factory=list)
+    # Numeric columns that look like the target with noise, and their R^2 (engine/_leaks.py),
+    # found once per table; None until looked for.
+    copies: list[tuple[str, float]] | None = None
 
     def _compute_bins(self, name: str) -> tuple[np.ndarray, bytes]:
         s = self.frame[name]

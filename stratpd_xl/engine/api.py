@@ -12,7 +12,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,19 @@ from ..yesno import POINTS, yes_no_target
 from ._adjust import ROWS_PER_COEF, Adjustment, fit_adjustment, numeric_basis
 from ._categorical import Effects, category_effects, contrast_se
 from ._groups import curves_by_group
+from ._leaks import (
+    LEAK_SHARE,
+    Leak,
+    candidates,
+    how_to_exclude,
+    is_leak,
+    merged,
+    noisy_copies,
+    restating_columns,
+    sample_rows,
+    sample_strata,
+    share_left_out_of_fold,
+)
 from ._numeric import curve_on_grid, integrate, slope_field, unique_x
 from ._stratify import stratify
 from ._summary import summarise
@@ -872,65 +885,75 @@ def _adjust_attrs(adj: Adjustment | None) -> dict[str, Any]:
             "adjust_gain": adj.gain, "adjust_note": adj.reason}
 
 
-# Below this share of the target's variance left inside the strata, the other columns (nearly)
-# determine the target: every effect comes out near 0 (Bikeshare's bikers = casual +
-# registered: 1e-13 for hour and weather).  Ordinary tables keep 5-90 %.
-LEAK_SHARE = 0.005
-# Columns named in that warning: those tracking the target most (absolute correlation).
-LEAK_NAMES = 3
-
-
 def _table_warnings(table: Table, feature: str, kind: str, rows: _Rows, leaf: np.ndarray,
-                    reversal: str | None, adjusted: bool) -> list[str]:
-    """The warnings a curve and a category effect share, in the order shown: a leak, the
-    adjustment reversing the plain estimate, other columns' gaps that move with the feature."""
-    found = [_leak_warning(table, feature, rows.index, rows.y, leaf),
-             reversal and Note(reversal, "reversal", columns=[feature], features=[feature],
-                               moves=0.5)]
+                    reversal: str | None, adjusted: bool, leaks: list[Leak]) -> list[str]:
+    """The warnings a curve and a category effect share, in the order shown: columns that
+    restate the target, the adjustment reversing the plain estimate, other columns' gaps that
+    move with the feature."""
+    found = [leak.note(table.target) for leak in leaks]
+    found.append(reversal and Note(reversal, "reversal", columns=[feature],
+                                   features=[feature], moves=0.5))
     return [w for w in found if w] + _gap_warnings(table, feature, kind, rows.index, adjusted)
 
 
-def _leak_warning(table: Table, feature: str, index: np.ndarray, y: np.ndarray,
-                  leaf: np.ndarray) -> str | None:
-    """A warning when the strata leave the target almost no variation: some columns
-    restate it (its parts, or numbers computed from it), naming those that track it most."""
+def _leaks_of(table: Table, feature: str, index: np.ndarray, y: np.ndarray,
+              leaf: np.ndarray, adj: Adjustment | None) -> list[Leak]:
+    """What restates the target in this feature's analysis (engine/_leaks.py): the other
+    columns, with the strata and the adjustment's straight-line fit (out of fold), leaving
+    under ``LEAK_SHARE`` of its variation, and noisy copies of it among the columns."""
     share = within_strata_share(y, leaf)
-    if share >= LEAK_SHARE:
-        return None
-    tracking = []
-    for c in table.columns:
-        if c == feature or table.kinds[c] != NUMERIC:
-            continue
-        values = as_float(table.frame[c])[index]
-        ok = np.isfinite(values)
-        if ok.sum() > 2 and np.ptp(values[ok]) > 0:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                r = float(np.corrcoef(values[ok], y[ok])[0, 1])
-            if np.isfinite(r):
-                tracking.append((abs(r), c))
-    tracking.sort(reverse=True)
-    named = ", ".join(f'"{c}" (correlation {r:.2f})' for r, c in tracking[:LEAK_NAMES])
-    which = f"; the columns that track it most are {named}" if named else ""
-    example = [c for _, c in tracking[:1]] or [c for c in table.columns if c != feature][:1]
-    return Note(
-        f'the other columns nearly determine "{table.target}" (only {share:.2%} of its '
-        f'variation is left inside the strata), so the effect of "{feature}" comes out near 0'
-        f"{which}: if some of them restate the target (its parts, or numbers computed from "
-        f"it), leave them out{how_to_exclude(example)}",
-        "leak", columns=[c for _, c in tracking[:LEAK_NAMES]], features=[feature], moves=1.0,
-    )
+    left = np.nan if adj is None else adj.y_left
+    names = [c for c in table.columns if c != feature and _compact(table, c).width > 0]
+    rng = np.random.default_rng(0)
+    sample: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]] | None = None
+
+    def sampled() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        pick = sample_strata(leaf, rng, sample_rows(len(names)))
+        sub = np.unique(leaf[pick], return_inverse=True)[1]
+        return y[pick], sub, candidates(names, _reader(table, index[pick]), y[pick], sub)
+
+    if not np.isfinite(left) and share >= LEAK_SHARE:
+        # No fit of the adjustment to read (adjust=False, too few rows, too wide): the same
+        # check on whole strata drawn at random.
+        sample = sampled()
+        left = share_left_out_of_fold(sample[2], sample[0], sample[1], rng)
+    share *= left if np.isfinite(left) else 1.0
+    found = []
+    if share < LEAK_SHARE:
+        ys, sub, blocks = sample or sampled()
+        named = restating_columns(blocks, ys, sub) or list(blocks)[:3]
+        found.append(Leak("restated", tuple(named), (feature,), share_left=share))
+    said = {c for leak in found for c in leak.columns}
+    found += [Leak("copy", (c,), (feature,), r2=r2) for c, r2 in _copies(table)
+              if c not in said]
+    return found
 
 
-def how_to_exclude(names: list[str]) -> str:
-    """' (exclude=["casual"] in Python, --exclude casual on the command line, ...)': how every
-    front end leaves columns out; empty without a name to show."""
-    if not names:
-        return ""
-    python = ", ".join(f'"{c}"' for c in names)
-    typed = ",".join(names)
-    option = f'"{typed}"' if any(ch in typed for ch in " '\"&|;<>()$`") else typed
-    return (f" (exclude=[{python}] in Python, --exclude {option} on the command line, the "
-            "exclude argument in a spreadsheet)")
+def _raise_if_restated(leaks: list[Leak], table: Table) -> None:
+    """No estimate, because the other columns restate the target: say that, and the fix."""
+    for leak in leaks:
+        if leak.kind == "restated":
+            raise StratPDInputError(leak.sentence(table.target))
+
+
+def _reader(table: Table, index: np.ndarray) -> Callable[[str], np.ndarray]:
+    """A column's design columns for ``index`` rows, as the adjustment reads it."""
+    return lambda name: _expand(_compact(table, name), index)
+
+
+def _copies(table: Table) -> list[tuple[str, float]]:
+    """Noisy copies of the target among the columns (engine/_leaks.py), found once per
+    table on at most ``sample_rows`` rows drawn at random."""
+    if table.copies is None:
+        names = [c for c in table.columns if _compact(table, c).width > 0]
+        n, rows = table.y.size, sample_rows(len(names))
+        index = (np.sort(np.random.default_rng(0).choice(n, rows, replace=False))
+                 if n > rows else np.arange(n))
+        # Another thread may look meanwhile: the same answer, found twice.
+        table.copies = noisy_copies(names, _reader(table, index),
+                                    {c for c in names if table.kinds[c] == NUMERIC},
+                                    table.y[index])
+    return table.copies
 
 
 # The adjustment and the plain estimate "disagree" on an order when each puts two categories
@@ -1117,9 +1140,11 @@ def _stratpd_table(
         reversal = None if plain is None else _rise_check(feature, x_sorted, curve, plain)
         if reversal:
             field_, curve, part = plain_field, plain, None
-            adj = Adjustment(None, adj.r2, adj.gain, "it turned the plain comparison's "
-                             "direction inside the strata the other way")
+            adj = replace(adj, part=None, reason="it turned the plain comparison's "
+                          "direction inside the strata the other way")
+    leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj)
     if curve is None:
+        _raise_if_restated(leaks, table)
         if field_.ux.size <= 2:  # a 0/1 column: two values make a comparison, not a curve
             shown = " and ".join(f"{v * x_scale:g}" for v in field_.ux)
             raise StratPDInputError(
@@ -1216,7 +1241,7 @@ def _stratpd_table(
             "limits", columns=[feature], features=[feature], moves=n_cut / max(n_full, 1),
         ))
     warnings_ += _table_warnings(table, feature, NUMERIC, rows, leaf, reversal,
-                                 part is not None)
+                                 part is not None, leaks)
     dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
     strip = (field_.ux >= curve.x[0]) & (field_.ux <= curve.x[-1])
     note = None if dates else _code_like(feature, field_.ux * x_scale, curve.pd)
@@ -1270,10 +1295,12 @@ def _catstratpd_table(
         reversal, fall_back = _order_check(feature, cats, eff, plain)
         if fall_back:
             eff, part = plain, None
-            adj = Adjustment(None, adj.r2, adj.gain, "it reversed a clear order of the "
-                             "plain comparison inside the strata")
+            adj = replace(adj, part=None, reason="it reversed a clear order of the plain "
+                          "comparison inside the strata")
+    leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj)
     known = np.flatnonzero(~np.isnan(eff.effect))
     if known.size < 2:
+        _raise_if_restated(leaks, table)
         raise StratPDInputError(
             f'the categories of "{feature}" never meet inside a stratum, so no effect can be '
             "estimated; raise min_samples_leaf or add rows"
@@ -1315,7 +1342,7 @@ def _catstratpd_table(
             "duplicate", columns=twins, features=[feature], moves=eff.n_ignored / rows.y.size,
         ))
     warnings_ += _table_warnings(table, feature, CATEGORICAL, rows, leaf, reversal,
-                                 part is not None)
+                                 part is not None, leaks)
     few = eff.count[known] < FEW_ROWS
     result["few_rows"] = few
     if few.any():
@@ -1491,8 +1518,12 @@ def stratpd(
         ``adjusted``, ``adjust_gain``, ``adjust_note`` (see ``adjust``), ``others_r2``
         (share of x's variance inside the strata that a least-squares fit on the other
         columns explains, out of fold) and
-        ``warnings`` (sentences for the analyst, e.g. when the other columns nearly determine
-        the feature so that "all else equal" leaves it almost no room to vary).
+        ``warnings`` (sentences for the analyst, :class:`stratpd_xl.schema.Note`, e.g. when
+        the other columns nearly determine the feature so that "all else equal" leaves it
+        almost no room to vary, or when columns restate the target: kind "leak", with
+        ``facts["leak"]`` "restated" when the strata and a straight-line fit on the other
+        columns leave under 0.5 % of its variation, naming the fewest columns that carry
+        it, or "copy" for a column that looks like the target with noise added).
 
     Returns, by group
     -----------------
@@ -1700,12 +1731,16 @@ def analyse(
     ranking["share"] = ranking["impact"] / total if total > 0 else 0.0
     ranking["impact"] = ranking["impact"] * table.y_scale
     ranking = ranking.sort_values("impact", ascending=False, kind="stable").reset_index(drop=True)
+    # Columns restating the target, said once for the features they move (engine/_leaks.py).
+    leaks = merged(Leak.of(w) for c in curves.values() for w in c.attrs.get("warnings", [])
+                   if is_leak(w))
     ranking.attrs = {
         "target": target,
         "n_rows": table.n_rows,
         "params": _params(p, table),
         "skipped": dict(skipped),
         "left_out": dict(table.left_out),
+        "warnings": [leak.note(table.target) for leak in leaks],
         **table.yes_no,
     }
     return Analysis(ranking, curves, skipped)
@@ -1760,8 +1795,10 @@ def impact(
         One row per feature, largest impact first: ``feature``, ``kind`` (``"numeric"`` or
         ``"categorical"``), ``impact`` (see :func:`analyse`; target units), ``share``
         (impact / sum of impacts).  ``attrs`` holds ``target``, ``n_rows``, ``params``,
-        ``skipped`` (features without a curve, with the reason) and ``left_out`` (columns
+        ``skipped`` (features without a curve, with the reason), ``left_out`` (columns
         neither ranked nor used to group the rows: identifiers, and those named in
-        ``exclude=``).  Keywords are those of :func:`stratpd`.
+        ``exclude=``) and ``warnings`` (columns that restate the target, each said once
+        with the features it moves: see :func:`stratpd`).  Keywords are those of
+        :func:`stratpd`.
     """
     return analyse(data, target, features, **kw).impact

@@ -30,9 +30,10 @@ from ._groups import (
     short_number,
     spread,
 )
+from ._leaks import merged
 from ._stratify import stratify
 from ._table import CATEGORICAL, NUMERIC, Table, as_float, category_codes, require_column
-from .api import _numeric_x_out, _params, _roles, _table
+from .api import _leaks_of, _numeric_x_out, _params, _roles, _table
 
 __all__ = ["interactions", "stratpd2"]
 
@@ -142,7 +143,8 @@ def interactions(
         One row per pair, strongest first: ``feature_1``, ``feature_2``, ``strength`` (0 to
         1), ``size`` (the root mean square of the interaction part, target units).
         ``attrs``: ``method``, ``target``, ``n_rows``, ``params``, ``paired`` (the features
-        paired, by local effect), ``skipped`` (feature -> reason) and ``warnings``.
+        paired, by local effect), ``skipped`` (feature -> reason) and ``warnings``
+        (columns that restate the target among them: see :func:`stratpd_xl.stratpd`).
 
     Raises
     ------
@@ -234,7 +236,11 @@ def interactions(
     result = pd.DataFrame(rows_out, columns=["feature_1", "feature_2", "strength", "size"])
     result = result.sort_values("strength", ascending=False, kind="stable").reset_index(
         drop=True)
-    warnings_ = []
+    # Columns restating the target erase every effect, interactions too (engine/_leaks.py).
+    leaks = merged(leak for f in paired
+                   for leak in _leaks_of(table, f, found[f][1], found[f][0].y,
+                                         found[f][0].leaf, None))
+    warnings_ = [leak.note(table.target) for leak in leaks]
     left = [f for f in found if f not in paired]
     if left:
         warnings_.append(
