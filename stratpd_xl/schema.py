@@ -54,11 +54,16 @@ strata that the other columns explain linearly, out of fold; NaN when not comput
 same four for categorical effects);
 ``rise`` (a dict: ``percentiles`` (10, 90), ``x_from``/``x_to`` the feature's values there,
 ``change`` the curve's rise between them, ``swing`` its largest minus smallest value between
-them, and with trials ``low``/``high``, the 95 % band of the rise);
+them, and with trials ``low``/``high``, the 95 % band of the rise); ``shape`` (a dict: ``kind``
+``"rise"``, ``"fall"``, ``"u"``, ``"hump"``, ``"step"``, ``"wave"`` or ``"flat"`` by the rule of
+``engine/_shape.py`` and docs/method.md, and the places and sizes it is told with, each size
+with its 95 % band ``low``/``high`` when there are trials);
 a yes/no target adds ``positive``, ``target_label`` and ``units``;
 categorical ones ``baseline``, ``categories_without_estimate`` and ``contrast`` (a dict:
-``category`` the one farthest from the baseline, ``versus`` the baseline, ``change`` its
-effect, with trials ``low``/``high``).
+``category`` and ``versus`` the highest and lowest of the categories informed by at least 20
+rows (of the two with the most rows when fewer have 20), ``change`` the first's effect less
+the second's, ``rows``/``versus_rows`` their rows, ``well_backed`` whether both have 20,
+``baseline``, with trials ``low``/``high``).
 """
 
 from __future__ import annotations
@@ -149,6 +154,15 @@ class Finding:
         The warnings about this feature's curve, to be read with the sentence.
     target_label : str or None
         ``"P(default = Yes)"`` for a yes/no target (then ``change`` is in points).
+    shape : dict or None
+        Numeric: the curve's shape (the engine's ``attrs["shape"]``: ``kind`` ``"rise"``,
+        ``"fall"``, ``"u"``, ``"hump"``, ``"step"``, ``"wave"`` or ``"flat"``, and the sizes
+        and places that kind is told with).
+    rows : tuple of int or None
+        Categorical: the rows informing ``start`` and ``end``.
+    well_backed : bool
+        False when ``start`` or ``end`` rests on fewer rows than a headline needs (there
+        were not two categories with enough rows).
     """
 
     feature: str
@@ -164,6 +178,9 @@ class Finding:
     rank: int = 0
     notes: list[str] = field(default_factory=list)
     target_label: str | None = None
+    shape: dict[str, Any] | None = None
+    rows: tuple[int, int] | None = None
+    well_backed: bool = True
 
     @classmethod
     def from_result(cls, result: Any, *, rank: int = 0, share: float | None = None
@@ -178,16 +195,23 @@ class Finding:
             c = attrs.get("contrast")
             if not isinstance(c, Mapping):
                 return None
+            rows = ((int(c["versus_rows"]), int(c["rows"]))
+                    if "rows" in c and "versus_rows" in c else None)
             return cls(kind=CATEGORICAL, change=float(c["change"]), low=_finite(c.get("low")),
                        high=_finite(c.get("high")), start=c["versus"], end=c["category"],
-                       **common)
+                       rows=rows, well_backed=bool(c.get("well_backed", True)), **common)
         rise = attrs.get("rise")
         if not isinstance(rise, Mapping):
             return None
         low_high = {"low": _finite(rise.get("low")), "high": _finite(rise.get("high"))}
         return cls(kind=NUMERIC, change=float(rise["change"]), start=rise["x_from"],
                    end=rise["x_to"], percentiles=tuple(rise.get("percentiles", ())),
-                   swing=rise.get("swing"), **low_high, **common)
+                   swing=rise.get("swing"), shape=_shape(attrs.get("shape")), **low_high,
+                   **common)
+
+
+def _shape(value: Any) -> dict[str, Any] | None:
+    return dict(value) if isinstance(value, Mapping) and "kind" in value else None
 
 
 def _finite(value: Any) -> float | None:

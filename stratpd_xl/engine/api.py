@@ -40,6 +40,7 @@ from ._leaks import (
     share_left_out_of_fold,
 )
 from ._numeric import curve_on_grid, integrate, slope_field, unique_x
+from ._shape import curve_shape
 from ._stratify import stratify
 from ._summary import summarise
 from ._table import (
@@ -350,6 +351,19 @@ def _rise(x: np.ndarray, grid: np.ndarray, pd_values: np.ndarray,
 # and the Gaussian draws it simulates.
 SUP_POINTS = 400
 SUP_DRAWS = 4000
+
+
+def _scale_shape(shape: dict[str, Any], x_scale: float, y_scale: float,
+                 column: pd.Series) -> None:
+    """A curve's shape (:func:`curve_shape`) in the data's units, in place: its places as
+    the feature's values (whole numbers stay whole), its sizes in the target's units."""
+    for name in ("at", "x_from", "x_to", "at_high", "at_low"):
+        if name in shape:
+            value = _numeric_x_out(np.array([shape[name] * x_scale]), column)[0]
+            shape[name] = value.item() if hasattr(value, "item") else value
+    for name, value in list(shape.items()):
+        if name.startswith(("left", "right", "change", "low", "high")):
+            shape[name] = float(value) * y_scale
 
 
 def _simultaneous_band(trials: np.ndarray, centre: np.ndarray, n: int
@@ -1186,6 +1200,10 @@ def _stratpd_table(
         low, high, crit = _simultaneous_band(trials, full_pd, rows.y.size)
         out.update(curve_low=_within(low, limits), curve_high=_within(high, limits))
     rise = _rise(x_sorted, curve.x, full_pd, trials, rows.y.size)
+    shape = curve_shape(
+        curve.x, full_pd, trials, field_.ux, field_.ux_rows, (rise["x_from"], rise["x_to"]),
+        lambda values, centre: _band(values[:, None], np.array([centre]), rows.y.size),
+    )
     n_full = int(curve.x.size)
     if p.max_points is not None and n_full > p.max_points:
         summary = summarise(curve.x, curve.pd, curve.count, field_.ux, field_.ux_rows,
@@ -1204,6 +1222,7 @@ def _stratpd_table(
                           table.frame[feature])
     rise["x_from"], rise["x_to"] = (v.item() if hasattr(v, "item") else v
                                     for v in list(ends))
+    _scale_shape(shape, x_scale, table.y_scale, table.frame[feature])
     with np.errstate(over="ignore"):
         # A local slope beyond the float range (a huge target over a small x step) cannot
         # be shown: it becomes missing, as any cell would show it.
@@ -1250,7 +1269,7 @@ def _stratpd_table(
     result.attrs = _attrs(
         table, feature, NUMERIC, rows, field_.n_ignored, field_.n_leaves, p,
         n_unique_x=int(field_.ux.size), n_points_full=n_full, within_strata_share=share,
-        rise=rise, **_adjust_attrs(adj),
+        rise=rise, shape=shape, **_adjust_attrs(adj),
         **({} if dates else {"strip": _data_strip(
             field_.ux[strip] * x_scale, field_.ux_rows[strip])}),
         warnings=warnings_,
@@ -1311,6 +1330,7 @@ def _catstratpd_table(
         "count": eff.count[known],
     }
     values = eff.effect
+    trial_effects = None
     if p.n_trials > 1:
         trials = np.full((p.n_trials, len(cats)), np.nan)
         for t, (pick, leaf_b) in enumerate(_half_samples(xb, rows.y, p, rng, tree_threads)):
@@ -1324,6 +1344,7 @@ def _catstratpd_table(
         low, high, crit = _simultaneous_band(trials[:, known], eff.effect[known],
                                              rows.y.size)
         out.update(curve_low=low, curve_high=high)
+        trial_effects = trials[:, known] * table.y_scale
     for name in ("pd", "pd_low", "pd_high", "curve_low", "curve_high"):
         if name in out:
             out[name] = out[name] * table.y_scale
@@ -1355,10 +1376,15 @@ def _catstratpd_table(
             "merge rare categories or add rows",
             "few rows", columns=[feature], features=[feature], moves=0.2,
         ))
+    contrast = _contrast(result, cats[eff.baseline], trial_effects, rows.y.size)
+    if table.yes_no:  # two chances differ by at most 100 points
+        for name in ("change", "low", "high"):
+            if name in contrast:
+                contrast[name] = float(np.clip(contrast[name], -100.0, 100.0))
     result.attrs = _attrs(
         table, feature, CATEGORICAL, rows, eff.n_ignored, eff.n_leaves, p,
         baseline=cats[eff.baseline], categories_without_estimate=unknown, warnings=warnings_,
-        contrast=_contrast(result, cats[eff.baseline]), **_adjust_attrs(adj),
+        contrast=contrast, **_adjust_attrs(adj),
     )
     if not row_pd:
         return result, None
@@ -1366,18 +1392,43 @@ def _catstratpd_table(
     return result, per_row[~np.isnan(per_row)]
 
 
-def _contrast(result: pd.DataFrame, baseline: Any) -> dict[str, Any]:
-    """The category farthest from the baseline, its effect and (with trials) its band.
+#: A category (or value) held by fewer rows never leads a sentence (see :func:`_contrast`).
+WELL_BACKED = 20
 
-    The band of an effect is already relative to the baseline (every trial is), so it is
-    the band of this contrast ("south is 20,000 above north").
+
+def _contrast(result: pd.DataFrame, baseline: Any, trials: np.ndarray | None, n: int
+              ) -> dict[str, Any]:
+    """The largest contrast between two well-backed categories, its rows and band.
+
+    Among the categories informed by at least :data:`WELL_BACKED` rows, the highest effect
+    against the lowest ("south is 20,000 above north"), said against the baseline when the
+    baseline is one of the two; with fewer than two such categories, the two informed by the
+    most rows.  A category of two houses is never the
+    headline, however far its effect lies.  With trials (one row per trial, one column per
+    category of ``result``) the band is the trials' contrasts' (as :func:`_band`).
     """
     values = result["pd"].to_numpy(dtype=float)
-    i = int(np.nanargmax(np.abs(values)))
-    out: dict[str, Any] = {"category": result["category"].iloc[i], "versus": baseline,
-                           "change": float(values[i])}
-    if "pd_low" in result.columns:
-        out.update(low=float(result["pd_low"].iloc[i]), high=float(result["pd_high"].iloc[i]))
+    count = result["count"].to_numpy(dtype=np.int64)
+    backed = np.flatnonzero((count >= WELL_BACKED) & np.isfinite(values))
+    if backed.size < 2:
+        backed = np.argsort(-count, kind="stable")[:2]
+    hi = int(backed[np.argmax(values[backed])])
+    lo = int(backed[np.argmin(values[backed])])
+    base = np.flatnonzero(result["category"].to_numpy(dtype=object) == baseline)
+    if base.size and base[0] == hi:
+        # The baseline (the first category, or the first of a given order) is what the
+        # other is compared with: "no is 30,000 below yes".
+        hi, lo = lo, hi
+    out: dict[str, Any] = {"category": result["category"].iloc[hi],
+                           "versus": result["category"].iloc[lo],
+                           "change": float(values[hi] - values[lo]),
+                           "rows": int(count[hi]), "versus_rows": int(count[lo]),
+                           "well_backed": bool(min(count[hi], count[lo]) >= WELL_BACKED),
+                           "baseline": baseline}
+    if trials is not None:
+        low, high = _band((trials[:, hi] - trials[:, lo])[:, None],
+                          np.array([out["change"]]), n)
+        out.update(low=float(low[0]), high=float(high[0]))
     return out
 
 

@@ -124,8 +124,130 @@ def _lead(f: Finding, subject: str, first: str, alone: str) -> str:
     return f"{'Next' if f.rank == 2 else 'Then'}, {f.feature}"
 
 
+def _place_for(change: float, low: float | None, high: float | None) -> int:
+    """The decimal place to say a size at: two significant digits of it, and enough for its
+    band to show its width (one digit of the half-width): 6,800 (6,200 to 7,400); 30,000
+    (29,900 to 30,100)."""
+    places = [_place(change, 2)] if change else []
+    if low is not None and high is not None and high > low:
+        places.append(_place((high - low) / 2, 1))
+    return max(min(places), -6) if places else 0
+
+
+def _place_band(low: float | None, high: float | None, place: int, *, fall: bool = False,
+                inner: bool = False) -> str:
+    """``" (95 % band L to H)"`` of a size said as a positive number (``fall``: a fall's
+    band, negated, smaller first); ``""`` without a band.  ``inner``: without the
+    parentheses, to close a parenthesis already open (``"; 95 % band L to H"``)."""
+    if low is None or high is None:
+        return ""
+    if low <= 0 <= high:
+        text = f"95 % band {_at(low, place)} to {_at(high, place)}, which includes no change"
+    else:
+        if fall:
+            low, high = -high, -low
+        text = f"95 % band {_at(low, place)} to {_at(high, place)}"
+    return f"; {text}" if inner else f" ({text})"
+
+
+def _where(value: Any, f: Finding) -> str:
+    """A place on the feature's axis, as precisely as the range between the ends shows:
+    two significant digits of that range (30, not 30.08; 4.8, not 4.845)."""
+    if isinstance(value, float | np.floating) and not isinstance(f.start, pd.Timestamp):
+        try:
+            width = abs(float(f.end) - float(f.start))
+        except (TypeError, ValueError):
+            width = 0.0
+        if width > 0 and math.isfinite(value):
+            return _at(float(value), min(_place(width, 2), 0) if abs(value) < 10_000
+                       else _place(width, 2))
+    return spoken_value(value)
+
+
+def _curve_sentence(f: Finding, subject: str, amount: Any, place: int) -> str:
+    """A numeric curve by its shape (:mod:`stratpd_xl.engine._shape`)."""
+    shape = f.shape or {}
+    kind = shape.get("kind")
+    lo, hi = (f.percentiles + (10, 90))[:2] if f.percentiles else (10, 90)
+    ends = f"{_where(f.start, f)} and {_where(f.end, f)}"
+    percentiles = f"its {_ordinal(lo)} and {_ordinal(hi)} percentiles"
+    if kind in ("u", "hump"):
+        word, other = ("lowest", "higher") if kind == "u" else ("highest", "lower")
+        left, right = float(shape["left"]), float(shape["right"])
+        p = _place_for(float(shape["change"]), shape.get("low"), shape.get("high"))
+        at = _where(shape["at"], f)
+        if max(left, right) <= 1.5 * min(left, right):
+            size = f"about {amount(shape['change'], p)} {other} at both ends"
+            body = (f"{size} ({ends}, {percentiles}"
+                    f"{_place_band(shape.get('low'), shape.get('high'), p, inner=True)})")
+        else:
+            pl = _place_for(left, shape.get("left_low"), shape.get("left_high"))
+            pr = _place_for(right, shape.get("right_low"), shape.get("right_high"))
+            body = (f"about {amount(left, pl)} {other} at {_where(f.start, f)}"
+                    f"{_place_band(shape.get('left_low'), shape.get('left_high'), pl)} and "
+                    f"{amount(right, pr)} {other} at {_where(f.end, f)}"
+                    f"{_place_band(shape.get('right_low'), shape.get('right_high'), pr)}, "
+                    f"{percentiles}")
+        lead = _lead(f, subject, "depends most on", "depends on")
+        return f"{lead}: {word} near {f.feature} = {at}, {body}, other columns held alike."
+    if kind == "wave":
+        p = _place_for(float(shape["change"]), shape.get("low"), shape.get("high"))
+        lead = _lead(f, subject, "depends most on", "depends on")
+        return (f"{lead}: it goes up and down between {ends} ({percentiles}): highest near "
+                f"{f.feature} = {_where(shape['at_high'], f)} and lowest near "
+                f"{_where(shape['at_low'], f)}, about {amount(shape['change'], p)} apart"
+                f"{_place_band(shape.get('low'), shape.get('high'), p)}, other columns held "
+                "alike.")
+    if kind == "step":
+        size = float(shape["change"])
+        p = _place_for(size, shape.get("low"), shape.get("high"))
+        verb = "rises" if size >= 0 else "falls"
+        lead = _lead(f, subject, f"{verb} most with", f"{verb} with")
+        # Level on either side when the jump is nearly all of the rise.
+        level = (" and is about level on either side" if abs(f.change - size) <= 0.25 * abs(size)
+                 else "")
+        return (f"{lead}: it jumps {'up' if size >= 0 else 'down'} by about {amount(size, p)} "
+                f"near {f.feature} = {_where(shape['at'], f)}"
+                f"{_place_band(shape.get('low'), shape.get('high'), p, fall=size < 0)}"
+                f"{level}, other columns held alike.")
+    span = (f"from the {_ordinal(lo)} to the {_ordinal(hi)} percentile of {f.feature} "
+            f"({spoken_value(f.start)} to {spoken_value(f.end)})")
+    band = _band(f, place)
+    if kind == "flat":
+        # Not "depends most on": the curve's ends are within its band.
+        lead = (f"{f.feature} comes first in the ranking" if f.rank == 1
+                else _lead(f, subject, "", "shows no clear change with"))
+        text = f"{lead}: {span}, {subject} shows no clear change"
+        if _at(abs(f.change), place) != "0":
+            text += (f" (it ends {amount(f.change, place)} "
+                     f"{'higher' if f.change >= 0 else 'lower'}"
+                     f"{_place_band(f.low, f.high, place, inner=True)})")
+        else:
+            text += band
+        return text + ", other columns held alike."
+    verb = "rises" if f.change >= 0 else "falls"
+    lead = _lead(f, subject, f"{verb} most with", f"{verb} with")
+    if _at(abs(f.change), place) == "0":
+        move = f"{subject} ends about where it started"
+    else:
+        move = (f"{subject} goes {'up' if f.change >= 0 else 'down'} by about "
+                f"{amount(f.change, place)}")
+    text = f"{lead}: {span}, {move}{band}, other columns held alike"
+    if f.swing is not None and f.swing > _UNSTEADY * abs(f.change) and f.swing > 0:
+        text += (f"; not steadily: in between it moves up and down by up to "
+                 f"{amount(f.swing, place)} (see its curve)")
+    return text + "."
+
+
 def sentence(finding: Finding, target: str) -> str:
-    """One finding in words (see the module docstring for the shape).
+    """One finding in words, by the shape of its curve.
+
+    A numeric curve is said as it looks between the feature's 10th and 90th percentiles
+    (``finding.shape``): a rise or fall by its size ("goes up by about 6,800"), a U or a
+    hump by where it turns and how much higher or lower both ends are, a step by its
+    height and place, a flat curve as level.  Categories: the largest contrast between
+    two categories backed by at least 20 rows each, with those rows.  Every size comes with
+    its 95 % band when there are trials.
 
     Parameters
     ----------
@@ -136,46 +258,34 @@ def sentence(finding: Finding, target: str) -> str:
     """
     unit = unit_of(target)
     f = finding
-    # Two significant digits for the change, and enough for the band to show its width
-    # (one digit of its half-width): 6,800 (6,200 to 7,400); 30,000 (29,900 to 30,100).
-    places = [_place(f.change, 2)] if f.change else []
-    if f.low is not None and f.high is not None and f.high > f.low:
-        places.append(_place((f.high - f.low) / 2, 1))
-    place = max(min(places), -6) if places else 0
+    place = _place_for(f.change, f.low, f.high)
     subject = _subject(target, f)
 
-    def amount(value: float) -> str:
-        number = _at(abs(value), place)
+    def amount(value: float, at_place: int) -> str:
+        number = _at(abs(value), at_place)
         if f.target_label:
             return f"{number} percentage point{'' if number == '1' else 's'}"
         if not unit:
             return number
         return f"{unit}{number}" if unit in ("$", "€", "£", "¥") else f"{number} {unit}"
 
-    band = _band(f, place)
     if f.kind == "categorical":
+        band = _band(f, place)
         where = "above" if f.change >= 0 else "below"
         lead = _lead(f, subject, "depends most on", "depends on")
         end, start = spoken_value(f.end), spoken_value(f.start)
         if _at(abs(f.change), place) == "0":
             body = f"{f.feature} {end} is about level with {start}"
         else:
-            body = f"{f.feature} {end} is about {amount(f.change)} {where} {start}"
-        return f"{lead}: {body}{band}, other columns held alike."
-    verb = "rises" if f.change >= 0 else "falls"
-    lead = _lead(f, subject, f"{verb} most with", f"{verb} with")
-    lo, hi = (f.percentiles + (10, 90))[:2] if f.percentiles else (10, 90)
-    span = (f"from the {_ordinal(lo)} to the {_ordinal(hi)} percentile of {f.feature} "
-            f"({spoken_value(f.start)} to {spoken_value(f.end)})")
-    if _at(abs(f.change), place) == "0":
-        move = f"{subject} ends about where it started"
+            body = f"{f.feature} {end} is about {amount(f.change, place)} {where} {start}"
+        if f.rows is not None:
+            backing = f"{f.rows[1]:,} and {f.rows[0]:,} rows"
+            if not f.well_backed:
+                backing += ": too few to lean on, no two categories have 20"
+            band = (f"{band[:-1]}; {backing})" if band else f" ({backing})")
+        text = f"{lead}: {body}{band}, other columns held alike."
     else:
-        move = f"{subject} goes {'up' if f.change >= 0 else 'down'} by about {amount(f.change)}"
-    text = f"{lead}: {span}, {move}{band}, other columns held alike"
-    if f.swing is not None and f.swing > _UNSTEADY * abs(f.change) and f.swing > 0:
-        text += (f"; not steadily: in between it moves up and down by up to "
-                 f"{amount(f.swing)} (see its curve)")
-    text += "."
+        text = _curve_sentence(f, subject, amount, place)
     # A sentence that starts with our own words starts with a capital; a column name stays
     # as the data spell it ("price rises most with ...").
     return text[0].upper() + text[1:] if text.startswith(("the chance", "next", "then")) else text

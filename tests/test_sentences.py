@@ -1,0 +1,140 @@
+"""Sentences that say what the curve shows: its shape and size, on evidence rows back."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stratpd_xl import catstratpd, stratpd
+from stratpd_xl.presentation.words import sentence
+from stratpd_xl.workflow import finding
+
+N = 3000
+
+
+def _table(effect, x: np.ndarray, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    other = rng.normal(0, 1, x.size)
+    y = effect(x) + 2 * other + rng.normal(0, 1, x.size)
+    return pd.DataFrame({"x": x, "other": other, "y": y})
+
+
+def _said(frame: pd.DataFrame, trials: int = 10) -> tuple[dict, str]:
+    curve = stratpd(frame, "y", "x", n_trials=trials)
+    return curve.attrs["shape"], sentence(finding(curve, rank=1), "y")
+
+
+def _number(text: str, after: str) -> float:
+    m = re.search(re.escape(after) + r" ([-\d,.]+)", text)
+    assert m, (after, text)
+    return float(m.group(1).replace(",", ""))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_u_shaped_driver_is_said_as_a_u_with_its_depth(seed):
+    x = np.random.default_rng(seed + 10).uniform(-2, 2, N)
+    shape, said = _said(_table(lambda v: 8 * v**2, x, seed))
+    assert shape["kind"] == "u"
+    lo, hi = np.percentile(x, [10, 90])
+    truth = (8 * lo**2 + 8 * hi**2) / 2  # the ends' mean height above the bottom (at 0)
+    assert said.startswith("y depends most on x: lowest near x = ")
+    assert abs(_number(said, "lowest near x =")) <= 0.3
+    assert _number(said, "about") == pytest.approx(truth, rel=0.1)
+    assert "higher at both ends" in said and "95 % band" in said
+    assert "goes down" not in said and "goes up" not in said
+
+
+def test_a_hump_is_said_as_a_hump_with_its_height():
+    x = np.random.default_rng(3).uniform(0, 10, N)
+    shape, said = _said(_table(lambda v: -((v - 5) ** 2), x))
+    assert shape["kind"] == "hump"
+    assert _number(said, "highest near x =") == pytest.approx(5, abs=0.6)
+    lo, hi = np.percentile(x, [10, 90])
+    truth = ((lo - 5) ** 2 + (hi - 5) ** 2) / 2
+    assert _number(said, "about") == pytest.approx(truth, rel=0.1)
+    assert "lower at both ends" in said
+
+
+def test_a_lopsided_u_gives_each_side_its_size():
+    x = np.random.default_rng(4).uniform(-2, 2, N)
+    shape, said = _said(_table(lambda v: np.where(v > 0, 8 * v**2, 2 * v**2), x))
+    assert shape["kind"] == "u"
+    assert shape["right"] > 3 * shape["left"]
+    assert "higher at both ends" not in said and said.count("95 % band") == 2
+
+
+def test_a_step_is_said_with_its_height_and_place():
+    x = np.random.default_rng(5).integers(0, 61, N)
+    shape, said = _said(_table(lambda v: np.where(v > 30, 10.0, 0.0), x))
+    assert shape["kind"] == "step"
+    assert said.startswith("y rises most with x: it jumps up by about ")
+    assert _number(said, "jumps up by about") == pytest.approx(10, rel=0.12)
+    assert _number(said, "near x =") == pytest.approx(30.5, abs=1.5)
+    assert "level on either side" in said
+
+
+def test_a_monotone_driver_is_said_as_a_rise_of_its_size():
+    x = np.random.default_rng(6).normal(0, 1, N)
+    shape, said = _said(_table(lambda v: -3 * v, x))
+    assert shape["kind"] == "fall"
+    lo, hi = np.percentile(x, [10, 90])
+    assert _number(said, "goes down by about") == pytest.approx(3 * (hi - lo), rel=0.08)
+    # a straight line is neither a step nor a U, with or without a band
+    assert _said(_table(lambda v: -3 * v, x), trials=1)[0]["kind"] == "fall"
+
+
+def test_a_flat_driver_says_no_clear_change():
+    x = np.random.default_rng(7).normal(0, 1, N)
+    shape, said = _said(_table(lambda v: 0 * v, x))
+    assert shape["kind"] == "flat"
+    assert "no clear change" in said and "includes no change" in said
+    assert not said.startswith("y depends most on")
+
+
+def test_the_shape_keeps_the_feature_s_units_and_scales():
+    x = np.random.default_rng(8).uniform(-2, 2, N)
+    frame = _table(lambda v: 8 * v**2, x)
+    big = frame.assign(x=frame["x"] * 1000, y=frame["y"] * 1000)
+    small, large = stratpd(frame, "y", "x").attrs["shape"], stratpd(big, "y", "x").attrs["shape"]
+    assert large["kind"] == small["kind"] == "u"
+    assert large["at"] == pytest.approx(small["at"] * 1000)
+    assert large["change"] == pytest.approx(small["change"] * 1000)
+
+
+def _rare_category(n: int = 2000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    town = rng.choice(["north", "south", "east"], n, p=[0.5, 0.3, 0.2]).astype(object)
+    town[:2] = "tiny"  # two houses far above the rest: noise, not a finding
+    effect = pd.Series(town).map({"north": 0, "south": 20, "east": 8, "tiny": 0}).to_numpy()
+    area = rng.normal(100, 20, n)
+    price = effect + 0.5 * area + rng.normal(0, 5, n)
+    price[:2] += 80
+    return pd.DataFrame({"town": town, "area": area, "price": price})
+
+
+def test_a_category_of_two_rows_never_leads_the_sentence():
+    frame = _rare_category()
+    effects = catstratpd(frame, "price", "town", n_trials=10)
+    tiny = effects.loc[effects["category"] == "tiny", "pd"].abs().iloc[0]
+    assert tiny > effects["pd"].drop(effects.index[effects["category"] == "tiny"]).abs().max()
+    c = effects.attrs["contrast"]
+    assert {c["category"], c["versus"]} == {"south", "north"}
+    assert c["rows"] >= 20 and c["versus_rows"] >= 20 and c["well_backed"]
+    said = sentence(finding(effects, rank=1), "price")
+    assert "tiny" not in said
+    assert re.search(r"town south is about (19.9|20) above north \(95 % band [\d.]+ to [\d.]+; "
+                     r"[\d,]+ and [\d,]+ rows\)", said), said
+
+
+def test_with_no_two_well_backed_categories_the_sentence_says_so():
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"kind": ["a"] * 16 + ["b"] * 12 + ["c"] * 4,
+                          "other": rng.normal(0, 1, 32)})
+    frame["y"] = frame["kind"].map({"a": 0, "b": 5, "c": 50}) + frame["other"]
+    effects = catstratpd(frame, "y", "kind", min_samples_leaf=16)
+    c = effects.attrs["contrast"]
+    assert {c["category"], c["versus"]} == {"a", "b"} and not c["well_backed"]
+    assert "too few to lean on" in sentence(finding(effects, rank=1), "y")
