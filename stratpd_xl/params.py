@@ -20,7 +20,15 @@ from typing import Any
 
 from .errors import StratPDInputError
 
-__all__ = ["DEFAULT_SEED", "INTERACTION_PARAMETERS", "PARAMETERS", "Parameter", "Settings"]
+__all__ = [
+    "DEFAULT_SEED",
+    "INTERACTION_PARAMETERS",
+    "PARAMETERS",
+    "Parameter",
+    "Settings",
+    "column_argument",
+    "column_arguments",
+]
 
 #: The seed every front end uses unless told otherwise (documented in the README).
 DEFAULT_SEED = 0
@@ -346,3 +354,37 @@ def _column_names(p: Parameter, value: Any) -> tuple[str, ...]:
 def settings_from(values: Mapping[str, Any]) -> Settings:
     """:meth:`Settings.make` from a mapping that may hold other keys (e.g. argparse's)."""
     return Settings.make(**{k: v for k, v in values.items() if k in PARAMETERS})
+
+
+def column_argument(value: Any, role: str) -> Any:
+    """``value`` when it can name one column (text, a number, a date, a tuple label of a
+    MultiIndex), else one sentence.
+
+    The Python API's target, feature and ``by`` arguments: a list, a range, a set, a dict or
+    an array is no column name (a range showed as "range(0, 3)" not found), and neither is an
+    object whose text cannot be read (its ``str()`` raising gave "internal error").
+    """
+    if isinstance(value, str | bytes | tuple | numbers.Number) or value is None:
+        return value
+    kind = type(value).__name__
+    if isinstance(value, Iterable | Mapping):
+        raise StratPDInputError(f"{role} must be one column name; got a {kind}")
+    try:
+        str(value)
+    except Exception:  # noqa: BLE001 - an object of the caller's making
+        raise StratPDInputError(
+            f"{role} must be a column name; got a {kind} whose text cannot be read"
+        ) from None
+    return value
+
+
+def column_arguments(values: Any, role: str = "feature") -> list[Any] | None:
+    """None (every column), or the column labels ``values`` gives: one name is one column,
+    not its letters (``interactions(d, "price", "area")``), and so is a tuple label."""
+    if values is None:
+        return None
+    if isinstance(values, str | bytes | tuple | numbers.Number):
+        return [values]
+    if not isinstance(values, Iterable) or isinstance(values, Mapping):
+        return [column_argument(values, role)]
+    return [column_argument(v, role) for v in values]

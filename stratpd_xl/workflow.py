@@ -204,9 +204,15 @@ def prepare(
         Unknown or repeated column, a target neither numeric nor yes/no, too few rows, no
         feature left.
     """
+    from . import engine
+
     settings = settings or Settings()
-    if isinstance(frame, pd.DataFrame):  # a frame of the Python API, not typed from cells
-        frame = whole_characters(frame)
+    # A frame of the Python API is not typed from cells: unique names, one value per cell
+    # and whole characters are checked here, as the sheet layer ensures them for cells.
+    attrs = dict(getattr(frame, "attrs", None) or {})
+    frame = engine.checked_frame(frame)
+    frame.attrs = attrs
+    frame = whole_characters(frame)
     notes = list(frame.attrs.get("notes") or [])
     target_name = resolve_column(frame, target, role="target")
     named: list[str] | None = None
@@ -744,6 +750,34 @@ def _is_text_like(column: pd.Series) -> bool:
     return engine.column_kind(column) == CATEGORICAL
 
 
+#: Most individual curves drawn: each is a line of the picture and ``ICE_POINTS`` rows of the
+#: table (the default is 50).
+MAX_ICE_ROWS = 10_000
+
+
+def _ice_rows(value: Any, name: str) -> int:
+    """How many rows' individual curves: None for the default, else a whole number from 1 to
+    ``MAX_ICE_ROWS`` (given as 10, 10.0 or "10", as cells hand numbers)."""
+    from .model import ICE_ROWS
+
+    if value is None:
+        return ICE_ROWS
+    number: Any = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if (isinstance(number, bool) or not isinstance(number, int | float | np.number)
+            or not np.isfinite(number) or not float(number).is_integer()
+            or not 1 <= number <= MAX_ICE_ROWS):
+        raise StratPDInputError(
+            f"{name} must be a whole number of rows from 1 to {MAX_ICE_ROWS:,} (how many "
+            f"rows' curves to draw; default {ICE_ROWS}); got {value!r}"
+        )
+    return int(number)
+
+
 def compare(
     frame: pd.DataFrame,
     target: Any,
@@ -816,7 +850,7 @@ def compare(
         individual = model.ice_table(
             fitted, name, model.curve_grid(fitted, curve_, name),
             labels=curve_[curve_.columns[0]].to_numpy(),
-            n_rows=ice_rows or model.ICE_ROWS, seed=seed,
+            n_rows=_ice_rows(ice_rows, "ice_rows"), seed=seed,
         )
     return CompareResult(table, problem.target, problem.features, individual, notes)
 
@@ -857,7 +891,7 @@ def ice(
                              positive=positive, random_state=seed)
     name = problem.features[0]
     grid = model.feature_grid(fitted, name, ICE_POINTS)
-    table = model.ice_table(fitted, name, grid, n_rows=rows or model.ICE_ROWS, seed=seed)
+    table = model.ice_table(fitted, name, grid, n_rows=_ice_rows(rows, "rows"), seed=seed)
     yes_no = yes_no_target(problem.frame[problem.target], problem.target, positive)
     table.attrs.update(
         model_r2=fitted.score.get("r2"), model_auc=fitted.score.get("auc"),

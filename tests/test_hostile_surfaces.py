@@ -194,3 +194,63 @@ def test_half_an_emoji_in_a_cell_is_mended_once_and_counted():
     result = sx.compare(d, "price", "kind", n_trials=1)
     assert any("99 text cells" in note or "text cells" in note
                for note in result.attrs["notes"]), result.attrs["notes"]
+
+
+# --------------------------------------------------------------------------- Python entry points
+
+
+def sx_():
+    import stratpd_xl
+
+    return stratpd_xl
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+    __repr__ = __str__
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda d: sx_().compare(d.set_axis(["area", "area", "price"], axis=1), "price", "area"),
+     "column names must be unique; rename the repeated column(s): area"),
+    (lambda d: sx_().compare(d.assign(price=[[1.0]] * len(d)), "price", "area"),
+     'column "price" holds a list in a cell (row 1'),
+    (lambda d: sx_().stratpd(d.assign(g=[[1, 2]] * len(d)), "price", "area", by="g"),
+     'column "g" holds a list in a cell'),
+    (lambda d: sx_().ice(d, "price", "area", rows=-5), "rows must be a whole number of rows"),
+    (lambda d: sx_().ice(d, "price", "area", rows=2.5), "rows must be a whole number of rows"),
+    (lambda d: sx_().ice(d, "price", "area", rows=0), "rows must be a whole number of rows"),
+    (lambda d: sx_().ice(d, "price", "area", rows="five"), "rows must be a whole number"),
+    (lambda d: sx_().impact(d, "price", by="rooms"), "by= makes one curve per group"),
+    (lambda d: sx_().interactions(d, "price", "area"), "need at least two columns"),
+    (lambda d: sx_().compare(d, _Unprintable(), "area"),
+     "target must be a column name; got a _Unprintable whose text cannot be read"),
+    (lambda d: sx_().impact(d, _Unprintable()), "target must be a column name"),
+    (lambda d: sx_().stratpd(d, "price", _Unprintable()), "feature must be a column name"),
+    (lambda d: sx_().compare(d.to_numpy(), "price", "area"), "data is an array without "
+     "column names; pass a DataFrame that names them"),
+    (lambda d: sx_().impact(d.to_numpy(), "price"), "data is an array without column names"),
+    (lambda d: sx_().compare(d, range(3), "area"), "target must be one column name; got a range"),
+    (lambda d: sx_().impact(d, range(3)), "target must be one column name; got a range"),
+])
+def test_the_python_entry_points_answer_in_one_sentence(call, words):
+    from stratpd_xl.errors import StratPDInputError
+
+    with pytest.raises(StratPDInputError) as caught:
+        call(_table())
+    assert words in str(caught.value)
+
+
+
+def test_the_python_entry_points_take_what_they_should():
+    import stratpd_xl as sx
+
+    d = _table()
+    assert len(sx.ice(d, "price", "area", rows="5")["row"].unique()) == 5  # as cells hand it
+    assert len(sx.ice(d, "price", "area", rows=3.0)["row"].unique()) == 3
+    d = d.assign(z=np.random.default_rng(1).uniform(0, 1, len(d)))
+    pairs = sx.interactions(d, "price", ["area", "z"])
+    assert {pairs["feature_1"].iloc[0], pairs["feature_2"].iloc[0]} == {"area", "z"}
+    assert list(sx.impact(d, "price", "area")["feature"]) == ["area"]

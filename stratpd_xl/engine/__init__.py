@@ -1,7 +1,7 @@
 """The numbers: StratPD and CatStratPD (Parr & Wilson 2020).  No spreadsheet, no I/O."""
 
 from .._backend import get_backend, set_backend
-from ._table import EXCLUDED, column_kind, excluded_columns
+from ._table import EXCLUDED, checked_frame, column_kind, excluded_columns
 from .api import Analysis, analyse, catstratpd, impact, partial_dependence, stratpd
 from .pairs import interactions, stratpd2
 
@@ -10,6 +10,7 @@ __all__ = [
     "Analysis",
     "analyse",
     "catstratpd",
+    "checked_frame",
     "column_kind",
     "excluded_columns",
     "get_backend",

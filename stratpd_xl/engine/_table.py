@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import _backend
 from ..errors import StratPDInputError
+from ..params import column_argument
 from ..schema import CATEGORICAL, NUMERIC
 from ._binning import bin_codes_by_target, bin_numeric
 
@@ -36,11 +37,13 @@ def column_kind(series: pd.Series) -> str:
     return CATEGORICAL
 
 
-def column_label(name: Any, position: int | None = None) -> str:
+def column_label(name: Any, position: int | None = None, role: str = "column") -> str:
     """The engine's name of a column label: its text (a tuple label of a MultiIndex as
     ``str`` shows it, both where the table is built and where a user names it); a label
     that is no name (None, NaN, blank) is ``"column N"`` at its 1-based position, as the
     sheet layer names an empty header cell."""
+    if position is None:  # a name the user gave, not a label of the table
+        column_argument(name, role)
     blank = name is None or (isinstance(name, float) and math.isnan(name))
     if (blank or not str(name).strip()) and position is not None:
         return f"column {position + 1}"
@@ -220,6 +223,11 @@ def as_frame(data: Any) -> pd.DataFrame:
         raise StratPDInputError(
             "data is missing; pass a table (a pandas DataFrame with one column per variable)"
         )
+    if isinstance(data, np.ndarray) and data.ndim == 2 and data.dtype.names is None:
+        raise StratPDInputError(
+            "data is an array without column names; pass a DataFrame that names them: "
+            "pd.DataFrame(array, columns=[...])"
+        )
     if not isinstance(data, pd.DataFrame):
         try:
             data = pd.DataFrame(data)
@@ -230,19 +238,27 @@ def as_frame(data: Any) -> pd.DataFrame:
     return data
 
 
-def build_table(data: pd.DataFrame, target: str) -> Table:
-    """Validate ``data``/``target`` and keep the rows that have a target value."""
+def checked_frame(data: Any) -> pd.DataFrame:
+    """``data`` as a DataFrame whose columns have unique names (:func:`column_label`) and
+    whose cells hold one value each, or one sentence (see :func:`as_frame`)."""
     data = as_frame(data)
     columns = [column_label(c, j) for j, c in enumerate(data.columns)]
-    target = column_label(target)
     if len(set(columns)) != len(columns):
         dup = sorted({c for c in columns if columns.count(c) > 1})
         raise StratPDInputError(
             f"column names must be unique; rename the repeated column(s): {', '.join(dup)}"
         )
     data = data.set_axis(columns, axis=1)
-    require_column(columns, target, "target")
     _check_cells(data)
+    return data
+
+
+def build_table(data: pd.DataFrame, target: str) -> Table:
+    """Validate ``data``/``target`` and keep the rows that have a target value."""
+    target = column_label(target, role="target")
+    data = checked_frame(data)
+    columns = list(data.columns)
+    require_column(columns, target, "target")
     y_raw = data[target]
     example = numbers_as_text(y_raw)
     if example is not None:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from .. import _backend
 from ..errors import StratPDInputError
-from ..params import PARAMETERS, Settings
+from ..params import PARAMETERS, Settings, column_argument, column_arguments
 from ..schema import Note
 from ..yesno import POINTS, yes_no_target
 from ._adjust import ROWS_PER_COEF, Adjustment, fit_adjustment, numeric_basis
@@ -52,6 +52,7 @@ from ._table import (
     as_frame,
     build_table,
     category_codes,
+    checked_frame,
     column_label,
     excluded_columns,
     numbers_as_text,
@@ -74,6 +75,7 @@ def _table(data: Any, target: str, positive: Any = None, keep: Iterable[str] = (
     ``roles`` names the columns the analysis needs (feature -> "feature"), which cannot be
     excluded.
     """
+    column_argument(target, "target")
     data, excluded = _without_excluded(data, target, tuple(exclude), roles)
     table = _yes_no_table(data, target, positive)
     if table.y.size and np.ptp(table.y) == 0:
@@ -100,7 +102,7 @@ def _without_excluded(data: Any, target: str, exclude: tuple[str, ...],
         return data, []
     data = as_frame(data)
     labels = [column_label(c, j) for j, c in enumerate(data.columns)]
-    names = excluded_columns(labels, column_label(target), exclude, roles)
+    names = excluded_columns(labels, column_label(target, role="target"), exclude, roles)
     kept = [j for j, c in enumerate(labels) if c not in names]
     return data.set_axis(labels, axis=1).iloc[:, kept], names
 
@@ -1439,7 +1441,7 @@ def _run(
     table: Table, feature: str, kind: str | None, p: Settings, row_pd: bool = False,
     tree_threads: bool = True,
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
-    feature = column_label(feature)
+    feature = column_label(feature, role="feature")
     require_column(table.all_columns, feature, "feature")
     if feature == table.target:
         raise StratPDInputError(
@@ -1616,9 +1618,9 @@ def stratpd(
 
 def _roles(*features: Any, by: Any = None) -> dict[str, str]:
     """The columns an analysis needs, which cannot be excluded (name -> role)."""
-    roles = {column_label(f): "feature" for f in features}
+    roles = {column_label(f, role="feature"): "feature" for f in features}
     if by is not None:
-        roles[column_label(by)] = "by column"
+        roles[column_label(by, role="by")] = "by column"
     return roles
 
 
@@ -1628,9 +1630,10 @@ def _by_group(data: Any, target: str, feature: str, p: Settings,
     :func:`curves_by_group`), with the exact names of the excluded columns."""
     if not isinstance(data, pd.DataFrame):
         data = build_table(data, target).frame  # the same checks and sentences
+    data = checked_frame(data)  # unique names, one value per cell (a list in a "by" cell)
     columns = [column_label(c, j) for j, c in enumerate(data.columns)]
     require_column(columns, target, "target")
-    names = excluded_columns(columns, column_label(target), p.exclude,
+    names = excluded_columns(columns, column_label(target, role="target"), p.exclude,
                              _roles(feature, by=p.by)) if p.exclude else []
     return curves_by_group(data, str(target), str(feature), str(p.by), p.bands,
                            lambda sub: run(sub, names),
@@ -1742,9 +1745,14 @@ def analyse(
         Passed on to :func:`stratpd` / :func:`catstratpd`.
     """
     p = Settings.make(**kw)
-    if isinstance(features, str) or not isinstance(features, Iterable | type(None)):
-        features = [features]  # impact(d, "price", "area"): one feature, not the letters
-    named = None if features is None else [column_label(f) for f in features]
+    if p.by is not None:
+        raise StratPDInputError(
+            "by= makes one curve per group, which a ranking of every feature does not; call "
+            "stratpd or catstratpd with by= for the feature, or rank each group's rows apart"
+        )
+    # impact(d, "price", "area"): one feature, not the letters.
+    listed = column_arguments(features)
+    named = None if listed is None else [column_label(f, role="feature") for f in listed]
     table = _table(data, target, positive, keep=named or (), exclude=p.exclude,
                    roles=_roles(*(named or ())))
     if table.y.size == 0:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StratPDInputError
-from ..params import PARAMETERS, Settings
+from ..params import PARAMETERS, Settings, column_arguments
 from ._groups import (
     MAX_GROUPS,
     Effects,
@@ -32,7 +32,15 @@ from ._groups import (
 )
 from ._leaks import merged
 from ._stratify import stratify
-from ._table import CATEGORICAL, NUMERIC, Table, as_float, category_codes, require_column
+from ._table import (
+    CATEGORICAL,
+    NUMERIC,
+    Table,
+    as_float,
+    category_codes,
+    column_label,
+    require_column,
+)
 from .api import _leaks_of, _numeric_x_out, _params, _roles, _table
 
 __all__ = ["interactions", "stratpd2"]
@@ -154,9 +162,11 @@ def interactions(
     p = Settings.make(min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
                       random_state=random_state, honest=honest, bands=bands,
                       max_features=max_features, exclude=exclude)
-    named = None if features is None else [str(f) for f in features]
+    # interactions(d, "price", "area"): one feature, not the letters a, r, e, a.
+    listed = column_arguments(features)
+    named = None if listed is None else [column_label(f, role="feature") for f in listed]
     table = _table(data, target, positive, exclude=p.exclude, roles=_roles(*(named or ())))
-    names = _names(table, features)
+    names = _names(table, named)
     if len(names) < 2:
         raise StratPDInputError(
             "interactions need at least two columns besides the target; name two or more "

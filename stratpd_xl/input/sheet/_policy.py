@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import StratPDInputError
-from ...params import PARAMETERS
+from ...params import PARAMETERS, column_argument
 from ...yesno import yes_no_target
 from ._values import header_text, name_key
 
@@ -47,7 +47,7 @@ def resolve_column(frame: pd.DataFrame, name: Any, *, role: str = "feature") -> 
         when one name is close), or when the name is blank.
     """
     columns = [str(c) for c in frame.columns]
-    text = header_text(name)
+    text = header_text(column_argument(name, role))
     if not text:
         raise StratPDInputError(
             f"no {role} column given; name one of the columns: {_list_columns(columns)}"
