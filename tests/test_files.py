@@ -759,7 +759,7 @@ def test_a_plain_numeric_file_is_typed_without_the_raw_text_reader(tmp_path, mon
     assert frame["x"].iloc[3] == 3.5 and frame["y"].dtype == np.int64
     assert frame.attrs["notes"] == [
         "skipped 1 title row above the table (Survey 2024)",
-        'column "x": 1 cell that is not a number ("inf") treated as missing',
+        'column "x": 1 infinite number treated as missing',
     ]
 
 

@@ -254,3 +254,20 @@ def test_the_python_entry_points_take_what_they_should():
     pairs = sx.interactions(d, "price", ["area", "z"])
     assert {pairs["feature_1"].iloc[0], pairs["feature_2"].iloc[0]} == {"area", "z"}
     assert list(sx.impact(d, "price", "area")["feature"]) == ["area"]
+
+
+# --------------------------------------------------------------------------- infinite numbers
+
+
+def test_a_column_a_third_inf_stays_numbers_with_a_note(tmp_path, capsys):
+    d = _table(600)
+    area = d["area"].astype(object)
+    area[::3] = "inf"
+    area[1::9] = "-Infinity"
+    path = tmp_path / "inf.csv"
+    d.assign(area=area).to_csv(path, index=False)
+    assert cli.main(["curve", str(path), "-t", "price", "-f", "area", "--trials", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert 'note: column "area": 267 infinite numbers treated as missing' in err
+    assert "price rises with area" in err  # a curve, not 335 categories
+    assert "categor" not in out.splitlines()[0]

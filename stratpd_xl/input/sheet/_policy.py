@@ -140,6 +140,13 @@ def check_rows(
 
     y = frame[target]
     present = y.dropna()
+    # The typing step reads "inf" as an infinite number, missing, and notes how many.
+    if present.empty and any(str(note).startswith(f'column "{target}": ')
+                             and "infinite number" in str(note)
+                             for note in frame.attrs.get("notes") or ()):
+        raise StratPDInputError(
+            f'target "{target}" holds only infinite numbers; pick a column of finite numbers'
+        )
     if present.empty:
         raise StratPDInputError(
             f'target "{target}" has no values (its cells are empty, or errors or infinite '

@@ -172,8 +172,17 @@ def clean_number_text(text: str) -> tuple[str, float]:
     return s, factor
 
 
+# How programs write an infinite number (pandas and numpy "inf", JavaScript "Infinity"): a
+# number, so a column of numbers holding some stays numbers (its infinite cells missing, with
+# a note); read as text, a third of a column "inf" made it 335 categories without a word.
+_INFINITE = {f"{sign}{word}": (-math.inf if sign == "-" else math.inf)
+             for sign in ("", "+", "-") for word in ("inf", "infinity", "\u221e")}
+
+
 def parse_number(text: str, decimal: str) -> float | None:
     s, factor = clean_number_text(text)
+    if (infinite := _INFINITE.get(s.casefold())) is not None:
+        return infinite * factor
     if decimal == ".":
         if NUM_DOT.fullmatch(s) is None:
             return None
