@@ -155,14 +155,17 @@ STAGES: list[tuple[str, str, str]] = [
     ("stratpd_xl.engine.api", "_row_weights", "integration: integrate, centre, summarise"),
     ("stratpd_xl.engine.api", "_centred", "integration: integrate, centre, summarise"),
     ("stratpd_xl.engine.api", "summarise", "integration: integrate, centre, summarise"),
-    ("stratpd_xl.engine.api", "_rise", "integration: rise and strip"),
-    ("stratpd_xl.engine.api", "_data_strip", "integration: rise and strip"),
+    ("stratpd_xl.engine.api", "_rise", "integration: rise, shape and strip"),
+    ("stratpd_xl.engine.api", "curve_shape", "integration: rise, shape and strip"),
+    ("stratpd_xl.engine.api", "_data_strip", "integration: rise, shape and strip"),
     # the band
     ("stratpd_xl.engine.api", "_band", "band: pointwise and simultaneous"),
     ("stratpd_xl.engine.api", "_simultaneous_band", "band: pointwise and simultaneous"),
     # warnings
-    ("stratpd_xl.engine.api", "_table_warnings", "warnings: leak"),
-    ("stratpd_xl.engine.api", "_leak_warning", "warnings: leak"),
+    ("stratpd_xl.engine.api", "_table_warnings", "warnings: leaks and copies"),
+    ("stratpd_xl.engine.api", "_leaks_of", "warnings: leaks and copies"),
+    ("stratpd_xl.engine.api", "_copies", "warnings: leaks and copies"),
+    ("stratpd_xl.engine.api", "_duplicating", "warnings: columns duplicating the feature"),
     ("stratpd_xl.engine.api", "_gap_warnings", "warnings: other columns' gaps"),
     ("stratpd_xl.engine.api", "within_strata_share", "warnings: within-strata share"),
     ("stratpd_xl.engine.api", "_code_like", "warnings: codes, reversal checks"),
@@ -186,6 +189,7 @@ class Profile:
         self.undo: list[Callable[[], None]] = []
         self.pools = 0
         self.in_trials = 0
+        self.missing: list[str] = []
 
     def _stack(self) -> list[list[float]]:
         if not hasattr(self.local, "stack"):
@@ -244,7 +248,10 @@ class Profile:
             *path, name = attr.split(".")
             for part in path:
                 owner = getattr(owner, part)
-            found = owner.__dict__[name]
+            found = owner.__dict__.get(name)
+            if found is None:  # the engine has moved on: its time goes to the caller
+                self.missing.append(f"{module}.{attr}")
+                continue
             if isinstance(found, classmethod):
                 self._patch(owner, name, classmethod(self.timed(found.__func__, stage)))
             else:
@@ -342,6 +349,7 @@ def worker(case: str, n: int, repeat: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "case": case, "n": n, "plain": plain, "instrumented": instrumented,
         "stages": dict(profile.seconds), "helper_cpu": helper, "pools": profile.pools,
+        "missing": profile.missing,
         "pool_start": _pool_start_seconds(),
     }
     hinged = profile.seconds.get("adjustment: hinges of the others (columns)", [0, 0, 0])[2]
@@ -495,6 +503,10 @@ def main(argv: list[str] | None = None) -> int:
             results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         if results:
             print(f"\n### {case}\n\n{table(results)}")
+            missing = sorted({m for r in results for m in r["missing"]})
+            if missing:
+                print(f"\nNot in this version of the engine (their time is their callers'): "
+                      f"{', '.join(missing)}")
     if not args.no_first_call:
         print("\n### first call in a fresh process (2,000-row curve)\n")
         print("| process | wall s | CPU s | import: CPU s | the call: CPU s | load |")
