@@ -97,6 +97,41 @@ def test_interactions_rank_the_product_first_and_stay_near_zero_when_additive():
     assert sx.interactions(df, "y", random_state=0)["strength"].max() < 0.05
 
 
+def _proxy_case(seed: int, n: int = 5000) -> pd.DataFrame:
+    """y = 2 x1 x2 + x3 + noise, and x4 = 0.85 x1 + noise, which has no effect."""
+    rng = np.random.default_rng(seed)
+    x1, x2, x3 = rng.uniform(-1, 1, (3, n))
+    x4 = 0.85 * x1 + rng.normal(0, 0.29, n)
+    y = 2 * x1 * x2 + x3 + rng.normal(0, 0.3, n)
+    return pd.DataFrame({"x1": x1, "x2": x2, "x3": x3, "x4": x4, "y": y})
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_proxy_of_an_interacting_column_gets_no_credit(seed):
+    # x4 moves with x1 (correlation 0.86) and does nothing: x2 x x4 got 0.96 against the true
+    # x1 x x2's 0.98, because grouping by x4 groups by x1 too.
+    ranking = sx.interactions(_proxy_case(seed), "y", random_state=0)
+    strength = {frozenset((a, b)): s for a, b, s in
+                zip(ranking["feature_1"], ranking["feature_2"], ranking["strength"],
+                    strict=True)}
+    assert strength[frozenset(("x1", "x2"))] > 0.95
+    assert max(s for pair, s in strength.items() if pair != {"x1", "x2"}) < 0.05
+
+
+def test_held_shares_credit_the_interacting_column_not_its_proxy():
+    from stratpd_xl.engine._table import build_table
+    from stratpd_xl.engine.pairs import _effects, groups_of, held_shares
+    from stratpd_xl.params import Settings
+
+    df = _proxy_case(2)
+    table = build_table(df, "y")
+    eff, rows = _effects(table, "x2", Settings())
+    paired = ["x1", "x2", "x3", "x4"]
+    groups = {f: groups_of(table.frame[f], f, 4) for f in paired}
+    held = held_shares(table, eff, rows, "x2", paired, groups)
+    assert held["x1"] > 0.9 and held["x4"] < 0.1
+
+
 def test_interactions_need_two_features():
     df = _uniform(200, 1, 0).assign(y=lambda d: d["x0"])
     with pytest.raises(StratPDInputError, match="at least two columns"):
