@@ -12,7 +12,10 @@ judge it; this script only reads and writes.
 """
 
 import json
+import os
+import signal
 import sys
+import threading
 import time
 
 import uno
@@ -113,6 +116,68 @@ def chart_info(sheet):
     return out
 
 
+def find_worker(marker):
+    """The pid of the extension's worker whose environment holds ``marker`` (this test's
+    folder: other tests' workers on the machine are left alone), or None."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                command = f.read()
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue
+        if b"stratpd_xl.libreoffice.worker" in command and marker.encode() in environ:
+            return int(entry)
+    return None
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def kill_worker(marker):
+    """SIGKILL the worker while it waits for a request; its pid, or None."""
+    pid = find_worker(marker)
+    if pid is not None:
+        os.kill(pid, signal.SIGKILL)
+        while os.path.exists(f"/proc/{pid}"):  # dead (a zombie until its parent notices)
+            with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in "ZX":
+                    break
+            time.sleep(0.02)
+    return pid
+
+
+def kill_worker_when_busy(marker, found, busy=0.3, limit=120.0):
+    """A thread that SIGKILLs the worker once it has computed ``busy`` CPU seconds since
+    now: the death in the middle of a formula.  ``found`` gets the pid it killed."""
+
+    def run():
+        pid = find_worker(marker)
+        if pid is None:
+            return
+        start = cpu_seconds(pid)
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            try:
+                if cpu_seconds(pid) - start >= busy:
+                    os.kill(pid, signal.SIGKILL)
+                    found.append(pid)
+                    return
+            except OSError:
+                return
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
 def main():
     port, request_path, result_path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     with open(request_path, encoding="utf-8") as f:
@@ -154,13 +219,25 @@ def main():
             }
         result["timings"] = []
         for step in request.get("timings", []):
-            # Optionally edit one cell, then time a full recalculation (every formula runs).
+            # Optionally stop the extension's worker (as a crash would) or edit one cell, then
+            # time a full recalculation (every formula runs), or F9's (what changed).
+            killer = None
+            if "kill_worker" in step:
+                result.setdefault("killed", []).append(kill_worker(step["kill_worker"]))
+            if "kill_worker_when_busy" in step:
+                killed = result.setdefault("killed_busy", [])
+                killer = kill_worker_when_busy(step["kill_worker_when_busy"], killed)
             if "edit" in step:
                 sheet_name, cell, value = step["edit"]
                 sheets.getByName(sheet_name).getCellRangeByName(cell).setValue(value)
             started = time.perf_counter()
-            doc.calculateAll()
+            if step.get("recalculate") == "f9":
+                doc.calculate()
+            else:
+                doc.calculateAll()
             seconds = time.perf_counter() - started
+            if killer is not None:
+                killer.join(timeout=5)
             spec = request["formulas"][step["read"]]
             shown = sheets.getByName(spec["sheet"]).getCellRangeByName(spec["range"])
             result["timings"].append({

@@ -65,6 +65,14 @@ DIMENSIONS = [["x"], ["y"], [None]]
 EXPECTED_EXCLUDE_RANGE = spreadsheet.stratimpact(DATA, "price", exclude=DIMENSIONS)
 EXPECTED_EXCLUDE_TEXT = spreadsheet.stratpd(DATA, "price", "carat", exclude="x, y, z").cells
 
+# A formula that computes for seconds (30 trials on 3,000 rows), for the worker to die in the
+# middle of; its table changed by one cell first, so the worker's cache cannot answer.
+SLOW = [list(r) for r in diamonds(3000, last="z")]
+SLOW_FORMULA = 'STRATPD(A1:J3001;"price";"carat";;30)'
+SLOW_EDIT = ("Slow", "J2", 2.5)
+SLOW[1][9] = SLOW_EDIT[2]
+EXPECTED_SLOW = spreadsheet.stratpd(SLOW, "price", "carat", trials=30).cells
+
 FORMULAS = {
     "impact": ("Data", _address(len(EXPECTED_IMPACT), 4), 'STRATIMPACT(A1:J301;"price")'),
     "curve": ("Data", _address(len(EXPECTED_CURVE), len(EXPECTED_CURVE[0]), "M20"),
@@ -89,6 +97,7 @@ FORMULAS = {
     "exclude_text": ("Data", _address(len(EXPECTED_EXCLUDE_TEXT),
                                       len(EXPECTED_EXCLUDE_TEXT[0]), "Q340"),
                      'STRATPD(A1:J301;"price";"carat";;;;;;"x, y, z")'),
+    "slow": ("Slow", _address(len(EXPECTED_SLOW), len(EXPECTED_SLOW[0])), SLOW_FORMULA),
     # Calc itself answers for a range holding an error value; the README says so.
     "error_cell": ("Errors", "M1:P3", 'STRATIMPACT(A1:J121;"price")'),
 }
@@ -103,7 +112,8 @@ def _run_calc(base: Path, python: str) -> dict[str, Any]:
     else:  # the CLI's own install, into the throw-away profile
         assert cli_main(["libreoffice", "install", "--profile", str(profile)]) == 0
     request = {
-        "tables": {"Data": DATA, "Gaps": GAPPY, "Errors": DATA[:121], "Names": DIMENSIONS},
+        "tables": {"Data": DATA, "Gaps": GAPPY, "Errors": DATA[:121], "Names": DIMENSIONS,
+                   "Slow": diamonds(3000, last="z")},
         "cell_formulas": {"Errors": {"G12": "=NA()"}},
         "formulas": {k: {"sheet": s, "range": r, "formula": f}
                      for k, (s, r, f) in FORMULAS.items()},
@@ -112,11 +122,18 @@ def _run_calc(base: Path, python: str) -> dict[str, Any]:
         "select": {"sheet": "Data", "range": "A1:J301"},
         "select_bad": {"sheet": "Data", "range": "B1:C301"},  # cut and color, no "price"
         "command": COMMAND,
+        # The worker killed in the middle of the slow formula, then a recalculation.
+        "timings": [
+            {"label": "killed", "edit": list(SLOW_EDIT), "kill_worker_when_busy": str(base),
+             "read": "slow"},
+            {"label": "recalculated", "read": "slow"},
+        ],
     }
-    # TMPDIR: the worker's log (where a refusal is written, headless) in this folder.
+    # XDG_CACHE_HOME: the user's cache folder, where the menu's messages (a refusal, headless)
+    # and the worker's log go, in this folder.
     result = run_calc(profile, request, base, python=python, timeout=DRIVER_TIMEOUT,
-                      env={"TMPDIR": str(base)})
-    log = base / "stratpd-xl-calc.log"
+                      env={"XDG_CACHE_HOME": str(base)})
+    log = base / "stratpd-xl" / "calc-messages.log"
     result["log"] = log.read_text(encoding="utf-8") if log.exists() else ""
     return result
 
@@ -324,3 +341,15 @@ def test_shipped_type_library_matches_the_formulas(tmp_path):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_a_worker_killed_in_a_formula_is_named_in_the_cell_and_recalculating_recovers(calc):
+    assert calc.get("killed_busy"), "the worker was not caught computing"
+    killed, recalculated = calc["timings"]
+    shown = killed["cells"]
+    assert shown[0][0] == ("STRATPD: the stratpd-xl worker stopped (killed by signal 9); "
+                           "recalculate (Ctrl+Shift+F9) to start it again")
+    # The sentence is in the first cell only, not repeated over the array.
+    assert all(v in ("", None, "#N/A") for row in shown for v in row[1:])
+    assert all(row[0] in ("", None, "#N/A") for row in shown[1:])
+    _numbers_close(recalculated["cells"], EXPECTED_SLOW)

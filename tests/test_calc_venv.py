@@ -92,7 +92,7 @@ def venv_calc() -> Iterator[dict[str, Any]]:
                                                "formula": formula}}}
             # LibreOffice started from the same shell: the venv still active.
             result["calc"] = run_calc(profile, request, base, python=python, timeout=600,
-                                      env=_activated(venv, TMPDIR=str(base)))
+                                      env=_activated(venv, XDG_CACHE_HOME=str(base)))
         yield result
 
 

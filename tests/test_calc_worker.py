@@ -39,7 +39,7 @@ HELLO = json.dumps({"hello": "stratpd-xl", "protocol": calc_client.PROTOCOL, "ve
 
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
-    w = Worker(sys.executable, log_path=str(tmp_path_factory.mktemp("log") / "worker.log"))
+    w = Worker(sys.executable, folder=str(tmp_path_factory.mktemp("cache")))
     yield w
     w.stop()
 
@@ -99,7 +99,8 @@ def test_environment_without_stratpd_xl_says_what_python_said(tmp_path):
     with pytest.raises(WorkerError) as caught:
         w.call("PING")
     text = str(caught.value)
-    assert "worker stopped (No module named 'stratpd_xl')" in text and "\n" not in text
+    assert "worker stopped (exit code 1: No module named 'stratpd_xl')" in text
+    assert text.endswith(calc_client.REINSTALL) and "\n" not in text
 
 
 def test_a_hanging_start_times_out_and_the_next_call_tries_again(tmp_path):
@@ -233,12 +234,13 @@ def test_the_extension_code_runs_in_an_older_python(tmp_path):
         f"sys.path.insert(0, {str(here)!r})\n"
         "import calc_client\n"
         "rows = tuple(map(tuple, json.loads(sys.argv[2])))\n"
-        "w = calc_client.Worker(sys.argv[1])\n"
+        "w = calc_client.Worker(sys.argv[1], folder=sys.argv[3])\n"
         "print(json.dumps(w.call('STRATIMPACT', data=calc_client.pack_block(rows), "
         "target='price')))\n"
         "w.stop()\n"
     )
-    run = subprocess.run([old, str(script), sys.executable, json.dumps(DATA[:200])],
+    run = subprocess.run([old, str(script), sys.executable, json.dumps(DATA[:200]),
+                          str(tmp_path / "cache")],
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
@@ -301,3 +303,72 @@ def test_a_request_over_the_size_limit_is_skipped_unread(monkeypatch):
     answers = _served(big, ping)
     assert answers[0]["id"] == 3 and "save it as a file" in answers[0]["error"]
     assert answers[1] == {"id": 4, "result": "pong"}
+
+
+def test_the_log_is_the_users_own_not_a_shared_temp_file(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "cache"))
+    w = Worker(sys.executable)
+    if sys.platform == "darwin":
+        assert w.log_path.startswith(os.path.expanduser("~/Library/Caches/stratpd-xl"))
+    else:
+        assert w.log_path == str(tmp_path / "cache" / "stratpd-xl" / "calc-worker.log")
+
+
+def test_a_death_quotes_this_workers_own_last_error_and_says_recalculate(tmp_path):
+    log = tmp_path / "worker.log"
+    log.write_text("ValueError: an earlier worker's error\nStratPD: the menu's sentence\n")
+    python = fake_python(tmp_path, f"echo '{HELLO}'; read line; "
+                         "echo 'MemoryError: Unable to allocate 7.5 GiB' >&2; "
+                         "echo 'a last line that is not an error' >&2; kill -9 $$")
+    w = Worker(python, log_path=str(log), start_timeout=20)
+    with pytest.raises(WorkerError) as caught:
+        w.call("PING")
+    assert str(caught.value) == (
+        "the stratpd-xl worker stopped (killed by signal 9: MemoryError: Unable to allocate "
+        f"7.5 GiB); {calc_client.RECALCULATE}")
+    assert w._proc is None  # the next call (a recalculation) starts a fresh one
+
+
+def test_a_changed_environment_starts_a_fresh_worker(tmp_path):
+    # Stands in for the venv upgraded (or deleted) while Calc runs: a file the worker named
+    # in its greeting changes, and the next call goes to a new worker.
+    stamp = tmp_path / "package"
+    stamp.write_text("1")
+    hello = json.dumps({"hello": "stratpd-xl", "protocol": calc_client.PROTOCOL,
+                        "watch": {str(stamp): stamp.stat().st_mtime_ns}})
+    starts = tmp_path / "starts"
+    python = fake_python(tmp_path, f"echo start >> {starts}; echo '{hello}'; "
+                         'while read line; do echo \'{"id": 1, "result": "pong"}\'; done')
+    w = Worker(python, log_path=str(tmp_path / "log"), start_timeout=20)
+    assert w.call("PING") == "pong" and not w.changed()
+    os.utime(stamp, ns=(stamp.stat().st_atime_ns, stamp.stat().st_mtime_ns + 10**9))
+    assert w.changed()
+    w._next_id = 0  # the stand-in always answers id 1
+    assert w.call("PING") == "pong"
+    assert starts.read_text().count("start") == 2
+    w.stop()
+
+
+def test_the_real_worker_watches_its_environment(real):
+    real.call("PING")
+    watched = set(real._watch)
+    package = Path(spreadsheet.__file__).parent
+    assert {str(package / "__init__.py"), str(package.parent), sys.executable} <= watched
+    assert not real.changed()
+
+
+def test_a_second_worker_of_the_same_libreoffice_replaces_the_first(tmp_path):
+    # A reinstall while Calc runs loads the extension's code again, which starts a new
+    # worker; the old one leaves by itself instead of holding its memory until Calc closes.
+    first = Worker(sys.executable, folder=str(tmp_path))
+    second = Worker(sys.executable, folder=str(tmp_path))
+    first.call("PING")
+    old = first._proc
+    second.call("PING")
+    old.wait(timeout=worker.CLAIM_CHECK * 5)
+    assert second.call("PING") == "pong"
+    log = (tmp_path / "calc-worker.log").read_text()
+    assert f"stratpd-xl worker {old.pid}: replaced by worker {second._proc.pid}" in log
+    first.stop()
+    second.stop()

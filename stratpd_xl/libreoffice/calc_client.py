@@ -11,6 +11,11 @@ Every failure becomes one sentence for the cell: a missing interpreter, a worker
 answers garbage or takes longer than the time-out is killed, and the next call starts a fresh
 one.  A reader thread feeds a queue, so waiting has a time-out on every platform (``select``
 does not work on Windows pipes).
+
+The worker's stderr goes to ``calc-worker.log`` in the user's cache folder
+(:func:`cache_folder`); when it dies, the cell quotes the last error *this* worker wrote there
+and names how it ended (its exit code or signal).  A worker whose environment changed since it
+started (stratpd-xl upgraded or removed) is replaced before the next call.
 """
 
 from __future__ import annotations
@@ -21,7 +26,6 @@ import os
 import queue
 import subprocess
 import sys
-import tempfile
 import threading
 from array import array
 from typing import Any
@@ -34,6 +38,35 @@ DEFAULT_CALL_TIMEOUT = 600.0  # one formula on a million rows stays well under t
 LOG_LIMIT = 1_000_000  # bytes of the worker's log kept before it starts afresh
 REINSTALL = "run `stratpd-xl libreoffice install` again from the Python where stratpd-xl is " \
     "installed"
+RECALCULATE = "recalculate (Ctrl+Shift+F9) to start it again"
+#: The worker reads this to know the folder of its per-LibreOffice pid file.
+FOLDER_VARIABLE = "STRATPD_XL_CALC_FOLDER"
+# Lines of a Python error, the ones worth quoting from the worker's log.
+_ERROR_ENDINGS = ("Error", "Exception", "Interrupt", "Exit")
+
+
+def cache_folder() -> str:
+    """This user's cache folder for stratpd-xl: the worker's log and pid files.
+
+    ``%LOCALAPPDATA%\\stratpd-xl`` on Windows, ``~/Library/Caches/stratpd-xl`` on macOS,
+    ``$XDG_CACHE_HOME/stratpd-xl`` (``~/.cache/stratpd-xl``) elsewhere: one per user, so two
+    users of a machine neither share nor block each other's log.
+    """
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser(r"~\AppData\Local")
+    elif sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Caches")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(base, "stratpd-xl")
+
+
+def _how_it_ended(code: int | None) -> str:
+    if code is None:
+        return ""
+    if code < 0:
+        return f"killed by signal {-code}"
+    return f"exit code {code}"
 
 
 class WorkerError(Exception):
@@ -50,16 +83,22 @@ class Worker:
     start_timeout, call_timeout : float
         Seconds to wait for the worker's greeting and for one answer.
     log_path : str, optional
-        Where the worker's stderr goes (default: ``stratpd-xl-calc.log`` in the temp folder);
-        its last line is quoted when the worker stops.
+        Where the worker's stderr goes (default: ``calc-worker.log`` in ``folder``); the last
+        error this worker wrote there is quoted when it stops.
+    folder : str, optional
+        The user's cache folder (default: :func:`cache_folder`).
     """
 
     def __init__(self, python: str, *, start_timeout: float = DEFAULT_START_TIMEOUT,
-                 call_timeout: float = DEFAULT_CALL_TIMEOUT, log_path: str | None = None) -> None:
+                 call_timeout: float = DEFAULT_CALL_TIMEOUT, log_path: str | None = None,
+                 folder: str | None = None) -> None:
         self.python = python
         self.start_timeout = start_timeout
         self.call_timeout = call_timeout
-        self.log_path = log_path or os.path.join(tempfile.gettempdir(), "stratpd-xl-calc.log")
+        self.folder = folder or cache_folder()
+        self.log_path = log_path or os.path.join(self.folder, "calc-worker.log")
+        self._log_start = 0  # where this worker's lines begin in the log
+        self._watch: dict = {}  # files of its environment, with their times, at its start
         self._proc: subprocess.Popen | None = None
         self._lines: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
@@ -77,12 +116,16 @@ class Worker:
         for name in ("PYTHONHOME", "PYTHONPATH", "PYTHONSTARTUP"):
             env.pop(name, None)
         env["PYTHONIOENCODING"] = "utf-8"
+        env[FOLDER_VARIABLE] = self.folder
         try:
+            os.makedirs(os.path.dirname(os.path.abspath(self.log_path)), exist_ok=True)
             # Appended to across starts, begun afresh once it passes LOG_LIMIT.
             big = os.path.exists(self.log_path) and os.path.getsize(self.log_path) > LOG_LIMIT
             log = open(self.log_path, "wb" if big else "ab")  # noqa: SIM115 - closed below
+            self._log_start = log.tell()
         except OSError:
             log = subprocess.DEVNULL
+            self._log_start = 0
         try:
             self._proc = subprocess.Popen(
                 [self.python, "-m", WORKER_MODULE], stdin=subprocess.PIPE,
@@ -100,6 +143,8 @@ class Worker:
         threading.Thread(target=self._read, args=(self._proc, self._lines), daemon=True,
                          name="stratpd-xl-worker-reader").start()
         hello = self._receive(self.start_timeout, "start")
+        watch = hello.get("watch")
+        self._watch = watch if isinstance(watch, dict) else {}
         if hello.get("protocol") != PROTOCOL:
             self.stop()
             raise WorkerError(
@@ -131,15 +176,47 @@ class Worker:
             except subprocess.TimeoutExpired:
                 pass
 
-    def _last_log_line(self) -> str:
+    def changed(self) -> bool:
+        """Whether the worker's environment changed since it started: a file it named in its
+        greeting (its package, the folder of installed packages) is gone or newer."""
+        for path, stamp in self._watch.items():
+            try:
+                if os.stat(path).st_mtime_ns != stamp:
+                    return True
+            except (OSError, TypeError):
+                return True
+        return False
+
+    def _own_last_error(self) -> str:
+        """The last error this worker wrote to the log (the last line when none looks like
+        one); lines from before its start, or from other workers, are not its."""
         try:
             with open(self.log_path, "rb") as f:
-                f.seek(max(0, os.path.getsize(self.log_path) - 4000))
+                f.seek(max(self._log_start, os.path.getsize(self.log_path) - 8000))
                 lines = [x.strip() for x in f.read().decode("utf-8", "replace").splitlines()]
         except OSError:
             return ""
         lines = [x for x in lines if x]
-        return lines[-1][:200] if lines else ""
+        errors = [x for x in lines if x.split(":")[0].endswith(_ERROR_ENDINGS)
+                  or x.startswith("No module named")]
+        found = errors or lines
+        return found[-1][:200] if found else ""
+
+    def _died(self) -> WorkerError:
+        """The sentence for a worker that stopped: how it ended, its own last error and what
+        to do (reinstall when it cannot import stratpd-xl, else recalculate)."""
+        proc = self._proc
+        code = None
+        if proc is not None:
+            try:
+                code = proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = None
+        self.stop()
+        said = [x for x in (_how_it_ended(code), self._own_last_error()) if x]
+        fix = REINSTALL if any("No module named" in x for x in said) else RECALCULATE
+        return WorkerError("the stratpd-xl worker stopped"
+                           + (f" ({': '.join(said)})" if said else "") + f"; {fix}")
 
     def _receive(self, timeout: float, what: str) -> dict:
         try:
@@ -151,12 +228,7 @@ class Worker:
                 "try fewer rows, or recalculate to start it again"
             ) from None
         if line is None:
-            self.stop()
-            last = self._last_log_line()
-            raise WorkerError(
-                "the stratpd-xl worker stopped" + (f" ({last})" if last else "")
-                + f"; {REINSTALL}"
-            )
+            raise self._died()
         try:
             message = json.loads(line)
         except ValueError:
@@ -178,7 +250,8 @@ class Worker:
             (it is stopped then, and started again by the next call).
         """
         with self._lock:
-            if self._proc is None or self._proc.poll() is not None:
+            # A worker that died while idle, or whose environment changed, is replaced.
+            if self._proc is None or self._proc.poll() is not None or self.changed():
                 self.stop()
                 self._start()
             self._next_id += 1
@@ -189,8 +262,7 @@ class Worker:
                 self._proc.stdin.write(request.encode("utf-8") + b"\n")  # type: ignore[union-attr]
                 self._proc.stdin.flush()  # type: ignore[union-attr]
             except OSError:
-                self.stop()
-                raise WorkerError(f"the stratpd-xl worker stopped; {REINSTALL}") from None
+                raise self._died() from None
             answer = self._receive(self.call_timeout, "answer")
             if answer.get("id") != self._next_id:
                 self.stop()

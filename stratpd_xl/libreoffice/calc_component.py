@@ -67,13 +67,21 @@ def _plain(value):
     return str(value)  # a UNO struct or enum: its text is all the analysis could use
 
 
+def _one_cell(text):
+    """A sentence in the formula's first cell only: Calc repeats a 1x1 answer over every cell
+    of a larger array range, so it goes as 2 x 2 with blanks (outside it Calc shows #N/A)."""
+    return ((text, ""), ("", ""))
+
+
 def _formula(name, args):
     try:
         cells = worker().call(name, **{k: _value(v) for k, v in args.items()})
     except client.WorkerError as exc:
-        return ((f"{name}: {exc}",),)
+        return _one_cell(f"{name}: {exc}")
     except Exception as exc:  # noqa: BLE001 - a cell shows a sentence, never a traceback
-        return ((f"{name}: the extension failed ({type(exc).__name__}: {exc})",),)
+        return _one_cell(f"{name}: the extension failed ({type(exc).__name__}: {exc})")
+    if len(cells) == 1 and len(cells[0]) == 1:
+        return _one_cell(cells[0][0])
     return tuple(tuple(row) for row in cells)
 
 
@@ -244,9 +252,12 @@ def write_report(doc, plan):
 
 
 def _tell(ctx, doc, text):
-    """One sentence in a message box, and in the worker's log (headless has no window)."""
+    """One sentence in a message box, and in ``calc-messages.log`` in the user's cache folder
+    (headless has no window; the worker's own log stays its own)."""
     try:
-        with open(worker().log_path, "a", encoding="utf-8") as log:
+        os.makedirs(worker().folder, exist_ok=True)
+        with open(os.path.join(worker().folder, "calc-messages.log"), "a",
+                  encoding="utf-8") as log:
             log.write(text + "\n")
     except OSError:
         pass

@@ -29,6 +29,8 @@ import json
 import os
 import re
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
@@ -230,7 +232,8 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
         answers.write(_encoded(message))
         answers.flush()
 
-    send({"hello": "stratpd-xl", "protocol": calc_client.PROTOCOL, "version": __version__})
+    send({"hello": "stratpd-xl", "protocol": calc_client.PROTOCOL, "version": __version__,
+          "watch": environment_stamps()})
     for line, whole in _read_lines(requests):
         if not whole:
             send(_too_long(line))
@@ -244,10 +247,68 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
                   .removeprefix("StratPD: ")})
 
 
+def environment_stamps() -> dict[str, int]:
+    """Files whose change means this worker is out of date, with their modification times:
+    the interpreter, stratpd-xl's package and the folder its installed packages live in (pip
+    adds and removes entries there on an upgrade or uninstall).  The client compares them
+    before each call and starts a fresh worker when one changed; a module loaded lazily from a
+    replaced environment would otherwise fail in the middle of a formula."""
+    package = os.path.dirname(os.path.abspath(spreadsheet.__file__))
+    paths = [sys.executable, os.path.join(package, "__init__.py"), os.path.dirname(package)]
+    stamps = {}
+    for path in paths:
+        try:
+            stamps[path] = os.stat(path).st_mtime_ns
+        except OSError:
+            continue
+    return stamps
+
+
+#: Seconds between checks that this worker is still its LibreOffice's one.
+CLAIM_CHECK = 2.0
+
+
+def claim(folder: str, *, check: float = CLAIM_CHECK) -> str | None:
+    """Be the only worker of the LibreOffice that started this one.
+
+    Writes this process's id to ``calc-worker-<parent id>.pid`` in ``folder`` and leaves as
+    soon as another worker of the same parent wrote its own there: the extension reinstalled
+    while LibreOffice runs starts a new worker, and the old one must not stay (about 0.5 GB).
+    Returns the file, or None when it cannot be written.
+    """
+    path = os.path.join(folder, f"calc-worker-{os.getppid()}.pid")
+    mine = str(os.getpid())
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "w", encoding="ascii") as f:
+            f.write(mine)
+    except OSError:
+        return None
+
+    def watch() -> None:
+        while True:
+            time.sleep(check)
+            try:
+                with open(path, encoding="ascii") as f:
+                    owner = f.read().strip()
+            except OSError:
+                continue  # removed or unreadable for a moment: keep serving
+            if owner and owner != mine:
+                print(f"stratpd-xl worker {mine}: replaced by worker {owner}", file=sys.stderr,
+                      flush=True)
+                os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="stratpd-xl-claim").start()
+    return path
+
+
 def main() -> None:
     """Serve stdin/stdout; the real stdout is kept for answers, prints go to stderr."""
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    folder = os.environ.get(calc_client.FOLDER_VARIABLE)
+    if folder:
+        claim(folder)
     spreadsheet.start_warm_up()
     serve(sys.stdin.buffer, answers)
 
