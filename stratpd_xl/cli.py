@@ -765,7 +765,11 @@ def _say(text: str) -> None:
 
 
 def _out(text: str) -> None:
-    """A line of the answer on stdout ("wrote x.xlsx"), not glued to the progress line."""
+    """A line of the answer on stdout ("wrote x.xlsx"), not glued to the progress line.
+
+    One line: a file name holding a line break (``-o $'a\\nb.csv'``) or a control
+    character shows it as ``\\x0a``, not as two lines or a terminal command."""
+    text = _visible(text).replace("\n", "\\x0a")
     if _progress is not None:
         _progress.out(text)
     else:
@@ -951,6 +955,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     ice_outs = [o.with_name(o.stem + "-ice.csv") for o in outs
                 if o.suffix.lower() == ".csv"] if args.ice else []
     _check_outputs(ice_outs, (".csv",), args.force, _input_path(args))
+    # -o x.csv -o x-ice.csv: the ICE table of x.csv goes to x-ice.csv; said before the fit,
+    # not found when writing it.
+    given = {o.resolve(): o for o in outs}
+    for ice_out, out in zip(ice_outs, [o for o in outs if o.suffix.lower() == ".csv"],
+                            strict=True):
+        if ice_out.resolve() in given:
+            raise _UserError(f'"{given[ice_out.resolve()]}" is where --ice writes the ICE '
+                             f'table of "{out}"; give one of them another name')
     frame = _read(args)
     _step("fitting a model")
     feature: Any = args.features if len(args.features) > 1 else args.features[0]

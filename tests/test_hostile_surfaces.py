@@ -271,3 +271,28 @@ def test_a_column_a_third_inf_stays_numbers_with_a_note(tmp_path, capsys):
     assert 'note: column "area": 267 infinite numbers treated as missing' in err
     assert "price rises with area" in err  # a curve, not 335 categories
     assert "categor" not in out.splitlines()[0]
+
+
+# --------------------------------------------------------------------------- output names
+
+
+def test_an_ice_file_named_as_another_output_is_refused_before_the_fit(small_csv, tmp_path,
+                                                                        capsys, monkeypatch):
+    from stratpd_xl import workflow
+
+    monkeypatch.setattr(workflow, "compare", lambda *a, **k: pytest.fail("fitted first"))
+    out = tmp_path / "x.csv"
+    code = cli.main(["compare", str(small_csv), "-t", "price", "-f", "area", "--ice",
+                     "-o", str(out), "-o", str(tmp_path / "x-ice.csv")])
+    assert code == 2
+    assert "is where --ice writes the ICE table of" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_file_name_with_a_line_break_is_said_on_one_line(small_csv, tmp_path, capsys):
+    out = tmp_path / "a\nb\x1b[2J.csv"
+    assert cli.main(["curve", str(small_csv), "-t", "price", "-f", "area", "-q",
+                     "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert said.count("\n") == 1 and "a\\x0ab\\x1b[2J.csv" in said
+    assert out.exists()
