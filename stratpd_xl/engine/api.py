@@ -27,6 +27,7 @@ from ._adjust import ROWS_PER_COEF, Adjustment, fit_adjustment, numeric_basis
 from ._categorical import Effects, category_effects, contrast_se
 from ._groups import curves_by_group
 from ._leaks import (
+    COPY_ROWS,
     LEAK_SHARE,
     Leak,
     candidates,
@@ -919,7 +920,7 @@ def _leaks_of(table: Table, feature: str, index: np.ndarray, y: np.ndarray,
     under ``LEAK_SHARE`` of its variation, and noisy copies of it among the columns."""
     share = within_strata_share(y, leaf)
     left = np.nan if adj is None else adj.y_left
-    names = [c for c in table.columns if c != feature and _compact(table, c).width > 0]
+    names = [c for c in table.columns if c != feature]
     rng = np.random.default_rng(0)
     sample: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]] | None = None
 
@@ -953,18 +954,35 @@ def _raise_if_restated(leaks: list[Leak], table: Table) -> None:
 
 
 def _reader(table: Table, index: np.ndarray) -> Callable[[str], np.ndarray]:
-    """A column's design columns for ``index`` rows, as the adjustment reads it."""
-    return lambda name: _expand(_compact(table, name), index)
+    """A column's design columns for ``index`` rows, as the adjustment reads it: from its
+    block when the adjustment made one, else from those rows alone (a check on a sample
+    then costs no pass over a million rows: adjust=False's curve)."""
+
+    def read(name: str) -> np.ndarray:
+        block = table.linear_blocks.get(name)
+        if block is not None:
+            return _expand(block, index)
+        values = table.frame[name].iloc[index]
+        if table.kinds[name] == NUMERIC:
+            return as_float(values)[:, None]
+        codes, cats = category_codes(values)
+        if not 2 <= len(cats) <= MAX_ADJUST_LEVELS:
+            return np.zeros((index.size, 0))
+        codes, width = _pooled_codes(codes, len(cats))
+        return _expand(_Compact(codes, width, True), np.arange(index.size))
+
+    return read
 
 
 def _copies(table: Table) -> list[tuple[str, float]]:
     """Noisy copies of the target among the columns (engine/_leaks.py), found once per
-    table on at most ``sample_rows`` rows drawn at random."""
+    table on at most ``COPY_ROWS`` rows."""
     if table.copies is None:
-        names = [c for c in table.columns if _compact(table, c).width > 0]
-        n, rows = table.y.size, sample_rows(len(names))
-        index = (np.sort(np.random.default_rng(0).choice(n, rows, replace=False))
-                 if n > rows else np.arange(n))
+        names = list(table.columns)
+        n, rows = table.y.size, min(sample_rows(len(names)), COPY_ROWS)
+        # Evenly spaced rows: as good a sample for this as a random one, without a
+        # permutation of a million positions.
+        index = np.linspace(0, n - 1, rows).astype(np.int64) if n > rows else np.arange(n)
         # Another thread may look meanwhile: the same answer, found twice.
         table.copies = noisy_copies(names, _reader(table, index),
                                     {c for c in names if table.kinds[c] == NUMERIC},
