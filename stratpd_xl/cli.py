@@ -780,6 +780,18 @@ def _note(text: str) -> None:
     _say(f"note: {text}")
 
 
+def _notes(notes: Sequence[str], where: str) -> None:
+    """The notes that matter most (they come ranked), and one line saying where the rest are:
+    a wide table's dozens of notes would bury the answer."""
+    from .presentation.notes import SHOWN, more_line
+
+    for note in notes[:SHOWN]:
+        _note(note)
+    more = more_line(len(notes) - SHOWN, where)
+    if more:
+        _note(more)
+
+
 def _print_table(table: pd.DataFrame) -> None:
     """The table for a person: the workbook's number rule (about four significant digits,
     one count of decimals per column, the curve and its band alike), shares in percent.
@@ -851,6 +863,7 @@ def _print_json(table: pd.DataFrame, notes: Sequence[str], found: Sequence[Any],
     """The result for scripts: its rows (documented column names) and the headers people
     read for them, attributes, notes and the conclusion's sentences, as one JSON object on
     stdout."""
+    from .presentation.notes import notes_table
     from .presentation.words import sentence
 
     # 15 decimals, pandas' most: small effects (2e-11) keep their digits, float noise goes.
@@ -869,6 +882,8 @@ def _print_json(table: pd.DataFrame, notes: Sequence[str], found: Sequence[Any],
         "rows": rows,
         "attrs": _json_value(dict(table.attrs)),
         "notes": list(notes),
+        # The same notes as data: what each is about, for a script to sort or filter.
+        "note_details": notes_table(notes).to_dict(orient="records"),
         "conclusion": [sentence(f, target) for f in found],
     }
     sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
@@ -890,8 +905,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     a = result.curve.attrs
     used, given = a.get("n_used"), a.get("n_rows", len(frame))
     used_text = f"{used:,} of {given:,}" if isinstance(used, int) else f"{given:,}"
-    for note in result.notes:
-        _note(note)
+    _notes(result.notes, "every one is in the output of --json")
     _say(f"{a.get('method', 'StratPD')}: {result.target} on {result.feature}, "
          f"{used_text} rows used")
     found = [result.finding] if result.finding is not None else []
@@ -1066,7 +1080,7 @@ def _report_progress() -> Callable[[int, int, str], None]:
 
 
 def _analyse(
-    frame: pd.DataFrame, target: str, args: argparse.Namespace
+    frame: pd.DataFrame, target: str, args: argparse.Namespace, where: str
 ) -> workflow.AnalysisResult:
     _step("analysing")
     result = workflow.analysis(
@@ -1076,15 +1090,15 @@ def _analyse(
         progress=_analysis_progress(),
         positive=getattr(args, "positive", None),
     )
-    for note in result.notes:
-        _note(note)
+    _notes(result.notes, where)
     return result
 
 
 def _cmd_impact(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
     frame = _read(args)
-    result = _analyse(frame, args.target, args)
+    result = _analyse(frame, args.target, args,
+                      "every one is in the output of --json and on the Notes sheet of a report")
     _deliver(
         result.impact, outs, frame.attrs.get("source"), args.force,
         _lazy(".presentation.charts", "impact_figure"),
@@ -1102,7 +1116,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     # Started before the read, so the helper's imports overlap it; see presentation.drawing.
     with PictureDrawer(helper=True) as drawer:
         frame = _read(args)
-        result = _analyse(frame, args.target, args)
+        result = _analyse(frame, args.target, args, f"every one is on the Notes sheet of {out}")
         pairs = None
         if args.interactions:
             _step("pairing")
@@ -1155,7 +1169,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         + ": the dimensions nearly determine carat, so they cannot vary with carat held fixed"
     )]
     with PictureDrawer(helper=True) as drawer:
-        result = _analyse(frame, DEMO_TARGET, args)
+        result = _analyse(frame, DEMO_TARGET, args,
+                          "every one is on the Notes sheet of the report")
         _step("drawing")
         report = out_dir / "diamonds-report.xlsx"
         picture = out_dir / "diamonds-impact.png"

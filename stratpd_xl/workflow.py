@@ -25,7 +25,7 @@ import pandas as pd
 from .errors import StratPDInputError
 from .input.sheet import check_rows, resolve_column, usable_table, whole_characters
 from .params import DEFAULT_SEED, Settings
-from .schema import CATEGORICAL, Finding
+from .schema import CATEGORICAL, Finding, Note
 from .yesno import yes_no_target
 
 __all__ = [
@@ -50,6 +50,14 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int, str], None]
+
+
+def note_list(notes: Sequence[str], ranking: pd.DataFrame | None = None) -> list[Note]:
+    """The notes of one result, each fact once and ranked
+    (:func:`stratpd_xl.presentation.notes.collect`)."""
+    from .presentation.notes import collect
+
+    return collect(notes, ranking)
 
 #: How a user analyses a column left out as an identifier, by front end (the default suits
 #: the Python API and the CLI).
@@ -139,8 +147,12 @@ class AnalysisResult:
         Feature -> why the engine gave it no curve.
     left_out : dict
         Column -> why it was not analysed at all.
-    notes : list of str
-        Reading notes, then one sentence per left-out column, skipped feature and warning.
+    notes : list of Note
+        Every note once, ranked, the ones that matter most first (docs/method.md, "Notes"):
+        reading notes, left-out columns, skipped features and the curves' warnings, a
+        column's gaps said once for all the features they touch.  Each is a sentence (a
+        ``str``) with ``kind``, ``columns``, ``features`` and ``moves``
+        (:class:`stratpd_xl.schema.Note`).
     n_rows : int
         Rows in the table.
     findings : list of Finding
@@ -213,7 +225,7 @@ def prepare(
     frame = engine.checked_frame(frame)
     frame.attrs = attrs
     frame = whole_characters(frame)
-    notes = list(frame.attrs.get("notes") or [])
+    notes = [Note.of(n, "reading") for n in frame.attrs.get("notes") or []]
     target_name = resolve_column(frame, target, role="target")
     named: list[str] | None = None
     if features is not None:
@@ -231,8 +243,8 @@ def prepare(
                 named.append(name)
         # Naming a feature twice analyses it once, and says so (a ranking listing it three
         # times would be wrong; silently dropping the repeats would look like a bug).
-        notes += [f'"{n}" is named {given.count(n)} times; it is analysed once'
-                  for n in named if given.count(n) > 1]
+        notes += [Note(f'"{n}" is named {given.count(n)} times; it is analysed once',
+                       "reading", columns=[n]) for n in named if given.count(n) > 1]
     frame = _with_categories(frame, target_name, categorical, notes)
     frame = _with_orders(frame, target_name, orders or {})
     check_rows(
@@ -252,18 +264,21 @@ def prepare(
             f'no column to analyse besides the target "{target_name}"; '
             "the table needs at least one other column with varying values"
         )
-    notes += [f'left out "{name}": {why}' for name, why in left_out.items()]
+    notes += [Note(f'left out "{name}": {why}',
+                   "identifier" if "identifier" in why else "left out", columns=[name])
+              for name, why in left_out.items()]
     if excluded:
         listed = " and ".join(f'"{c}"' for c in excluded)
-        notes.append(f"left out {listed} as asked (exclude): not used to group the rows, nor "
-                     "in the adjustment or a model")
+        notes.append(Note(f"left out {listed} as asked (exclude): not used to group the rows, "
+                          "nor in the adjustment or a model", "excluded", columns=excluded))
         from . import engine
 
         left_out = {**left_out, **dict.fromkeys(excluded, engine.EXCLUDED)}
     yes_no = yes_no_target(frame[target_name], target_name, positive)
     if yes_no is not None:
-        notes.insert(0, f'"{target_name}" is a yes/no target: results are changes in '
-                        f"{yes_no.label}, in percentage points")
+        notes.insert(0, Note(f'"{target_name}" is a yes/no target: results are changes in '
+                             f"{yes_no.label}, in percentage points", "target",
+                             columns=[target_name]))
     return Problem(frame, target_name, chosen, left_out, notes, excluded)
 
 
@@ -303,10 +318,11 @@ def _with_categories(
             merged = codes.groupby(frame[column], observed=True).nunique()
             number = merged.index[merged.to_numpy() > 1][0]
             same = sorted(codes[frame[column] == number].unique())[:3]
-            notes.append(
+            notes.append(Note(
                 f'"{column}": ' + " and ".join(f'"{c}"' for c in same)
-                + " are kept apart as different categories, as typed"
-            )
+                + " are kept apart as different categories, as typed", "reading",
+                columns=[column],
+            ))
             frame[column] = codes
         else:
             frame[column] = frame[column].astype("category")
@@ -383,7 +399,7 @@ def curve(
         problem.frame, problem.target, name, positive=positive,
         **_engine_kwargs(settings, problem), **grouping,
     )
-    notes = problem.notes + _curve_notes(name, result, how_to_expand)
+    notes = note_list(problem.notes + _curve_notes(name, result, how_to_expand))
     return CurveResult(result, problem.target, name, notes)
 
 
@@ -427,9 +443,12 @@ def analysis(
             "try a smaller min_samples_leaf or add rows"
         )
     notes = list(problem.notes)
-    notes += [f'skipped "{f}": {why}' for f, why in result.skipped.items()]
+    notes += [Note(f'skipped "{f}": {why}', "skipped", columns=[f], features=[f])
+              for f, why in result.skipped.items()]
     for name, table in result.curves.items():
         notes += _curve_notes(name, table, None)
+    # Each fact once (a column's gaps once, not once per feature), the ones that matter first.
+    notes = note_list(notes, result.impact)
     answer = AnalysisResult(
         result.impact, result.curves, problem.target, dict(result.skipped),
         problem.left_out, notes, len(frame),
@@ -631,7 +650,7 @@ def summary_note(result: pd.DataFrame, how_to_expand: str = EVERY_POINT) -> str 
 
 def _curve_notes(name: str, result: pd.DataFrame, how_to_expand: str | None) -> list[str]:
     notes = [str(f) for f in result.attrs.get("findings") or []]
-    notes += [str(w) for w in result.attrs.get("warnings") or []]
+    notes += [Note.of(w) for w in result.attrs.get("warnings") or []]
     if how_to_expand is not None:
         note = summary_note(result, how_to_expand)
         if note:

@@ -9,6 +9,9 @@ all of them on a Notes sheet.
 
 from __future__ import annotations
 
+import json
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -46,3 +49,108 @@ def test_a_gap_warning_says_which_column_and_feature_and_how_much():
             if getattr(w, "kind", "") == "gap"]
     assert [(w.columns, w.features) for w in gaps] == [(("side",), ("x1",))]
     assert 0.7 < gaps[0].facts["share"] < 0.9 and 0 < gaps[0].moves < 1
+
+
+def _wide(n: int = 800, seed: int = 2) -> pd.DataFrame:
+    """Ten features, two columns with gaps that move with most of them, a duplicated sum and
+    a rare category: the shape of a real wide export in small."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(n, 8))
+    frame = pd.DataFrame(base, columns=[f"x{i}" for i in range(8)])
+    frame["sum"] = frame["x0"] + frame["x1"] + 1e-4 * rng.normal(size=n)
+    lean = base[:, :6].sum(axis=1)
+    for name, missing in (("porch", 0.9), ("pool", 0.85)):
+        column = np.where(lean + 0.5 * rng.normal(size=n) > 0, "yes", "no").astype(object)
+        column[rng.random(n) < missing] = None
+        frame[name] = column
+    frame["zone"] = rng.choice(["a", "b", "c"], size=n)
+    frame.loc[:2, "zone"] = "rare"
+    frame["y"] = 3 * frame["x0"] + 2 * frame["x1"] + frame["x2"] + rng.normal(size=n)
+    return frame
+
+
+def test_a_column_s_gaps_are_one_note_for_every_feature_they_touch():
+    from stratpd_xl import workflow
+
+    result = workflow.analysis(_wide(), "y", settings=sx.Settings.make(min_samples_leaf=10))
+    gaps = [n for n in result.notes if n.kind == "gap"]
+    assert sorted(n.columns for n in gaps) == [("pool",), ("porch",)]
+    porch = next(n for n in gaps if n.columns == ("porch",))
+    assert len(porch.features) >= 3 and str(porch).count('is missing in') == 1
+    assert f"moves with {len(porch.features)} of the features" in porch
+    # every sentence once, and the one that can move a top feature's number most first
+    assert len(set(result.notes)) == len(result.notes)
+    top = set(result.impact["feature"].head(5))
+    first = result.notes[0]
+    assert first.kind == "duplicate" and set(first.features) & top
+    assert set(first.columns) == {"x0", "x1"} or first.features[0] in {"x0", "x1"}
+
+
+def test_ranked_notes_follow_the_rule_of_the_method():
+    from stratpd_xl.presentation.notes import collect
+
+    ranking = pd.DataFrame({"feature": ["a", "b", "c", "d", "e", "f", "g"]})
+    found = [
+        Note("g has a wobble", "code", columns=["g"], features=["g"], moves=0.9),
+        Note("b has a gap from q", "gap", columns=["q"], features=["b"], moves=0.3),
+        Note("a has a gap from q", "gap", columns=["q"], features=["a"], moves=0.5, share=0.4),
+        "a plain sentence",
+        Note('left out "id": it looks like an identifier', "identifier", columns=["id"]),
+        Note("a is nearly c", "duplicate", columns=["c"], features=["a"], moves=0.95),
+    ]
+    ranked = collect(found, ranking)
+    assert [n.kind for n in ranked] == ["identifier", "duplicate", "gap", "code", "other"]
+    gap = ranked[2]
+    assert gap.features == ("a", "b") and gap.moves == 0.5 and "40%" in gap
+
+
+def _wide_csv(tmp_path):
+    path = tmp_path / "wide.csv"
+    _wide().to_csv(path, index=False)
+    return str(path)
+
+
+def test_the_command_line_prints_the_few_notes_that_matter_and_where_the_rest_are(
+        tmp_path, capsys):
+    from stratpd_xl.cli import main
+    from stratpd_xl.presentation.notes import SHOWN
+
+    code = main(["impact", _wide_csv(tmp_path), "-t", "y", "--min-samples-leaf", "10"])
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.startswith("note:")]
+    assert code == 0 and len(lines) == SHOWN + 1
+    assert re.search(r"note: \d+ more notes?: every one is in the output of --json", lines[-1])
+    code = main(["impact", _wide_csv(tmp_path), "-t", "y", "--min-samples-leaf", "10",
+                 "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert len(payload["notes"]) > SHOWN
+    assert {d["kind"] for d in payload["note_details"]} >= {"gap", "duplicate"}
+
+
+def test_the_report_has_a_notes_sheet_with_every_note_once_and_a_filter(tmp_path, capsys):
+    import openpyxl
+
+    from stratpd_xl import workflow
+    from stratpd_xl.cli import main
+
+    out = tmp_path / "wide.xlsx"
+    code = main(["report", _wide_csv(tmp_path), "-t", "y", "--min-samples-leaf", "10",
+                 "--trials", "1", "-o", str(out)])
+    assert code == 0
+    book = openpyxl.load_workbook(out)
+    assert book.sheetnames[:2] == ["Summary", "Notes"]
+    sheet = book["Notes"]
+    header = [c.value for c in sheet[5]]
+    assert header == ["rank", "kind", "columns", "features", "moves", "note"]
+    notes = [row[5] for row in sheet.iter_rows(min_row=6, values_only=True)]
+    expected = workflow.analysis(_wide(), "y", settings=sx.Settings.make(
+        min_samples_leaf=10, n_trials=1)).notes
+    assert notes == [str(n) for n in expected] and len(set(notes)) == len(notes)
+    assert sheet.auto_filter.ref == f"A5:F{5 + len(notes)}"
+    summary = [str(row[0]) for row in book["Summary"].iter_rows(values_only=True) if row[0]]
+    on_summary = [n for n in notes if n in summary or f"note: {n}" in summary]
+    more = [v for v in summary if re.match(r'\d+ more notes?: every one is on the "Notes" '
+                                           "sheet", v)]
+    # The summary keeps the few that matter most, and says where the rest are.
+    assert len(on_summary) == len(notes) or more == [
+        f'{len(notes) - len(on_summary)} more notes: every one is on the "Notes" sheet']

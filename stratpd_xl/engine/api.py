@@ -540,11 +540,12 @@ def _duplicating(table: Table, feature: str, index: np.ndarray) -> list[str]:
     """The other columns that most nearly determine ``feature`` over its rows, for the
     warnings that say it barely varies with them held fixed.
 
-    A numeric feature: forward selection of the numeric columns by the share of its
-    variance they explain together by least squares (area = 1st + 2nd floor + ...), at most
-    ``DUPLICATE_NAMES``, stopping once 99 % is explained or a column adds under 1 %; when
-    straight lines explain little (or the feature is categorical), the columns most
-    associated with it one by one (correlation, the between-category share, Cramér's V).
+    A numeric feature: the numeric columns whose absence would cost a least-squares fit of
+    the feature on all of them most (area = 1st + 2nd floor + ...: each part), at most
+    ``DUPLICATE_NAMES`` and each costing at least 1 % of its variance; when straight lines
+    explain under half of it (or the feature is categorical, or there are more columns than
+    half the rows), the columns most associated with it one by one (correlation, the
+    between-category share, Cramér's V).
     Computed on a fixed sample of at most ``DUPLICATE_SAMPLE`` rows: only when the warning
     is given.
     """
@@ -581,27 +582,20 @@ def _duplicating(table: Table, feature: str, index: np.ndarray) -> list[str]:
                         else _cramers_v(codes[ok], own_codes[ok]))
         single.append((strength, c))
     chosen: list[str] = []
-    if numeric and cols and np.ptp(own) > 0:
-        # Forward selection by Gram-Schmidt: each step takes the column whose part not yet
-        # explained best explains what is left of the feature (one pass over the columns).
+    if numeric and cols and np.ptp(own) > 0 and len(cols) <= index.size // 2:
+        # One least-squares fit on every numeric column; each column's share is what the fit
+        # loses without it (beta^2 / [(Z'Z)^-1]_jj): the parts of a sum lose everything, a
+        # column with a near-twin little (it stands in for the other).
         z = np.column_stack(cols)
-        left = (own - own.mean()) / own.std()
-        total = float(left @ left)
-        explained = 0.0
-        while len(chosen) < DUPLICATE_NAMES and explained < 0.99:
-            norms = np.einsum("ij,ij->j", z, z)
-            gains = np.where(norms > 1e-9 * z.shape[0], (z.T @ left) ** 2
-                             / np.maximum(norms, 1e-300), 0.0) / total
-            j = int(np.argmax(gains))
-            if gains[j] < 0.01:
-                break
-            q = z[:, j] / math.sqrt(norms[j])
-            left = left - q * (q @ left)
-            z = z - np.outer(q, q @ z)
-            explained += float(gains[j])
-            chosen.append(names[j])
-        if explained < 0.5:
-            chosen = []
+        y = (own - own.mean()) / own.std()
+        inverse = np.linalg.pinv(z.T @ z)
+        beta = inverse @ (z.T @ y)
+        fit = 1.0 - float(np.mean((y - z @ beta) ** 2))
+        diagonal = np.diag(inverse)
+        loss = np.where(diagonal > 0, beta**2 / np.maximum(diagonal, 1e-300), 0.0) / float(y @ y)
+        if fit >= 0.5:
+            best = np.argsort(-loss)[:DUPLICATE_NAMES]
+            chosen = [names[j] for j in best if loss[j] >= 0.01]
     if not chosen:
         single.sort(key=lambda t: -t[0])
         chosen = [c for strength, c in single[:DUPLICATE_NAMES] if strength >= GAP_ASSOCIATION]

@@ -49,6 +49,7 @@ from .labels import (
     unique_sheet_names,
     value_label,
 )
+from .notes import SHOWN, more_line, notes_table
 from .tables import (
     BAND_HIGH,
     BAND_LOW,
@@ -80,6 +81,8 @@ SUMMARY = "Summary"
 SAVING = "saving"
 #: The sheet of ``write_report(..., model_check=...)``.
 MODEL_CHECK = "Model check"
+#: The sheet of ``write_report`` listing every note of the analysis, sortable.
+NOTES = "Notes"
 # Native chart size in pixels; close to the picture's size (704 x 440 px at 110 dpi, which
 # Excel shows at 96/110 of that) so the two line up one under the other.
 _CHART_W, _CHART_H = 614, 384
@@ -1232,6 +1235,8 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
     order = [f for f in ranked if f in curves] + [f for f in curves if f not in set(ranked)]
     taken = [SUMMARY] + ([INTERACTIONS] if interactions is not None else [])
     taken += [MODEL_CHECK] if model_check is not None else []
+    all_notes = list(getattr(analysis, "notes", None) or [])
+    taken += [NOTES] if all_notes else []
     names = dict(zip(order, unique_sheet_names(order, taken=taken), strict=True))
     total = 1 + len(order)
 
@@ -1239,6 +1244,7 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
     summary = wb.add_sheet(SUMMARY)
     checked = wb.add_sheet(MODEL_CHECK) if model_check is not None else None
     pairs_ws = wb.add_sheet(INTERACTIONS) if interactions is not None else None
+    notes_ws = wb.add_sheet(NOTES) if all_notes else None
     sheets = {feature: wb.add_sheet(names[feature]) for feature in order}
     slots: list[_Slot] = []
 
@@ -1250,13 +1256,16 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
         # Every note the command line printed, once: a top feature's own warnings stand
         # under its sentence, the rest (columns left out, rows skipped...) under "Notes".
         said, notes = said_and_notes(list(getattr(analysis, "findings", None) or []),
-                                     list(getattr(analysis, "notes", None) or []),
-                                     str(target))
+                                     all_notes, str(target))
+        # The summary keeps the few that matter most; the Notes sheet has every one.
+        more = more_line(len(notes) - SHOWN, f'every one is on the "{NOTES}" sheet')
         slots.append(_write_impact_sheet(
             wb, summary, SUMMARY, ranking,
             title=f"What drives {target}: StratPD report", links=links, said=said,
-            notes=notes,
+            notes=notes[:SHOWN] + ([more] if more else []),
         ))
+        if notes_ws is not None:
+            _write_notes_sheet(wb, notes_ws, all_notes, str(target))
         if pairs_ws is not None:
             slots.append(_write_pairs_sheet(wb, pairs_ws, INTERACTIONS, "interactions",
                                             interactions.ranking))
@@ -1302,6 +1311,44 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
     wb.close()
     if progress is not None:
         progress(total, total, "")
+
+
+def _write_notes_sheet(wb: _Book, ws: Worksheet, notes: Sequence[str], target: str) -> None:
+    """Every note of the analysis once, ranked, as a table with a filter on each column (sort
+    by kind, find a column's notes), fitting one printed page wide."""
+    fmts = wb.formats
+    ws.write_url(0, 0, f"internal:{_quoted(SUMMARY)}!A1", fmts.link, string="<< back to Summary")
+    ws.write_string(1, 0, f"Notes on what drives {target}: {len(notes):,}, the ones that "
+                          "matter most first", fmts.title)
+    ws.write_string(2, 0, "rank: 1 matters most (docs/method.md, \"Notes\"); moves: how much "
+                          "the note can move a number, 0 to 1; features: whose numbers it "
+                          "touches", fmts.label)
+    table = notes_table(notes)
+    top = 4
+    widths = {"rank": 6.0, "kind": 11.0, "columns": 22.0, "features": 26.0, "moves": 8.0,
+              "note": 90.0}
+    wrap = fmts.get(text_wrap=True, valign="top")
+    for j, name in enumerate(table.columns):
+        ws.set_column(j, j, widths[name])
+        ws.write_string(top, j, name, fmts.get(bold=True, bottom=1))
+    for i, row in enumerate(table.itertuples(index=False), start=top + 1):
+        for j, value in enumerate(row):
+            if isinstance(value, str):
+                ws.write_string(i, j, value[:32767], wrap)
+            else:
+                ws.write_number(i, j, float(value), fmts.get(valign="top", num_format=(
+                    "0.00" if table.columns[j] == "moves" else "0")))
+        longest = max(_lines(str(row.note), widths["note"]),
+                      _lines(str(row.features), widths["features"]),
+                      _lines(str(row.columns), widths["columns"]))
+        if longest > 1:
+            ws.set_row(i, _ROW_PT * longest)
+    ws.autofilter(top, 0, top + len(table), len(table.columns) - 1)
+    ws.freeze_panes(top + 1, 0)
+    _page_setup(ws)
+    ws.set_landscape()
+    ws.repeat_rows(top)
+    ws.fit_to_pages(1, 0)
 
 
 def _quoted(sheet: str) -> str:

@@ -296,15 +296,30 @@ def conclusion(found: Sequence[Finding], target: str) -> list[tuple[str, list[st
     return [(sentence(f, target), list(f.notes)) for f in found]
 
 
+#: Notes said right under a top feature's sentence (the ones that matter most for it).
+CAVEATS = 2
+
+
 def summary(found: Sequence[Finding], notes: Sequence[str], target: str
             ) -> tuple[list[tuple[str, list[str]]], list[str]]:
     """What every front end's summary says: the conclusion (:func:`conclusion`) and every
     other note, once.
 
-    A top feature's own warnings stand under its sentence; the rest of ``notes`` (columns
-    left out, rows skipped, other features' warnings) follow, in their order, without the
-    ones already said.
+    Under a top feature's sentence stand the (at most :data:`CAVEATS`) first of ``notes``
+    that touch it (:class:`~stratpd_xl.schema.Note`'s ``features``; ``notes`` come ranked,
+    :func:`stratpd_xl.presentation.notes.collect`); the rest of ``notes`` follow, in their
+    order, without the ones already said.  Plain sentences (no ``features``) fall back to
+    each finding's own warnings.
     """
-    said = conclusion(found, target)
-    shown = {n for f in found for n in f.notes}
-    return said, [n for n in dict.fromkeys(notes) if n not in shown]
+    said: list[tuple[str, list[str]]] = []
+    used: set[str] = set()
+    as_data = any(hasattr(n, "features") for n in notes)
+    for f in found:
+        if as_data:
+            caveats = [n for n in notes
+                       if f.feature in getattr(n, "features", ()) and n not in used][:CAVEATS]
+        else:
+            caveats = list(f.notes)
+        used.update(caveats)
+        said.append((sentence(f, target), caveats))
+    return said, [n for n in dict.fromkeys(notes) if n not in used]

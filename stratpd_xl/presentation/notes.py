@@ -1,0 +1,155 @@
+"""An analysis's notes as one ranked list: each fact said once, the ones that matter first.
+
+The engine says what it sees per feature ("Alley" is missing in 93 % of the rows and moves
+with "Neighborhood"); on a wide table the same column's gaps then come back for every feature
+they touch.  :func:`collect` merges notes about the same thing (a :class:`~stratpd_xl.schema.Note`'s
+``kind`` and ``columns``) into one, worded here and naming every feature it touches, and ranks
+them by :func:`rank_key` (the rule docs/method.md states under "Notes").  Front ends show the
+first :data:`SHOWN` and say where the rest are (:func:`more_line`); the report's Notes sheet
+lists every one (:func:`notes_table`).  No I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from ..schema import Note
+
+__all__ = ["SHOWN", "TOP", "collect", "more_line", "notes_table", "rank_key"]
+
+#: Notes a front end prints or puts on a summary; the rest are on the Notes sheet / in JSON.
+SHOWN = 5
+#: A note touching one of the ranking's first TOP features comes before the others.
+TOP = 5
+#: Notes below this ``moves`` do not count as changing a top feature's number.
+MATTERS = 0.1
+#: Kinds that change what every number means or which columns were analysed at all: first.
+FIRST_KINDS = ("target", "leak", "identifier")
+#: Kinds merged into one note per kind (the columns listed), not one per column.
+BY_KIND = ("identifier", "few rows", "thin")
+#: Features named in a merged note's sentence (all of them on the Notes sheet).
+NAMED = 3
+
+
+def _quoted(names: Sequence[str], limit: int = NAMED) -> str:
+    shown = ", ".join(f'"{n}"' for n in names[:limit])
+    return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
+
+
+def _merge_gaps(group: list[Note], order: dict[str, int]) -> Note:
+    column = group[0].columns[0]
+    features = sorted({f for n in group for f in n.features}, key=lambda f: order.get(f, 1e9))
+    share = max(float(n.facts.get("share", 0.0)) for n in group)
+    example = group[0]
+    # The exclude hint is the same for every member: keep the engine's words for it.
+    hint = example[example.index("fill its gaps"):] if "fill its gaps" in example else ""
+    text = (f'"{column}" is missing in {share:.0%} of the rows and moves with '
+            f"{len(features):,} of the features ({_quoted(features)}): where it is missing "
+            "its effect is not held fixed, which can tilt their results"
+            + (f"; {hint}" if hint else ""))
+    return Note(text, "gap", columns=[column], features=features,
+                moves=max(n.moves for n in group), share=share)
+
+
+def _merge_kind(group: list[Note], order: dict[str, int]) -> Note:
+    kind = group[0].kind
+    columns = list(dict.fromkeys(c for n in group for c in n.columns))
+    features = sorted({f for n in group for f in n.features}, key=lambda f: order.get(f, 1e9))
+    moves = max(n.moves for n in group)
+    if kind == "few rows":
+        text = (f"categories of {len(columns):,} features rest on fewer than 5 rows "
+                f"({_quoted(columns, 8)}; few_rows in their tables): their effects are little "
+                "more than those rows' noise; merge rare categories or add rows")
+    else:  # identifiers, thinly backed features: their own sentences, joined
+        text = "; ".join(group)
+    return Note(text, kind, columns=columns, features=features, moves=moves)
+
+
+def collect(notes: Iterable[str], ranking: pd.DataFrame | None = None) -> list[Note]:
+    """Every note once, merged by what it is about, ranked (most important first).
+
+    Parameters
+    ----------
+    notes : iterable of str
+        The notes in the order they were found: :class:`~stratpd_xl.schema.Note` objects
+        (kind, columns, features, moves) or plain sentences (``kind="other"``).
+    ranking : DataFrame, optional
+        The impact ranking (``feature``, largest first): a note touching one of its first
+        :data:`TOP` features comes before the others.
+
+    Returns
+    -------
+    list of Note
+        Repeated sentences once; a gap column's notes as one note naming every feature it
+        touches; rare categories and identifiers one note per kind; ranked by
+        :func:`rank_key`.
+    """
+    order: dict[str, int] = {}
+    if ranking is not None and "feature" in ranking.columns:
+        order = {str(f): i for i, f in enumerate(ranking["feature"])}
+    groups: dict[tuple, list[Note]] = {}
+    for text in dict.fromkeys(notes):  # the same sentence twice is one note
+        note = Note.of(text)
+        if note.kind == "gap" and note.columns:
+            key: tuple = ("gap", note.columns[0])
+        elif note.kind in BY_KIND:
+            key = (note.kind,)
+        else:
+            key = ("one", len(groups))
+        groups.setdefault(key, []).append(note)
+    merged = []
+    for key, group in groups.items():
+        if len(group) == 1:
+            merged.append(group[0])
+        elif key[0] == "gap":
+            merged.append(_merge_gaps(group, order))
+        else:
+            merged.append(_merge_kind(group, order))
+    places = {id(n): i for i, n in enumerate(merged)}
+    return sorted(merged, key=lambda n: rank_key(n, order, places[id(n)]))
+
+
+def rank_key(note: Note, order: dict[str, int], place: int = 0) -> tuple:
+    """Where ``note`` stands among an analysis's notes (smaller first).
+
+    1. notes that change what every number means or what was analysed (a yes/no target's
+       units, columns restating the target, columns left out as identifiers);
+    2. notes that can move the number of a top-:data:`TOP` feature of the ranking by a
+       visible amount (``moves`` at least :data:`MATTERS`);
+    3. the rest.
+    Within each: larger ``moves`` first, then the best-ranked feature touched, then the
+    order found.
+    """
+    best = min((order.get(f, len(order) + 1) for f in note.features), default=len(order) + 1)
+    if note.kind in FIRST_KINDS:
+        tier = 0
+    elif best < TOP and note.moves >= MATTERS:
+        tier = 1
+    else:
+        tier = 2
+    return (tier, -round(note.moves, 2), best, place)
+
+
+def more_line(n_more: int, where: str) -> str | None:
+    """'12 more notes: <where>' or None when every note was shown."""
+    if n_more <= 0:
+        return None
+    return f"{n_more:,} more note{'s' if n_more != 1 else ''}: {where}"
+
+
+def notes_table(notes: Sequence[str]) -> pd.DataFrame:
+    """The Notes sheet: one row per note, in rank order.
+
+    Columns: ``rank`` (1 = matters most), ``kind`` (:data:`stratpd_xl.schema.NOTE_KINDS`),
+    ``columns`` (the columns it names), ``features`` (the features whose numbers it
+    touches), ``moves`` (how much it can move a number, 0 to 1) and ``note`` (the sentence).
+    """
+    rows = []
+    for i, text in enumerate(notes, start=1):
+        note = Note.of(text)
+        rows.append({"rank": i, "kind": note.kind, "columns": ", ".join(note.columns),
+                     "features": ", ".join(note.features), "moves": round(note.moves, 2),
+                     "note": str(note)})
+    return pd.DataFrame(rows, columns=["rank", "kind", "columns", "features", "moves", "note"])
