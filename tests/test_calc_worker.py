@@ -372,3 +372,13 @@ def test_a_second_worker_of_the_same_libreoffice_replaces_the_first(tmp_path):
     assert f"stratpd-xl worker {old.pid}: replaced by worker {second._proc.pid}" in log
     first.stop()
     second.stop()
+
+
+def test_a_runaway_answer_is_cut_at_the_limit_and_the_worker_stopped(tmp_path, monkeypatch):
+    monkeypatch.setattr(calc_client, "ANSWER_LIMIT", 1024**2)
+    python = fake_python(tmp_path, f"echo '{HELLO}'; exec cat /dev/zero")
+    w = Worker(python, log_path=str(tmp_path / "log"), call_timeout=60)
+    start = time.monotonic()
+    with pytest.raises(WorkerError, match="wrote an answer over 1 MB and was stopped"):
+        w.call("PING")
+    assert w._proc is None and time.monotonic() - start < 30

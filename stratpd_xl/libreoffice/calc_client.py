@@ -69,6 +69,12 @@ def _how_it_ended(code: int | None) -> str:
     return f"exit code {code}"
 
 
+#: Longest answer line read from the worker (a formula's cells or a report's plan take a few
+#: MB); a longer one means a runaway worker, which is stopped.
+ANSWER_LIMIT = 64 * 1024**2
+_TOO_LONG = b"<answer over ANSWER_LIMIT>"  # what the reader thread queues for such a line
+
+
 class WorkerError(Exception):
     """The worker could not answer; the message is one sentence for the user."""
 
@@ -154,7 +160,15 @@ class Worker:
 
     @staticmethod
     def _read(proc: subprocess.Popen, lines: queue.Queue) -> None:
-        for line in proc.stdout:  # type: ignore[union-attr]
+        while True:
+            # At most ANSWER_LIMIT bytes a line: a runaway worker writing without end must
+            # not fill LibreOffice's memory until the time-out.
+            line = proc.stdout.readline(ANSWER_LIMIT + 1)  # type: ignore[union-attr]
+            if not line:
+                break
+            if len(line) > ANSWER_LIMIT:
+                lines.put(_TOO_LONG)
+                return  # the worker is stopped by the call that reads this
             lines.put(line)
         lines.put(None)  # end of output: the worker stopped
 
@@ -229,6 +243,12 @@ class Worker:
             ) from None
         if line is None:
             raise self._died()
+        if line is _TOO_LONG:
+            self.stop()
+            raise WorkerError(
+                f"the stratpd-xl worker wrote an answer over {ANSWER_LIMIT // 1024**2} MB and "
+                "was stopped; recalculate to start it again"
+            )
         try:
             message = json.loads(line)
         except ValueError:
