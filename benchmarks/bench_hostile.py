@@ -359,6 +359,137 @@ def read_only_output(folder: Path) -> list[str]:
             str(target)]
 
 
+# --------------------------------------------------------------------------- newer surfaces
+
+
+def _shell(command: str) -> list[str]:
+    return ["sh", "-c", command]
+
+
+def _cli_text() -> str:
+    return " ".join(f"'{part}'" for part in CLI)
+
+
+def stdin_endless(folder: Path) -> list[str]:
+    # Without a limit while streaming, this copied until the disk was full.
+    return _shell(f"yes | {_cli_text()} curve - -t y -f x")
+
+
+def stdin_closed(folder: Path) -> list[str]:
+    return _shell(f"{_cli_text()} curve - -t y -f x 0<&-")
+
+
+def stdout_closed(folder: Path) -> list[str]:
+    return _shell(f"{_cli_text()} curve '{_table(folder / 't.csv')}' -t y -f x 1>&-")
+
+
+def stdout_full(folder: Path) -> list[str]:
+    return _shell(f"{_cli_text()} impact '{_table(folder / 't.csv')}' -t y > /dev/full")
+
+
+def svg_control_characters(folder: Path) -> list[str]:
+    rng = np.random.default_rng(0)
+    n = 2_000
+    kind = rng.choice(["a\x01", "b\x02", "c\x1b[2J"], n)
+    x = rng.uniform(0, 10, n)
+    frame = pd.DataFrame({"x\x01": x.round(3), "kind": kind,
+                          "y": (x + (kind == "a\x01") * 5 + rng.normal(0, .1, n)).round(3)})
+    path = folder / "ctl.csv"
+    frame.to_csv(path, index=False)
+    runs = [["curve", "-f", "kind"], ["compare", "-f", "kind"],
+            ["curve", "-f", "x\x01", "--by", "kind"], ["interactions"]]
+    return _api(f"""
+        import xml.etree.ElementTree as ET
+        from stratpd_xl.cli import main
+        for i, args in enumerate({runs!r}):
+            out = "{folder}/o%d.svg" % i
+            assert main([args[0], "{path}", "-t", "y", "-q", "--trials", "2", *args[1:],
+                         "-o", out]) == 0
+            ET.parse(out)  # raises when the SVG is not XML
+        print("4 SVGs (curve, compare, --by, interactions), each XML", file=sys.stderr)
+    """)
+
+
+def compare_huge_target(folder: Path) -> list[str]:
+    rng = np.random.default_rng(0)
+    n = 2_000
+    x, z = rng.uniform(0, 10, n), rng.uniform(0, 10, n)
+    pd.DataFrame({"x": x, "z": z, "y": (2 * x + z + 10) * 1e305}).to_csv(
+        folder / "huge_y.csv", index=False)
+    return [*CLI, "compare", str(folder / "huge_y.csv"), "-t", "y", "-f", "x", "-o",
+            str(folder / "c.csv")]
+
+
+def worker_requests(folder: Path) -> list[str]:
+    # The 1 GB line is written 1 MB at a time: the peak is the worker's, not this script's.
+    return _api("""
+        import json, subprocess
+        worker = subprocess.Popen([sys.executable, "-m", "stratpd_xl.libreoffice.worker"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        worker.stdout.readline()  # hello
+        def ask(*parts):
+            for part in parts:
+                worker.stdin.write(part)
+            worker.stdin.write(b"\\n")
+            worker.stdin.flush()
+            return json.loads(worker.stdout.readline())
+        said = [ask(b"[" * 200_000 + b"]" * 200_000)["error"][:40]]
+        chunk = b"a" * 2**20
+        said.append(ask(b'{"id": 2, "op": "PING", "args": {}, "x": "', *[chunk] * 1024, b'"}')
+                    ["error"][:40])
+        answer = ask(b'{"id": 3, "op": "STRATIMPACT", "args": {"data": [["y"], [1.0]], '
+                     b'"target": "\\ud800"}}')
+        said.append(str(answer.get("error") or answer["result"][0][0])[:40])
+        said.append(str(ask(b'{"id": NaN, "op": "PING", "args": {}}')))
+        worker.stdin.close()
+        worker.wait()
+        print(" / ".join(said), file=sys.stderr)
+        sys.exit(2)
+    """)
+
+
+def half_emoji(folder: Path) -> list[str]:
+    return _api("""
+        from stratpd_xl import spreadsheet
+        r = np.random.default_rng(0)
+        kind = r.choice(["\\ud83d", "b", "c"], 2_000)
+        x = r.uniform(0, 10, 2_000)
+        cells = [["x", "kind", "y"], *zip(x, kind, x + (kind == "b") * 3)]
+        print(spreadsheet.stratimpact(cells, "y")[1:], file=sys.stderr)
+    """)
+
+
+def inf_third(folder: Path) -> list[str]:
+    rng = np.random.default_rng(0)
+    n = 1_000
+    x, z = rng.uniform(0, 10, n).round(3), rng.uniform(0, 10, n).round(3)
+    shown = x.astype(object)
+    shown[::3] = "inf"
+    pd.DataFrame({"x": shown, "z": z, "y": (2 * x + z).round(3)}).to_csv(
+        folder / "inf.csv", index=False)
+    return [*CLI, "curve", str(folder / "inf.csv"), "-t", "y", "-f", "x"]
+
+
+def ice_name_clash(folder: Path) -> list[str]:
+    return [*CLI, "compare", str(_table(folder / "t.csv")), "-t", "y", "-f", "x", "--ice",
+            "-o", str(folder / "x.csv"), "-o", str(folder / "x-ice.csv")]
+
+
+def line_break_name(folder: Path) -> list[str]:
+    return [*CLI, "curve", str(_table(folder / "t.csv")), "-t", "y", "-f", "x", "-q",
+            "-o", str(folder / "a\nb.csv")]
+
+
+def wide_interactions(folder: Path) -> list[str]:
+    rng = np.random.default_rng(0)
+    n, k = 2_000, 300
+    frame = pd.DataFrame(rng.uniform(0, 10, (n, k)).round(3),
+                         columns=[f"c{i}" for i in range(k)])
+    frame["y"] = (frame["c0"] * frame["c1"] + frame["c2"]).round(3)
+    frame.to_csv(folder / "wide300.csv", index=False)
+    return [*CLI, "interactions", str(folder / "wide300.csv"), "-t", "y"]
+
+
 def api(code: str) -> Case:
     return lambda folder: _api(code)
 
@@ -433,6 +564,38 @@ CASES: dict[str, Case] = {
     "W API constant target": api("""
         sx.impact(pd.DataFrame({"x": np.arange(100.0), "y": 5.0}), "y")
     """),
+    "R1 yes | curve - (endless standard input)": stdin_endless,
+    "R2 control characters -> 4 SVGs": svg_control_characters,
+    "R3 compare on a target of 1e306": compare_huge_target,
+    "R4 Calc worker: 200,000 brackets, 1 GB line, ...": worker_requests,
+    "R5 half an emoji in a formula's range": half_emoji,
+    "R6 standard input closed (0<&-)": stdin_closed,
+    "R6 standard output closed (1>&-)": stdout_closed,
+    "R7 API compare, repeated labels": api("""
+        d = pd.DataFrame(np.arange(300.0).reshape(100, 3), columns=["x", "x", "y"])
+        sx.compare(d, "y", "x")
+    """),
+    "R7 API a list in a target cell": api("""
+        d = pd.DataFrame({"x": np.arange(100.0), "y": [[1.0]] * 100})
+        sx.compare(d, "y", "x")
+    """),
+    "R7 API ice(rows=-5)": api("""
+        r = np.random.default_rng(0)
+        d = pd.DataFrame({"x": r.uniform(0, 1, 300), "z": r.uniform(0, 1, 300)})
+        d["y"] = d["x"] + d["z"]
+        sx.ice(d, "y", "x", rows=-5)
+    """),
+    "R7 API a 2-D array as data": api("""
+        sx.compare(np.zeros((100, 3)), "y", "x")
+    """),
+    "R7 API a range as target": api("""
+        sx.impact(pd.DataFrame({"x": np.arange(100.0), "y": np.arange(100.0) % 7}), range(3))
+    """),
+    "W a third of a column inf": inf_third,
+    "W compare --ice -o x.csv -o x-ice.csv": ice_name_clash,
+    "W -o with a line break in the name": line_break_name,
+    "W standard output on /dev/full": stdout_full,
+    "W interactions on 300 columns": wide_interactions,
 }
 
 

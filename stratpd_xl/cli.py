@@ -972,8 +972,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     # -o x.csv -o x-ice.csv: the ICE table of x.csv goes to x-ice.csv; said before the fit,
     # not found when writing it.
     given = {o.resolve(): o for o in outs}
-    for ice_out, out in zip(ice_outs, [o for o in outs if o.suffix.lower() == ".csv"],
-                            strict=True):
+    tables = [o for o in outs if o.suffix.lower() == ".csv"] if args.ice else []
+    for ice_out, out in zip(ice_outs, tables, strict=True):
         if ice_out.resolve() in given:
             raise _UserError(f'"{given[ice_out.resolve()]}" is where --ice writes the ICE '
                              f'table of "{out}"; give one of them another name')

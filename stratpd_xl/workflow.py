@@ -826,6 +826,7 @@ def compare(
     from .presentation import compare as words
 
     settings = settings or Settings()
+    n_ice = _ice_rows(ice_rows, "ice_rows")
     pair = isinstance(feature, list | tuple)
     named = list(feature) if pair else [feature]
     if pair and len(named) != 2:
@@ -869,7 +870,7 @@ def compare(
         individual = model.ice_table(
             fitted, name, model.curve_grid(fitted, curve_, name),
             labels=curve_[curve_.columns[0]].to_numpy(),
-            n_rows=_ice_rows(ice_rows, "ice_rows"), seed=seed,
+            n_rows=n_ice, seed=seed,
         )
     return CompareResult(table, problem.target, problem.features, individual, notes)
 
@@ -900,6 +901,7 @@ def ice(
     from .presentation import compare as words
 
     settings = settings or Settings()
+    n_rows = _ice_rows(rows, "rows")  # before the model is fitted
     problem = prepare(
         frame, target, [feature], settings=settings, categorical=categorical, orders=orders,
         how_to_keep=how_to_keep, positive=positive,
@@ -910,7 +912,7 @@ def ice(
                              positive=positive, random_state=seed)
     name = problem.features[0]
     grid = model.feature_grid(fitted, name, ICE_POINTS)
-    table = model.ice_table(fitted, name, grid, n_rows=_ice_rows(rows, "rows"), seed=seed)
+    table = model.ice_table(fitted, name, grid, n_rows=n_rows, seed=seed)
     yes_no = yes_no_target(problem.frame[problem.target], problem.target, positive)
     table.attrs.update(
         model_r2=fitted.score.get("r2"), model_auc=fitted.score.get("auc"),

@@ -158,6 +158,8 @@ def test_compare_on_a_target_near_1e306_gives_the_scaled_answer(tmp_path, capsys
     big.to_csv(path, index=False)
     assert cli.main(["compare", str(path), "-t", "price", "-f", "area", "-q", "-o",
                      str(tmp_path / "c.csv"), "--ice"]) == 0, capsys.readouterr().err
+    assert cli.main(["compare", str(path), "-t", "price", "-f", "area", "-q", "-o",
+                     str(tmp_path / "plain.csv")]) == 0, capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- half characters
