@@ -445,7 +445,12 @@ def test_cache_is_bounded():
 
 
 def test_warm_up_runs_both_kernels_and_the_chart(xl, monkeypatch):
-    assert xl.udfs.wait_for_warm_up(0), "the import-time warm-up must have finished"
+    from stratpd_xl import spreadsheet
+
+    # Importing the formulas started it (no test may switch it off for the others: conftest).
+    thread = spreadsheet._warm_up_thread
+    assert thread is not None and thread.name == "stratpd-warm-up", "no warm-up thread"
+    assert xl.udfs.wait_for_warm_up(300), "the import-time warm-up did not finish"
     import stratpd_xl.engine as engine
     import stratpd_xl.presentation.charts as charts
 
@@ -463,8 +468,6 @@ def test_warm_up_runs_both_kernels_and_the_chart(xl, monkeypatch):
 
     monkeypatch.setattr(engine, "partial_dependence", recording_pd)
     monkeypatch.setattr(charts, "figure_png", recording_png)
-    from stratpd_xl import spreadsheet
-
     spreadsheet._warm_up()
     assert seen == [("x", "numeric"), ("c", "categorical"), ("png", True)]
 

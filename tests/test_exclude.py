@@ -240,7 +240,10 @@ def test_exclude_is_declared_by_every_front_end():
     import inspect
 
     from stratpd_xl import spreadsheet
-    from stratpd_xl.excel import lite, ribbon, udfs
+
+    with pytest.MonkeyPatch.context() as env:  # lite.py turns the warm-up off for Pyodide
+        env.setenv("STRATPD_XL_WARMUP", "0")
+        from stratpd_xl.excel import lite, ribbon, udfs
     from stratpd_xl.libreoffice import extension
 
     for name, args in extension.FORMULAS.items():

@@ -259,9 +259,6 @@ def test_report_gets_an_interactions_sheet(shop_csv, tmp_path):
 
 
 def test_formulas_spill_the_by_group_curve_and_the_surface(regions):
-    import os
-
-    os.environ.setdefault("STRATPD_XL_WARMUP", "0")
     from stratpd_xl.excel import udfs
     from stratpd_xl.input.sheet import cells_from_frame
 

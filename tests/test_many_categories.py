@@ -270,14 +270,28 @@ def _children(pid: int) -> list[int]:
     return [int(c) for c in found]
 
 
+@pytest.fixture(scope="module")
+def slow_report_input(tmp_path_factory) -> Path:
+    """A report of 10 s or more at rest (200,000 rows, 10,000 categories and five numeric
+    columns, a band of 10 trials): the 1 MB file of ``many`` took 2.5 s and was sometimes
+    done before the signal came."""
+    data, _ = _levels(10_000, 200_000, seed=1)
+    rng = np.random.default_rng(1)
+    for i in range(4):
+        data[f"w{i}"] = rng.uniform(size=len(data)).round(3)
+    path = tmp_path_factory.mktemp("slow") / "slow.csv"
+    data.to_csv(path, index=False)
+    return path
+
+
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
-def test_the_command_s_helper_ends_with_the_command(many, tmp_path, how):
+def test_the_command_s_helper_ends_with_the_command(slow_report_input, tmp_path, how):
     # The whole command as typed: kill -9 (or Ctrl+C) while `report` is at work, once its
     # picture helper runs.  The helper must not draw on as an orphan.
     if not Path("/proc/self/task").exists():
         pytest.skip("needs Linux's /proc to find the helper")
     command = subprocess.Popen(
-        [sys.executable, "-m", "stratpd_xl.cli", "report", str(many[10_000]), "-t", "y",
+        [sys.executable, "-m", "stratpd_xl.cli", "report", str(slow_report_input), "-t", "y",
          "-o", str(tmp_path / "r.xlsx")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
@@ -289,7 +303,10 @@ def test_the_command_s_helper_ends_with_the_command(many, tmp_path, how):
             time.sleep(0.05)
         if not helpers:
             pytest.skip("the command started no helper (fewer than two cores?)")
+        # The helper has begun (its parent watch starts first thing); the report is reading
+        # or analysing, seconds from its end.
         time.sleep(0.5)
+        assert command.poll() is None, "the report ended before it could be interrupted"
         command.send_signal(how)
         _, err = command.communicate(timeout=60)
         if how == signal.SIGINT:

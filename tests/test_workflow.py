@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -101,7 +100,6 @@ def test_every_front_end_gives_the_same_sentence(frame, tmp_path, capsys, target
     shop().to_csv(path, index=False)
     assert main(["curve", str(path), "-t", target, "-f", feature]) == 2
     assert phrase in capsys.readouterr().err
-    os.environ.setdefault("STRATPD_XL_WARMUP", "0")
     from stratpd_xl.excel import udfs
 
     cell = udfs.STRATPD(cells_from_frame(shop()), target, feature)

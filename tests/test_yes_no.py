@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,8 +11,6 @@ from stratpd_xl.cli import main
 from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.input.sheet import cells_from_frame
 from stratpd_xl.presentation import labels, tables
-
-os.environ.setdefault("STRATPD_XL_WARMUP", "0")
 
 
 def churn(n: int = 1500, seed: int = 0) -> pd.DataFrame:

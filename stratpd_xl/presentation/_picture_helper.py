@@ -22,9 +22,13 @@ from typing import Any
 PARENT_CHECK_S = 0.2
 
 
-def _end_with_parent() -> None:
-    """Exit as soon as the process that started this one is gone (``kill -9`` included)."""
-    parent = os.getppid()
+def _end_with_parent(parent: int | None = None) -> None:
+    """Exit as soon as the process that started this one is gone (``kill -9`` included).
+
+    ``parent`` is that process's id as it gave it: one killed while this process was still
+    starting has already handed it to another parent, so ``os.getppid()`` would name that one.
+    """
+    parent = os.getppid() if parent is None else parent
     if sys.platform.startswith("linux"):
         try:  # the kernel's own signal on the parent's death: no polling needed
             import ctypes
@@ -62,7 +66,7 @@ def _windows_watch(parent: int) -> Any:
 
 def main() -> None:
     """Serve picture requests on stdin/stdout until stdin closes or the parent ends."""
-    _end_with_parent()
+    _end_with_parent(int(sys.argv[1]) if len(sys.argv) > 1 else None)
     inbox = sys.stdin.buffer
     outbox = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not garble replies

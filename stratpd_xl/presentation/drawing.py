@@ -113,7 +113,7 @@ class _Helper:
         )
         flags = getattr(subprocess, "CREATE_NO_WINDOW", 0)  # no console flashing on Windows
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "stratpd_xl.presentation._picture_helper"],
+            [sys.executable, "-m", "stratpd_xl.presentation._picture_helper", str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env, creationflags=flags,
         )

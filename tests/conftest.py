@@ -1,0 +1,61 @@
+"""What every test shares: nothing written into the checkout, no environment left changed.
+
+* Bytecode goes under the system's temporary folder (``sys.pycache_prefix`` here,
+  ``PYTHONPYCACHEPREFIX`` for the Pythons the tests start), and hypothesis keeps its examples
+  there too, so a run leaves the checkout as it found it and parallel runs (``pytest -n``)
+  share no file in it.
+* A test that changes ``os.environ`` must do it through ``monkeypatch``: one that leaves a
+  variable changed (``STRATPD_XL_WARMUP=0`` set at import switched the warm-up thread off for
+  every later test) fails, and so does a test module that changes it while it is collected.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+_SCRATCH = Path(tempfile.gettempdir()) / f"stratpd-xl-tests-{getattr(os, 'getuid', int)()}"
+
+# Set once, before anything is compared: the same for every test and every worker.
+os.environ.setdefault("PYTHONPYCACHEPREFIX", str(_SCRATCH / "pycache"))
+sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+settings.register_profile(
+    "stratpd-xl", database=DirectoryBasedExampleDatabase(_SCRATCH / "hypothesis"))
+settings.load_profile("stratpd-xl")
+
+# Set by pytest and pytest-xdist themselves while a test runs, and by scikit-learn when it is
+# first imported (for OpenMP).
+_RUNNER_VARIABLES = ("PYTEST_", "COV_CORE_", "KMP_DUPLICATE_LIB_OK", "KMP_INIT_AT_FORK")
+_AT_START = dict(os.environ)
+
+
+def _changed(before: dict[str, str]) -> list[str]:
+    now = os.environ
+    keys = {k for k in set(before) | set(now) if not k.startswith(_RUNNER_VARIABLES)}
+    return sorted(f"{k}: {before.get(k)!r} -> {now.get(k)!r}" for k in keys
+                  if before.get(k) != now.get(k))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    changed = _changed(_AT_START)
+    if changed:
+        raise pytest.UsageError(
+            "importing the test modules changed the environment of every test (use "
+            "monkeypatch inside a test instead): " + "; ".join(changed))
+
+
+@pytest.fixture(autouse=True)
+def _environment_restored() -> Iterator[None]:
+    before = dict(os.environ)
+    yield
+    changed = _changed(before)
+    assert not changed, (
+        "the test left the environment changed for every later test (use monkeypatch): "
+        + "; ".join(changed))
