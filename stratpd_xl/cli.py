@@ -1139,7 +1139,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
                 _note(note)
             _say(f"model check: {check.attrs['model_sentence']}")
             for row in check.itertuples(index=False):
-                _say(f"  {row.feature}: agreement {row.agreement:.2f}")
+                _say(f"  {row.feature}: agreement {row.agreement:.2f}, {row.verdict}")
         _step("drawing")
         _write_atomic(out, lambda p: write_report(result, p, drawer=drawer,
                                                   interactions=pairs, model_check=check,

@@ -947,9 +947,12 @@ def model_check(
     -------
     DataFrame
         One row per feature in the ranking's order: ``feature``, ``kind``, ``agreement``,
-        ``agreement_ale``, ``extrapolation``, ``largest_gap``, ``sentence``.  ``attrs``:
-        ``target``, ``model_r2``, ``model_auc``, ``model_brier``, ``model_rows``,
-        ``model_sentence``, ``notes`` (columns the model left out).
+        ``agreement_ale``, ``verdict`` (which curve to believe, in a few words:
+        :func:`stratpd_xl.presentation.compare.verdict`), ``extrapolation``, ``largest_gap``,
+        ``sentence``.  ``attrs``: ``target``, ``model_r2``, ``model_auc``, ``model_brier``,
+        ``model_rows``, ``model_sentence``, ``notes`` (columns the model left out) and
+        ``tables`` (feature -> :func:`stratpd_xl.model.compare_curves`'s table, for the
+        picture).
 
     Raises
     ------
@@ -972,23 +975,27 @@ def model_check(
     order = [str(f) for f in result.impact["feature"] if str(f) in result.curves]
     rows = []
     attrs: dict[str, Any] = {}
+    tables: dict[str, pd.DataFrame] = {}
     for name in order:
         if name not in fitted.columns:
             continue  # left out of the model (too many categories): said in the notes
         table = model.compare_curves(fitted, result.curves[name], seed=seed)
         attrs = table.attrs
+        tables[name] = table
         rows.append({
             "feature": name,
             "kind": str(table.attrs.get("kind", "numeric")),
             "agreement": table.attrs["agreement"],
             "agreement_ale": table.attrs["agreement_ale"],
+            "verdict": words.verdict(table.attrs),
             "extrapolation": table.attrs["extrapolation"],
             "largest_gap": table.attrs.get("largest_gap", float("nan")),
             "sentence": words.agreement_sentence(table.attrs),
         })
     check = pd.DataFrame(rows, columns=["feature", "kind", "agreement", "agreement_ale",
-                                        "extrapolation", "largest_gap", "sentence"])
+                                        "verdict", "extrapolation", "largest_gap", "sentence"])
     check.attrs = {
+        "tables": tables,
         "target": problem.target,
         "model_r2": fitted.score.get("r2"),
         "model_auc": fitted.score.get("auc"),

@@ -329,7 +329,10 @@ def test_report_compare_adds_a_model_check_sheet(tmp_path, capsys) -> None:
     body = [r for r in cells[header + 1:] if r[0]]
     assert {r[0] for r in body} == {"height", "pregnant", "education", "sex"}
     for r in body:
-        assert 0 <= r[2] <= 1 and isinstance(r[6], str) and "StratPD and the model" in r[6]
+        assert 0 <= r[2] <= 1 and isinstance(r[7], str) and "StratPD and the model" in r[7]
+        assert r[4] in ("agree", "agree, wide bands", "same direction, sizes differ",
+                        "trust StratPD", "trust the model",
+                        "trust neither", "few rows there", "read both")
     # without --compare: no such sheet
     plain = tmp_path / "plain.xlsx"
     assert main(["report", str(data), "-t", "weight", "--trials", "1", "-o", str(plain)]) == 0

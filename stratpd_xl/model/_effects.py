@@ -234,19 +234,28 @@ def centre(curve: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return curve - float(np.average(curve[ok], weights=weights[ok]))
 
 
-def agreement(a: np.ndarray, b: np.ndarray, weights: np.ndarray, floor: float) -> float:
+def agreement(a: np.ndarray, b: np.ndarray, weights: np.ndarray, floor: float,
+              tolerance: np.ndarray | None = None) -> float:
     """How closely two centred curves agree, from 0 (not at all) to 1 (the same).
 
-    ``1 - 2 ||a - b|| / max(||a||, ||b||, floor)`` clipped to [0, 1], with ``||v||`` the
-    root of the ``weights``-average of v² (each point weighted by the rows it stands for):
-    curves apart by a tenth of the larger effect score 0.8, by half of it or more 0.  Two
-    curves whose effects are both below ``floor`` (in target units) agree; one flat and one
-    not, or one the other's mirror image, give 0.
+    ``1 - 2 ||e|| / max(||a||, ||b||, floor)`` clipped to [0, 1], with ``||v||`` the root of
+    the ``weights``-average of v² (each point weighted by the rows it stands for) and ``e``
+    the gap between the curves *beyond their uncertainty*: ``max(0, |a - b| - tolerance)``
+    at each point (``tolerance`` the half-width both curves' 95 % bands allow together; 0
+    when not given).  Curves apart by a tenth of the larger effect beyond their bands score
+    0.8, by half of it or more 0; curves within each other's bands score 1.  Two curves
+    whose effects are both below ``floor`` (in target units) agree; one flat and one not,
+    or one the other's mirror image, give 0 unless the bands hold the difference.
     """
     ok = ~np.isnan(a) & ~np.isnan(b) & (weights > 0)
+    if tolerance is not None:
+        tolerance = np.nan_to_num(np.asarray(tolerance, dtype=float), nan=0.0)
     if not ok.any():
         return float("nan")
     w = weights[ok] / weights[ok].sum()
+    gap = np.abs(a[ok] - b[ok])
+    if tolerance is not None:
+        gap = np.maximum(0.0, gap - np.maximum(tolerance[ok], 0.0))
     a, b = a[ok], b[ok]
 
     def norm(v: np.ndarray) -> float:
@@ -255,7 +264,7 @@ def agreement(a: np.ndarray, b: np.ndarray, weights: np.ndarray, floor: float) -
     scale = max(norm(a), norm(b), floor)
     if scale <= 0:
         return 1.0
-    return float(min(1.0, max(0.0, 1.0 - 2.0 * norm(a - b) / scale)))
+    return float(min(1.0, max(0.0, 1.0 - 2.0 * norm(gap) / scale)))
 
 
 def two_way_partial_dependence(model: Fitted, features: tuple[str, str],

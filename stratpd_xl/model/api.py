@@ -6,6 +6,7 @@ the checks :mod:`stratpd_xl.workflow`'s.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -108,6 +109,43 @@ def extrapolation_share(model: Fitted, feature: str, *, seed: int = 0) -> float:
     return float(np.mean(ratio < OUTSIDE_RATIO))
 
 
+#: Rows near a point of a numeric curve, for the model's uncertainty there: those within this
+#: share of the feature's 5 %-95 % range on either side.
+NEAR_SHARE = 0.05
+#: Student's t for a 95 % band from many rows.
+Z95 = 1.96
+
+
+def model_halfwidth(model: Fitted, feature: str, grid: np.ndarray, categorical: bool
+                    ) -> np.ndarray:
+    """A 95 % half-width of the model's curve at each grid point (model units).
+
+    The model's error on rows it did not see (``sqrt(1 - R²)`` times the target's standard
+    deviation; for yes/no the root of the Brier score) over the root of the training rows
+    the model learnt that point from: the rows of the category, or of x within
+    :data:`NEAR_SHARE` of the range on either side.  A model fitted to few rows near a value,
+    or a weak model, has a wide band there.
+    """
+    r2 = model.score.get("r2")
+    if r2 is None or not np.isfinite(r2):
+        return np.zeros(grid.size)
+    error = math.sqrt(max(0.0, 1.0 - float(r2))) * float(np.std(model.y))
+    values = model.values(feature)
+    values = values[~np.isnan(values)]
+    share = model.score.get("n_train") or values.size
+    share = min(1.0, float(share) / max(1, len(model.y)))
+    if categorical:
+        near = np.bincount(values.astype(int), minlength=len(model.categories[feature]))
+        near = near[grid.astype(int)].astype(float)
+    else:
+        lo, hi = np.percentile(values, [5, 95]) if values.size else (0.0, 0.0)
+        h = NEAR_SHARE * (hi - lo)
+        ordered = np.sort(values)
+        near = (np.searchsorted(ordered, grid + h, side="right")
+                - np.searchsorted(ordered, grid - h, side="left")).astype(float)
+    return Z95 * error / np.sqrt(np.maximum(near * share, 1.0))
+
+
 def _region(gap: np.ndarray) -> tuple[int, int]:
     """First and last index of the run of large gaps around the largest one."""
     top = int(np.nanargmax(gap))
@@ -144,11 +182,16 @@ def compare_curves(model: Fitted, curve: pd.DataFrame, *, seed: int = 0) -> pd.D
         ``model_auc`` and ``model_brier`` (yes/no), ``model_rows`` (rows learnt from, rows
         scored), ``agreement`` (StratPD vs PDP, see
         :func:`~stratpd_xl.model._effects.agreement`), ``agreement_ale`` (StratPD vs ALE),
-        ``largest_gap`` (largest |stratpd - pdp|, target units), ``disagree_from`` /
+        ``largest_gap`` (largest |stratpd - pdp| beyond both bands, target units; the largest
+        gap when the bands hold it everywhere), ``disagree_from`` /
         ``disagree_to`` (x range around it where the gap is at least half as large) or
         ``disagree_category``, ``disagree_rows`` (rows in that range),
-        ``extrapolation`` (see :func:`extrapolation_share`), ``effect_size``
-        (root mean square of StratPD's curve) and ``target_sd``.
+        ``extrapolation`` (see :func:`extrapolation_share`), ``effect_size``,
+        ``pdp_size`` and ``ale_size`` (root mean square of each centred curve over the rows),
+        ``band_size`` (the same of what both curves' bands allow together: StratPD's
+        pointwise band and :func:`model_halfwidth`), ``direction``/``direction_ale`` (the
+        row-weighted correlation of StratPD's curve with the PDP / ALE: 1 same story, -1
+        opposite) and ``target_sd``.
     """
     feature = str(curve.attrs.get("feature"))
     categorical = result_kind(curve) == CATEGORICAL
@@ -171,8 +214,31 @@ def compare_curves(model: Fitted, curve: pd.DataFrame, *, seed: int = 0) -> pd.D
     target_sd = float(np.std(model.y))
     floor = AGREEMENT_FLOOR * target_sd
     s = raw - shift
-    gap = np.abs(s - pdp)
+    # What both curves' uncertainty allows at each point: StratPD's band (when it has one)
+    # and the model's (model_halfwidth), together.
+    model_hw = model_halfwidth(model, feature, grid, categorical)
+    data_hw = (np.nan_to_num((curve[PD_HIGH].to_numpy(float) - curve[PD_LOW].to_numpy(float))
+                             / 2 / unit) if PD_LOW in curve.columns else np.zeros(grid.size))
+    tolerance = np.sqrt(model_hw**2 + data_hw**2)
+    gap = np.maximum(0.0, np.abs(s - pdp) - tolerance)
+    if not np.nanmax(np.r_[gap, 0.0]) > 0:
+        gap = np.abs(s - pdp)  # within the bands everywhere: name where they differ most
     ok = ~np.isnan(gap) & (weights > 0)
+
+    def size(v: np.ndarray) -> float:
+        keep = ok & ~np.isnan(v)
+        return (float(np.sqrt(np.average(v[keep] ** 2, weights=weights[keep]))) * unit
+                if keep.any() else float("nan"))
+
+    def direction(v: np.ndarray) -> float:
+        """The weighted correlation of StratPD's curve with ``v`` (both centred)."""
+        keep = ok & ~np.isnan(v)
+        if not keep.any():
+            return float("nan")
+        w = weights[keep]
+        num = np.average(s[keep] * v[keep], weights=w)
+        den = math.sqrt(np.average(s[keep] ** 2, weights=w) * np.average(v[keep] ** 2, weights=w))
+        return float(num / den) if den > 0 else float("nan")
     attrs: dict[str, Any] = {k: v for k, v in curve.attrs.items() if k != "params"}
     attrs["params"] = curve.attrs.get("params")
     attrs.update(
@@ -182,11 +248,12 @@ def compare_curves(model: Fitted, curve: pd.DataFrame, *, seed: int = 0) -> pd.D
         model_rows={"train": model.score.get("n_train"), "test": model.score.get("n_test")},
         model_columns=list(model.columns),
         model_left_out=dict(model.left_out),
-        agreement=agreement(s, pdp, weights, floor),
-        agreement_ale=agreement(s, ale, weights, floor),
+        agreement=agreement(s, pdp, weights, floor, tolerance),
+        agreement_ale=agreement(s, ale, weights, floor, tolerance),
         target_sd=target_sd * unit,
-        effect_size=float(np.sqrt(np.average(s[ok] ** 2, weights=weights[ok]))) * unit
-        if ok.any() else float("nan"),
+        effect_size=size(s), pdp_size=size(pdp), ale_size=size(ale),
+        band_size=size(tolerance),
+        direction=direction(pdp), direction_ale=direction(ale),
         extrapolation=extrapolation_share(model, feature, seed=seed),
     )
     if ok.any():

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..schema import CATEGORY, X
+from .words import spoken
 
 __all__ = [
     "AGREE",
@@ -27,6 +28,8 @@ __all__ = [
     "EXTRAPOLATING",
     "agreement_sentence",
     "compare_figure",
+    "model_check_figure",
+    "verdict",
     "model_sentence",
     "pair_figure",
     "pair_sentence",
@@ -34,6 +37,9 @@ __all__ = [
 
 #: From this agreement up, StratPD and the model are said to agree.
 AGREE = 0.8
+#: From this agreement up (below AGREE), curves that move the same way are said to agree on the
+#: direction and differ in size.
+SAME_DIRECTION = 0.5
 #: From this share of partial dependence's rows outside the data up, the model is said to
 #: extrapolate (see :func:`stratpd_xl.model.extrapolation_share`).
 EXTRAPOLATING = 0.1
@@ -103,45 +109,152 @@ def _where(attrs: Mapping[str, Any]) -> str:
     return f'most between "{feature}" = {_number(lo)} and {_number(hi)}{count}'
 
 
+def _own_warnings(attrs: Mapping[str, Any]) -> list[str]:
+    """What StratPD's curve says against itself: the other columns nearly determine the
+    feature (thin strata, a near-duplicate), in short words."""
+    feature = attrs.get("feature", "x")
+    out = []
+    for w in attrs.get("warnings") or []:
+        kind = getattr(w, "kind", None)
+        text = str(w)
+        if kind == "duplicate" or (kind is None and ("barely varies" in text
+                                                      or "linear function of the other" in text
+                                                      or "holding one category" in text)):
+            twins = [c for c in getattr(w, "columns", ()) if c != feature]
+            named = (" (" + ", ".join(f'"{c}"' for c in twins[:3]) + ")") if twins else ""
+            out.append(f'the other columns{named} nearly determine "{feature}", so its strata '
+                       "are thin")
+    return list(dict.fromkeys(out))
+
+
+def _sizes(attrs: Mapping[str, Any]) -> str:
+    """The curves' sizes in words: "about 5.0 in the data, 5.9 in the model"."""
+    data, model = attrs.get("effect_size"), attrs.get("pdp_size")
+    if not (_finite(data) and _finite(model)):
+        return ""
+    return f"typical effect {spoken(float(data))} in the data, {spoken(float(model))} in the model"
+
+
 def agreement_sentence(attrs: Mapping[str, Any]) -> str:
-    """Whether StratPD and the model agree on the feature and, if not, where and likely why."""
+    """Whether StratPD and the model tell the same story on the feature and, if not, where,
+    and which curve to believe on the evidence each side carries.
+
+    The evidence: StratPD's own warnings (the other columns nearly determine the feature:
+    thin strata), the model's score on rows it did not see (below :data:`WEAK_MODEL`: its
+    curves are not to be trusted) and its extrapolation (from :data:`EXTRAPOLATING` of the
+    rows partial dependence asks about outside the data).  A curve that carries its own
+    warning is never the one to trust.
+    """
     feature = attrs.get("feature", "x")
     value = attrs.get("agreement")
     if not _finite(value):
         return f'StratPD and the model could not be compared on "{feature}"'
+    own = _own_warnings(attrs)
+    band = attrs.get("band_size")
+    effect = max((float(v) for v in (attrs.get("effect_size"), attrs.get("pdp_size"))
+                  if _finite(v)), default=float("nan"))
+    sizes = _sizes(attrs)
     if value >= AGREE:
-        return (f'StratPD and the model agree on "{feature}" (agreement {value:.2f} of 1): '
-                "the data and the model tell the same story")
+        head = f'StratPD and the model agree on "{feature}" (agreement {value:.2f} of 1)'
+        if _finite(band) and _finite(effect) and effect > 0 and band >= 0.5 * effect:
+            text = (f"{head}, within bands that are wide next to the effect (±{spoken(band)}; "
+                    f"{sizes}): the data cannot tell the two curves apart; more rows would")
+        else:
+            text = f"{head}: the data and the model tell the same story" + (
+                f" ({sizes})" if sizes else "")
+        r2 = attrs.get("model_r2")
+        if _finite(r2) and r2 < WEAK_MODEL:
+            text += (f"; but the model explains little of the target on new rows (score "
+                     f"{r2:.2f}), so its agreement says little")
+        elif own:
+            text += (f"; StratPD's curve carries a warning ({own[0]}), so the model's curve, "
+                     "which agrees, is the better support")
+        return text
     where = _where(attrs)
-    head = (f'StratPD and the model\'s partial dependence disagree on "{feature}" (agreement '
-            f"{value:.2f} of 1){', ' + where if where else ''}")
-    return f"{head}: {_reason(attrs)}"
+    direction = attrs.get("direction")
+    if _finite(direction) and direction >= 0.5:
+        story = "the same direction, a different size"
+    elif _finite(direction) and direction <= -0.3:
+        story = "opposite directions"
+    else:
+        story = "different shapes"
+    if value >= SAME_DIRECTION and _finite(direction) and direction >= 0.5:
+        head = (f'StratPD and the model agree on the direction of "{feature}" but not on its '
+                f"size (agreement {value:.2f} of 1{'; ' + sizes if sizes else ''}), they differ "
+                f"{where.removeprefix('most ') if where else 'somewhere'}")
+    else:
+        head = (f'StratPD and the model\'s partial dependence disagree on "{feature}" beyond '
+                f"both curves' bands (agreement {value:.2f} of 1; {story}"
+                f"{'; ' + sizes if sizes else ''}){', ' + where if where else ''}")
+    return f"{head}: {_reason(attrs, own)}"
 
 
-def _reason(attrs: Mapping[str, Any]) -> str:
+def verdict(attrs: Mapping[str, Any]) -> str:
+    """The model check's answer in a few words (the table's column; the sentence says why):
+    "agree", "agree, wide bands", "same direction, sizes differ", "trust StratPD", "trust the
+    model", "trust neither", "few rows there" or "read both"."""
+    value = attrs.get("agreement")
+    if not _finite(value):
+        return "not compared"
+    if value >= AGREE:
+        band = attrs.get("band_size")
+        effect = max((float(v) for v in (attrs.get("effect_size"), attrs.get("pdp_size"))
+                      if _finite(v)), default=float("nan"))
+        wide = _finite(band) and _finite(effect) and effect > 0 and band >= 0.5 * effect
+        return "agree, wide bands" if wide else "agree"
+    reason = _reason(attrs, _own_warnings(attrs))
+    direction = attrs.get("direction")
+    same_way = value >= SAME_DIRECTION and _finite(direction) and direction >= 0.5
+    if same_way and (reason.startswith("few rows") or reason.startswith("neither curve carries")):
+        return "same direction, sizes differ"
+    if reason.startswith("neither curve can"):
+        return "trust neither"
+    if reason.startswith("StratPD's curve carries"):
+        return "trust the model"
+    if "trust StratPD's curve" in reason:
+        return "trust StratPD"
+    if reason.startswith("few rows"):
+        return "few rows there"
+    return "read both"
+
+
+def _reason(attrs: Mapping[str, Any], own: list[str]) -> str:
+    """Which curve to believe, from the evidence both sides carry."""
     feature = attrs.get("feature", "x")
     outside = attrs.get("extrapolation")
     r2 = attrs.get("model_r2")
     rows = attrs.get("disagree_rows")
     leaf = (attrs.get("params") or {}).get("min_samples_leaf", 10)
+    against_model = []
     if _finite(outside) and outside >= EXTRAPOLATING:
+        against_model.append(
+            f"{outside:.0%} of the combinations the model's partial dependence averages over "
+            "never occur in the data, so the model extrapolates there")
+    if _finite(r2) and r2 < WEAK_MODEL:
+        against_model.append(f"the model explains little of the target on new rows (score "
+                             f"{r2:.2f}), so its curves are unreliable")
+    if own and against_model:
+        return (f"neither curve can be trusted here: {own[0]}, and {'; '.join(against_model)}; "
+                f'leave out the columns that duplicate "{feature}" (exclude) and compare again')
+    if own:
+        ale = attrs.get("agreement_ale")
+        which = ("the model's curves (its PDP and ALE)" if not _finite(ale) or ale < AGREE
+                 else "the model's curves")
+        return (f"StratPD's curve carries its own warning ({own[0]}), while the model scores "
+                f"well on new rows and stays where the data are: trust {which} here, or "
+                f'leave out the columns that duplicate "{feature}" (exclude) and compare again')
+    if against_model:
         ale = attrs.get("agreement_ale")
         ale_note = (" (the ALE curve, which stays where the data are, is closer to StratPD)"
                     if _finite(ale) and ale > float(attrs["agreement"]) + 0.1 else "")
-        return (
-            f'"{feature}" moves together with other columns: {outside:.0%} of the '
-            "combinations the model's partial dependence averages over never occur in the "
-            "data, so the model extrapolates there; trust StratPD's curve" + ale_note
-        )
-    if _finite(r2) and r2 < WEAK_MODEL:
-        return (f"the model explains little of the target on new rows (score {r2:.2f}), so "
-                "its curves are unreliable; trust StratPD's curve")
+        return f"{'; '.join(against_model)}: trust StratPD's curve{ale_note}"
     if isinstance(rows, int) and rows < FEW_STRATA * 2 * int(leaf):
         return (f"few rows lie there ({rows:,}), too few for StratPD's strata of "
                 f"{leaf} or more rows; read both curves there with caution")
-    return ("the columns do not move together closely and the model scores well, so the "
-            "difference is likely StratPD's strata holding the other columns only roughly "
-            "fixed; try a smaller min_samples_leaf, or more trials for a band")
+    return ("neither curve carries a warning (the model scores well and stays where the data "
+            "are; StratPD's strata are not thin), so read both: where StratPD's curve is "
+            "smoother than the model's at a jump, larger strata sharpen it (min_samples_leaf "
+            "20-40, docs/method.md on steps); elsewhere more trials give StratPD's band")
 
 
 def pair_sentence(attrs: Mapping[str, Any]) -> str:
@@ -365,38 +478,146 @@ CHECK_HEADERS = {
     "kind": "kind",
     "agreement": "agreement (0-1)",
     "agreement_ale": "agreement with ALE",
+    "verdict": "verdict",
     "extrapolation": "PD rows outside the data",
     "largest_gap": "largest gap",
     "sentence": "where and why they differ",
 }
+# Column widths of the Model check sheet, in characters (landscape, one page wide).
+_CHECK_WIDTHS = {"feature": 16, "kind": 11, "agreement": 10, "agreement_ale": 10,
+                 "verdict": 16, "extrapolation": 11, "largest_gap": 11, "sentence": 62}
+# Characters of proportional text per unit of column width, for the rows' heights (wrapped
+# rows are not measured by Excel on opening, nor by LibreOffice when printing).
+_CHARS_PER_WIDTH = 0.85
+#: Most features the Model check picture draws (the top of the ranking).
+CHECK_PANELS = 12
+AGREEMENT_NOTE = (
+    "agreement: 1 = StratPD's curve and the model's partial dependence are the same within "
+    "both curves' 95 % bands, 0.8 = apart by a tenth of the effect beyond the bands, 0 = by "
+    "half or more (docs/method.md); verdict: which curve to believe, on the warnings each "
+    "side carries")
 
 
-def write_model_check_sheet(ws: Any, check: pd.DataFrame, *, bold: Any = None,
-                            percent: Any = None, title: Any = None) -> None:
-    """The report's "Model check" sheet: the model's score, then one row per feature.
+def model_check_figure(check: pd.DataFrame) -> Any:
+    """Each feature's three curves (StratPD with its band, the model's PDP and ALE) in one
+    picture, a small panel per feature in the ranking's order (at most
+    :data:`CHECK_PANELS`), three across, the width of a printed page."""
+    import matplotlib
 
-    Every text goes in as a string cell (never a formula).
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+
+    tables = check.attrs.get("tables") or {}
+    names = [str(f) for f in check["feature"] if str(f) in tables][:CHECK_PANELS]
+    across = 3
+    down = max(1, math.ceil(len(names) / across))
+    fig = Figure(figsize=(9.0, 0.4 + 2.1 * down), dpi=100)
+    for i, name in enumerate(names):
+        table = tables[name]
+        ax = fig.add_subplot(down, across, i + 1)
+        if CATEGORY in table.columns:
+            pos = np.arange(len(table))
+            width = 0.27
+            ax.bar(pos - width, table["stratpd"], width, color="#1F5F9F")
+            ax.bar(pos, table["pdp"], width, color=PDP_COLOR)
+            ax.bar(pos + width, table["ale"], width, color=ALE_COLOR)
+            labels = [str(c)[:8] for c in table[CATEGORY]]
+            step = max(1, len(labels) // 6)
+            ax.set_xticks(pos[::step], labels[::step], fontsize=6)
+            ax.axhline(0, color="#555555", lw=0.6)
+        else:
+            x = table[X]
+            if "stratpd_low" in table.columns:
+                ax.fill_between(x, table["stratpd_low"], table["stratpd_high"],
+                                color="#8FB4D9", alpha=0.5, lw=0)
+            ax.plot(x, table["stratpd"], color="#1F5F9F", lw=1.6)
+            ax.plot(x, table["pdp"], color=PDP_COLOR, lw=1.1, ls="--")
+            ax.plot(x, table["ale"], color=ALE_COLOR, lw=1.0, ls=":")
+            ax.tick_params(labelsize=6)
+        value = table.attrs.get("agreement")
+        ax.set_title(f"{name[:28]}" + (f" (agreement {value:.2f})" if _finite(value) else ""),
+                     fontsize=8)
+        ax.tick_params(axis="y", labelsize=6)
+        ax.grid(alpha=0.25)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color="#1F5F9F", lw=1.6, label="StratPD (data), 95 % band"),
+               Line2D([], [], color=PDP_COLOR, lw=1.1, ls="--", label="model PDP"),
+               Line2D([], [], color=ALE_COLOR, lw=1.0, ls=":", label="model ALE")]
+    fig.legend(handles=handles, loc="upper center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_figheight()))
+    return fig
+
+
+def write_model_check_sheet(ws: Any, check: pd.DataFrame, fmt: Any) -> None:
+    """The report's "Model check" sheet: the model's score, one row per feature (its
+    agreement, verdict and sentence) and every feature's three curves in one picture.
+
+    ``fmt(**props)`` gives the workbook's cell format for those properties.  Numbers are
+    formatted as on the other sheets (agreement 0.00, shares as percentages, gaps with the
+    digits the largest needs); the sheet prints one page wide, landscape.  Every text goes
+    in as a string cell (never a formula).
     """
-    ws.write_string(0, 0, f"Model check: does a fitted model say the same about "
-                          f"{check.attrs.get('target', 'the target')}?", title)
-    ws.write_string(1, 0, str(check.attrs.get("model_sentence", "")))
-    ws.write_string(2, 0, "agreement: 1 = StratPD's curve and the model's partial dependence "
-                          "are the same, 0.8 = apart by a tenth of the effect, 0 = by half "
-                          "or more (docs/method.md)")
+    from .labels import decimals
+
+    columns = [c for c in CHECK_HEADERS if c in check.columns]
+    last = len(columns) - 1
+    width = sum(_CHECK_WIDTHS.get(c, 12) for c in columns)
+
+    def wrapped(row: int, text: str, props: dict[str, Any]) -> None:
+        if last > 0:
+            ws.merge_range(row, 0, row, last, text, fmt(text_wrap=True, valign="top", **props))
+        else:
+            ws.write_string(row, 0, text, fmt(text_wrap=True, valign="top", **props))
+        lines = max(1, math.ceil(len(text) * _CHARS_PER_WIDTH / width))
+        ws.set_row(row, 15.75 * lines if lines > 1 else 18.0 if props.get("font_size") else None)
+
+    wrapped(0, f"Model check: does a fitted model say the same about "
+               f"{check.attrs.get('target', 'the target')}?", {"bold": True, "font_size": 14})
+    wrapped(1, str(check.attrs.get("model_sentence", "")), {})
+    wrapped(2, AGREEMENT_NOTE, {"font_color": "#555555"})
     row = 3
     for note in check.attrs.get("notes") or []:
-        ws.write_string(row, 0, str(note))
+        wrapped(row, f"note: {note}", {"font_color": "#666666", "italic": True})
         row += 1
     top = row + 1
-    for col, name in enumerate(check.columns):
-        ws.write_string(top, col, CHECK_HEADERS.get(name, name), bold)
-    for i, record in enumerate(check.itertuples(index=False), start=top + 1):
-        for col, (name, value) in enumerate(zip(check.columns, record, strict=True)):
+    header = fmt(bold=True, text_wrap=True, valign="top", bottom=1)
+    gap_places = decimals(check["largest_gap"]) if "largest_gap" in check.columns else 0
+    number = {"agreement": fmt(num_format="0.00", valign="top"),
+              "agreement_ale": fmt(num_format="0.00", valign="top"),
+              "extrapolation": fmt(num_format="0%", valign="top"),
+              "largest_gap": fmt(num_format="#,##0" + ("." + "0" * gap_places
+                                                        if gap_places else ""),
+                                 valign="top")}
+    text = fmt(valign="top", indent=1)
+    long_text = fmt(text_wrap=True, valign="top")
+    for col, name in enumerate(columns):
+        ws.write_string(top, col, CHECK_HEADERS[name], header)
+        ws.set_column(col, col, _CHECK_WIDTHS.get(name, 12))
+    ws.set_row(top, 31.5)  # two lines of header
+    for i, record in enumerate(check[columns].itertuples(index=False), start=top + 1):
+        for col, (name, value) in enumerate(zip(columns, record, strict=True)):
             if isinstance(value, str):
-                ws.write_string(i, col, value)
+                ws.write_string(i, col, value, long_text if name == "sentence" else text)
             elif isinstance(value, int | float | np.floating) and math.isfinite(float(value)):
-                ws.write_number(i, col, float(value),
-                                percent if name == "extrapolation" else None)
-    widths = {0: 18, 1: 12, 2: 15, 3: 18, 4: 22, 5: 12, 6: 120}
-    for col, width in widths.items():
-        ws.set_column(col, col, width)
+                ws.write_number(i, col, float(value), number.get(name, text))
+        sentence_text = str(getattr(record, "sentence", "") or "")
+        lines = max(1, math.ceil(len(sentence_text) * _CHARS_PER_WIDTH
+                                 / _CHECK_WIDTHS["sentence"]))
+        ws.set_row(i, 15.75 * lines)
+    below = top + len(check) + 2
+    if check.attrs.get("tables"):
+        import io
+
+        from .charts import figure_png
+
+        figure = model_check_figure(check)
+        # Scaled to the columns' width on the page (about 7 px a character).
+        scale = min(1.0, width * 7.0 / (figure.get_figwidth() * figure.dpi))
+        ws.set_h_pagebreaks([below])  # the picture starts a page of its own
+        ws.insert_image(below, 0, "model-check.png", {
+            "image_data": io.BytesIO(figure_png(figure)), "x_scale": scale, "y_scale": scale,
+            "object_position": 3, "description": "StratPD, model PDP and ALE per feature"})
+    ws.set_landscape()
+    ws.fit_to_pages(1, 0)
+    ws.repeat_rows(top)

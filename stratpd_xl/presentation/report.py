@@ -1272,10 +1272,7 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
         if checked is not None:
             from .compare import write_model_check_sheet
 
-            write_model_check_sheet(
-                checked, model_check, bold=wb.formats.get(bold=True),
-                percent=wb.formats.get(num_format="0%"), title=wb.formats.title,
-            )
+            write_model_check_sheet(checked, model_check, wb.formats.get)
         for done, feature in enumerate(order, start=1):
             if progress is not None:
                 progress(done, total, feature)
