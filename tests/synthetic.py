@@ -88,3 +88,28 @@ def centred_rmse(x: np.ndarray, estimate: np.ndarray, truth: np.ndarray) -> floa
     e = estimate - estimate.mean()
     t = truth - truth.mean()
     return float(np.sqrt(np.mean((e - t) ** 2)))
+
+
+def rare_yes_no(seed: int = 0, n: int = 20_000, rate: float = 0.02, rho: float = 0.55
+                ) -> tuple[pd.DataFrame, float]:
+    """A rare yes/no outcome: P(y) = logistic(a + x + z), ``a`` set for a share ``rate`` of
+    "yes"; z moves with x (correlation ``rho``), w1 and w2 do nothing.  Returns the table and
+    the true rise of the chance, in percentage points, from the 10th to the 90th percentile
+    of x (the partial dependence: the mean over the rows' z)."""
+    from scipy.optimize import brentq
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    z = rho * x + np.sqrt(1 - rho**2) * rng.normal(size=n)
+    w = rng.normal(size=(n, 2))
+
+    def chance(a: float, v: np.ndarray, zz: np.ndarray) -> np.ndarray:
+        return 1 / (1 + np.exp(-(a + v + zz)))
+
+    a = brentq(lambda a: float(np.mean(chance(a, x, z))) - rate, -30, 10)
+    y = rng.uniform(size=n) < chance(a, x, z)
+    lo, hi = np.percentile(x, [10, 90], method="inverted_cdf")
+    truth = 100 * float(np.mean(chance(a, hi, z)) - np.mean(chance(a, lo, z)))
+    df = pd.DataFrame({"x": x, "z": z, "w1": w[:, 0], "w2": w[:, 1],
+                       "y": np.where(y, "yes", "no")})
+    return df, truth

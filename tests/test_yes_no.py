@@ -11,6 +11,7 @@ from stratpd_xl.cli import main
 from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.input.sheet import cells_from_frame
 from stratpd_xl.presentation import labels, tables
+from tests.synthetic import rare_yes_no
 
 
 def churn(n: int = 1500, seed: int = 0) -> pd.DataFrame:
@@ -176,3 +177,30 @@ def test_positive_decides_every_formula_s_answer(formula):
         assert "P(outcome = leave)" in leave[0][y] and "P(outcome = upgrade)" in upgrade[0][y]
     assert _rise_per_unit(leave, x, y, more) == pytest.approx(6, abs=1.5)
     assert abs(_rise_per_unit(upgrade, x, y, more)) < 3
+
+
+def test_a_rare_outcome_beside_a_correlated_column_keeps_the_true_size():
+    # 3 % "yes", z moving with x (0.55): the strata of a 0/1 target are small where the
+    # positives are and large elsewhere, and counted alike they made the rise 1.7-1.9 times
+    # the truth.  Counted by rows, the mean of three samples is within 0.8-1.25.
+    ratios = []
+    for seed in range(3):
+        df, truth = rare_yes_no(seed, n=20_000, rate=0.03)
+        curve = sx.stratpd(df, "y", "x", random_state=seed)
+        ratios.append(curve.attrs["rise"]["change"] / truth)
+    assert 0.8 <= np.mean(ratios) <= 1.25, ratios
+    assert all(0.6 <= r <= 1.5 for r in ratios), ratios
+
+
+def test_a_rare_outcome_says_its_size_is_uncertain():
+    df, truth = rare_yes_no(0, n=4000, rate=0.02)
+    curve = sx.stratpd(df, "y", "x", random_state=0)
+    notes = [w for w in curve.attrs["warnings"] if w.kind == "thin"]
+    assert len(notes) == 1 and "rows are \"yes\"" in notes[0] and "n_trials=10" in notes[0]
+    banded = sx.stratpd(df, "y", "x", random_state=0, n_trials=10)
+    rise = banded.attrs["rise"]
+    assert rise["low"] <= truth <= rise["high"]
+    assert any("band of its change" in w for w in banded.attrs["warnings"])
+    # A common outcome (about 40 % "yes") gets no such note.
+    common = sx.stratpd(churn(), "churn", "months", random_state=0)
+    assert not [w for w in common.attrs["warnings"] if "rows are" in w]

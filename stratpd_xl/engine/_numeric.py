@@ -29,6 +29,7 @@ class _Groups:
     a: np.ndarray  # unique-x index where each slope starts
     b: np.ndarray  # ... and where it ends
     dx: np.ndarray  # ux[b] - ux[a]
+    w: np.ndarray | None = None  # each slope's weight (None: all alike)
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,13 @@ class SlopeField:
         an adjusted one): the rows' grouping is reused, only the slopes are taken again."""
         slope = _mean_slopes(self.groups, y, self.ux.size, self.count)
         return dataclasses.replace(self, slope=slope)
+
+
+#: Most groups of rows along x inside one stratum when the slopes are weighted by the
+#: strata's rows (yes/no targets, see :func:`slope_field`).  Measured at 2 % positives with a
+#: covariate correlated 0.55 with x (20,000 rows, 8 seeds): 10-90 % rise 0.98 +- 0.14 of the
+#: truth with 20 groups, 1.11 +- 0.99 with every x value its own group (docs/method.md).
+GROUPS_PER_LEAF = 20
 
 
 @njit
@@ -99,18 +107,34 @@ def _mean_slopes(g: _Groups, y: np.ndarray, nux: int, count: np.ndarray) -> np.n
     """Each unique x's mean over the leaf forward-difference slopes of ``y`` covering it."""
     g_mean = np.add.reduceat(y[g.order], g.start) / g.g_cnt
     slopes = (g_mean[1:] - g_mean[:-1])[g.same] / g.dx
+    if g.w is not None:
+        slopes = slopes * g.w
+        count = _cover(g.a, g.b, nux, g.w)
     # Difference arrays: each slope covers unique-x indices a .. b-1.
-    total = np.cumsum(
-        np.bincount(g.a, weights=slopes, minlength=nux + 1)
-        - np.bincount(g.b, weights=slopes, minlength=nux + 1)
-    )[:nux]
+    total = _cover(g.a, g.b, nux, slopes)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+        return np.where(count > 0, total / np.where(count > 0, count, 1), np.nan)
+
+
+def _cover(a: np.ndarray, b: np.ndarray, nux: int, weights: np.ndarray) -> np.ndarray:
+    """Sum of ``weights`` of the spans [a, b) covering each unique-x index."""
+    return np.cumsum(np.bincount(a, weights=weights, minlength=nux + 1)
+                     - np.bincount(b, weights=weights, minlength=nux + 1))[:nux]
 
 
 def slope_field(x: np.ndarray, y: np.ndarray, leaf: np.ndarray,
-                unique: UniqueX | None = None) -> SlopeField:
+                unique: UniqueX | None = None, by_rows: bool = False) -> SlopeField:
     """Leaf forward-difference slopes of ``y`` on ``x``, averaged at each unique ``x``.
+
+    ``by_rows`` (yes/no targets): each stratum's slopes count by its rows, not alike, and
+    a stratum's rows are taken along x in at most :data:`GROUPS_PER_LEAF` groups.  A tree
+    grown on a 0/1 target stops at pure nodes, so its strata are large where the
+    positives are rare and small where they occur; counted alike, the small strata, where
+    the chance and its slope are highest, outweigh the rows they hold (2 % positives, a
+    covariate correlated 0.55 with x: rise 1.9 times the truth, even with the true chance
+    as the target over the same strata).  Counted by rows, a large stratum's forward
+    differences between single rows would carry its weight with one row's noise; its
+    groups' means carry it with theirs.
 
     Parameters
     ----------
@@ -127,19 +151,49 @@ def slope_field(x: np.ndarray, y: np.ndarray, leaf: np.ndarray,
     order = _leaf_x_order(leaf, u)
     key = leaf[order].astype(np.int64) * nux + xi[order]
     start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    if by_rows and n:
+        start, g_xi = _row_groups(order, start, leaf, xi)
     g_cnt = np.diff(np.r_[start, n])
     g_leaf = key[start] // nux
-    g_xi = key[start] % nux
+    if not by_rows:
+        g_xi = key[start] % nux
     # Forward differences between neighbouring unique x inside the same leaf.
     same = g_leaf[1:] == g_leaf[:-1]
     a = g_xi[:-1][same]
     b = g_xi[1:][same]
-    groups = _Groups(order, start, g_cnt, same, a, b, ux[b] - ux[a])
+    w = None
+    if by_rows:
+        w = np.bincount(leaf, minlength=int(g_leaf.max()) + 1)[g_leaf[:-1][same]].astype(float)
+    groups = _Groups(order, start, g_cnt, same, a, b, ux[b] - ux[a], w)
     groups_per_leaf = np.bincount(g_leaf)
     n_ignored = int(g_cnt[groups_per_leaf[g_leaf] == 1].sum())
     count = np.cumsum(np.bincount(a, minlength=nux + 1) - np.bincount(b, minlength=nux + 1))[:nux]
     return SlopeField(ux, np.bincount(xi, minlength=nux), xi, _mean_slopes(groups, y, nux, count),
                       count, n_ignored, int(groups_per_leaf.size), groups)
+
+
+def _row_groups(order: np.ndarray, start: np.ndarray, leaf: np.ndarray, xi: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Groups of at most :data:`GROUPS_PER_LEAF` per stratum along x (rows of one x value
+    always together): the first position of each in ``order`` (given ``start``, that of
+    each (stratum, x) group), and the unique-x index of its middle row, where it sits.
+
+    A (stratum, x) group starting at position p of a stratum of r rows goes to group
+    ``p * G // r``, so a stratum of up to G rows keeps every x value apart, as without
+    groups."""
+    n = order.size
+    lf = leaf[order]
+    leaf_start = np.flatnonzero(np.r_[True, lf[1:] != lf[:-1]])
+    rows = np.diff(np.r_[leaf_start, n])
+    first = np.repeat(leaf_start, rows)  # each position's stratum's first position
+    size = np.repeat(rows, rows)
+    p = start - first[start]
+    coarse = lf[start].astype(np.int64) * (GROUPS_PER_LEAF + 1) + (
+        p * GROUPS_PER_LEAF) // size[start]
+    keep = np.r_[True, coarse[1:] != coarse[:-1]]
+    new_start = start[keep]
+    middle = new_start + (np.diff(np.r_[new_start, n]) - 1) // 2
+    return new_start, xi[order[middle]]
 
 
 @dataclass(frozen=True)
@@ -211,3 +265,4 @@ def curve_on_grid(field: SlopeField, min_slopes_per_x: int, grid: np.ndarray) ->
     sl = field.slope[keep]
     pos = np.clip(np.searchsorted(xs, grid[:-1], side="right") - 1, 0, xs.size - 1)
     return np.r_[0.0, np.cumsum(sl[pos] * np.diff(grid))]
+

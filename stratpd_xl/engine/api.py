@@ -41,6 +41,7 @@ from ._leaks import (
     share_left_out_of_fold,
 )
 from ._numeric import curve_on_grid, integrate, slope_field, unique_x
+from ._rare import rare_outcome_note
 from ._shape import curve_shape
 from ._stratify import stratify
 from ._summary import summarise
@@ -1158,7 +1159,9 @@ def _stratpd_table(
     r2 = np.nan if adj is None else adj.r2
     part = None if adj is None else adj.part
     y_slopes = rows.y if part is None else rows.y - part
-    field_ = slope_field(x, y_slopes, leaf, unique)
+    # A yes/no target's strata are uneven (see slope_field): their slopes count by rows.
+    by_rows = bool(table.yes_no)
+    field_ = slope_field(x, y_slopes, leaf, unique, by_rows=by_rows)
     curve = integrate(field_, p.min_slopes_per_x)
     reversal = None
     if part is not None and curve is not None:
@@ -1204,7 +1207,8 @@ def _stratpd_table(
             # Every trial is centred with the same (full-data) weights, so the band measures
             # the spread of the curve's shape, not of an arbitrary anchor point.
             trials[t] = _within(_centred(curve_on_grid(
-                slope_field(x[pick], _trial_y(rows.y, adj, pick, leaf_b), leaf_b),
+                slope_field(x[pick], _trial_y(rows.y, adj, pick, leaf_b), leaf_b,
+                            by_rows=by_rows),
                 p.min_slopes_per_x, curve.x
             ), weights), limits)
         # pd stays the full-data curve (the same as without trials); the trials only give
@@ -1273,6 +1277,9 @@ def _stratpd_table(
             "them with care, or add rows",
             "limits", columns=[feature], features=[feature], moves=n_cut / max(n_full, 1),
         ))
+    rare = rare_outcome_note(table.yes_no, table.target, feature, rows.y, rise)
+    if rare:
+        warnings_.append(rare)
     warnings_ += _table_warnings(table, feature, NUMERIC, rows, leaf, reversal,
                                  part is not None, leaks)
     dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
