@@ -168,9 +168,21 @@ COVERAGE_CASES = {
     "education (-1.5 x)": (education_data, "weight", "education", lambda x: -1.5 * x),
     "x1 with correlated twin (x)": (twin_data, "y", "x1", lambda x: x),
     "x1 with a squared twin (x)": (squared_twin_data, "y", "x1", lambda x: x),
+    "sin(1.5 x1) beside x2 = 0.6 x1 + noise (n = 3,000)": (
+        lambda seed: smooth_correlated_data(seed), "y", "x1", lambda x: np.sin(1.5 * x)),
     "step 5 (x > 0.5) (not smooth)": (lambda seed: step_data(seed), "y", "x",
                                       lambda x: 5.0 * (x > 0.5)),
 }
+
+
+def smooth_correlated_data(seed: int, n: int = 3000) -> pd.DataFrame:
+    """y = sin(1.5 x1) + x2 + z + N(0, 0.5), x1 ~ U(-2, 2), x2 = 0.6 x1 + N(0, 0.92)."""
+    rng = np.random.default_rng(1000 + seed)
+    x1 = rng.uniform(-2, 2, n)
+    x2 = 0.6 * x1 + 0.92 * rng.normal(size=n)
+    z = rng.uniform(0, 1, n)
+    return pd.DataFrame({"x1": x1, "x2": x2, "z": z,
+                         "y": np.sin(1.5 * x1) + x2 + z + rng.normal(0, 0.5, n)})
 
 
 def step_data(seed: int, n: int = 3000) -> pd.DataFrame:

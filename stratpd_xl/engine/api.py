@@ -40,7 +40,7 @@ from ._leaks import (
     sample_strata,
     share_left_out_of_fold,
 )
-from ._numeric import curve_on_grid, integrate, slope_field, unique_x
+from ._numeric import curve_on_grid, integrate, resmoothed, slope_field, unique_x
 from ._rare import rare_outcome_note
 from ._shape import curve_shape
 from ._stratify import stratify
@@ -249,8 +249,11 @@ def _half_samples(
 BAND_LEVEL = 0.95
 
 
-def _band(trials: np.ndarray, centre: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``centre`` -/+ t quantile x the half-sample trials' sd, per point (NaN trials ignored).
+def _band(trials: np.ndarray, centre: np.ndarray, n: int, bias: np.ndarray | None = None
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """``centre`` -/+ t quantile x the half-sample trials' sd, per point (NaN trials ignored),
+    widened by ``|bias|`` (the curve's estimated smoothing bias, see
+    :func:`_numeric.resmoothed`) where given.
 
     The sd is rescaled by sqrt((n - m) / m) for halves of m of the ``n`` rows (1 for even
     n); Student's t with (trials - 1) degrees of freedom allows for an sd estimated from
@@ -268,6 +271,8 @@ def _band(trials: np.ndarray, centre: np.ndarray, n: int) -> tuple[np.ndarray, n
     ok = count >= 2
     half = np.zeros(centre.shape)
     half[ok] = stdtrit(count[ok] - 1, 0.5 + BAND_LEVEL / 2) * sd[ok]
+    if bias is not None:
+        half = half + np.abs(bias)
     return centre - half, centre + half
 
 
@@ -320,7 +325,7 @@ def _within(values: np.ndarray, limits: tuple[float, float] | None) -> np.ndarra
 
 
 def _rise(x: np.ndarray, grid: np.ndarray, pd_values: np.ndarray,
-          trials: np.ndarray | None, n: int) -> dict[str, Any]:
+          trials: np.ndarray | None, n: int, bias: np.ndarray | None = None) -> dict[str, Any]:
     """How much the curve moves from the 10th to the 90th percentile of ``x`` (the rows).
 
     The percentiles are values the rows have (``inverted_cdf``), so a whole-number feature
@@ -345,7 +350,8 @@ def _rise(x: np.ndarray, grid: np.ndarray, pd_values: np.ndarray,
     if trials is not None:
         rises = np.array([np.interp(ends[1], grid, t) - np.interp(ends[0], grid, t)
                           if np.isfinite(t).all() else np.nan for t in trials])
-        low, high = _band(rises[:, None], np.array([out["change"]]), n)
+        off = None if bias is None else np.diff(np.interp(ends, grid, bias))
+        low, high = _band(rises[:, None], np.array([out["change"]]), n, off)
         out.update(low=float(low[0]), high=float(high[0]))
     return out
 
@@ -370,8 +376,8 @@ def _scale_shape(shape: dict[str, Any], x_scale: float, y_scale: float,
             shape[name] = float(value) * y_scale
 
 
-def _simultaneous_band(trials: np.ndarray, centre: np.ndarray, n: int
-                       ) -> tuple[np.ndarray, np.ndarray, float]:
+def _simultaneous_band(trials: np.ndarray, centre: np.ndarray, n: int,
+                       bias: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """A band that holds the whole true curve at once (95 %), and its critical value.
 
     Sup-t: the per-point sd (as :func:`_band`) times one critical value c, the 95 %
@@ -399,6 +405,8 @@ def _simultaneous_band(trials: np.ndarray, centre: np.ndarray, n: int
         crit = max(crit, gauss * crit / float(ndtri(0.5 + BAND_LEVEL / 2)))
     m = n // 2
     half = np.where(count >= 2, crit * np.nan_to_num(sd) * math.sqrt((n - m) / m), 0.0)
+    if bias is not None:
+        half = half + np.abs(bias)
     return centre - half, centre + half, crit
 
 
@@ -1212,12 +1220,17 @@ def _stratpd_table(
                 p.min_slopes_per_x, curve.x
             ), weights), limits)
         # pd stays the full-data curve (the same as without trials); the trials only give
-        # its spread (their mean drifts at the sparse ends, where halves lose points).
-        low, high = _band(trials, full_pd, rows.y.size)
+        # its spread (their mean drifts at the sparse ends, where halves lose points).  The
+        # leaf slopes are secants, so the curve is the truth averaged over their spans
+        # (peaks flatten); that bias, estimated by averaging the curve once more over the
+        # same spans, widens both bands (docs/method.md, "A band that measures the shape").
+        bias = _centred(resmoothed(field_, curve), weights) - _centred(curve.pd, weights)
+        low, high = _band(trials, full_pd, rows.y.size, bias)
         out.update(pd_low=_within(low, limits), pd_high=_within(high, limits))
-        low, high, crit = _simultaneous_band(trials, full_pd, rows.y.size)
+        low, high, crit = _simultaneous_band(trials, full_pd, rows.y.size, bias)
         out.update(curve_low=_within(low, limits), curve_high=_within(high, limits))
-    rise = _rise(x_sorted, curve.x, full_pd, trials, rows.y.size)
+    rise = _rise(x_sorted, curve.x, full_pd, trials, rows.y.size,
+                 None if trials is None else bias)
     shape = curve_shape(
         curve.x, full_pd, trials, field_.ux, field_.ux_rows, (rise["x_from"], rise["x_to"]),
         lambda values, centre: _band(values[:, None], np.array([centre]), rows.y.size),
