@@ -298,3 +298,14 @@ def test_a_file_name_with_a_line_break_is_said_on_one_line(small_csv, tmp_path, 
     said = capsys.readouterr().out
     assert said.count("\n") == 1 and "a\\x0ab\\x1b[2J.csv" in said
     assert out.exists()
+
+
+def test_many_pairs_are_announced_off_a_terminal(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    d = pd.DataFrame(rng.uniform(0, 1, (200, 13)), columns=[f"c{i}" for i in range(13)])
+    d["y"] = d["c0"] * d["c1"] + d["c2"]
+    d.to_csv(tmp_path / "w.csv", index=False)
+    assert cli.main(["interactions", str(tmp_path / "w.csv"), "-t", "y",
+                     "--max-features", "12"]) == 0
+    assert ("note: pairing up to 12 features: up to 66 pairs, 1.5 times the 45 of "
+            "--max-features 10") in capsys.readouterr().err
