@@ -389,7 +389,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "interactions",
-        parents=[reading, engine, writing],
+        parents=[reading, engine, writing, scripts],
         help="rank pairs of features by how much one's effect changes with the other",
         description="Rank pairs of features by interaction strength, from the data alone: "
         "0 when their effects add up, towards 1 when the pair's effect is all interaction.",
@@ -838,7 +838,7 @@ def _conclude(found: Sequence[Any], target: str) -> None:
 
     sys.stdout.flush()
     for f in found:
-        _say(sentence(f, target))
+        _say(f if isinstance(f, str) else sentence(f, target))
 
 
 def _json_value(value: Any) -> Any:
@@ -884,7 +884,7 @@ def _print_json(table: pd.DataFrame, notes: Sequence[str], found: Sequence[Any],
         "notes": list(notes),
         # The same notes as data: what each is about, for a script to sort or filter.
         "note_details": notes_table(notes).to_dict(orient="records"),
-        "conclusion": [sentence(f, target) for f in found],
+        "conclusion": [f if isinstance(f, str) else sentence(f, target) for f in found],
     }
     sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
 
@@ -940,7 +940,7 @@ def _cmd_interactions(args: argparse.Namespace) -> int:
     result = workflow.interactions(
         frame, args.target, args.features or None, settings=_settings(args),
         categorical=args.categorical or (), how_to_keep=KEEP_HINT,
-        progress=_analysis_progress(), positive=args.positive, top=0,
+        progress=_analysis_progress(), positive=args.positive, top=1,
     )
     for note in result.notes:
         _note(note)
@@ -948,7 +948,10 @@ def _cmd_interactions(args: argparse.Namespace) -> int:
         result.ranking, outs, frame.attrs.get("source"), args.force,
         _lazy(".presentation.pairs", "interactions_figure"),
         partial(_lazy(".presentation.report", "write_pairs_workbook"), "interactions"),
+        json_of=((result.notes, result.findings, result.target)
+                 if getattr(args, "json", False) else None),
     )
+    _conclude(result.findings, result.target)
     return 0
 
 
@@ -1159,6 +1162,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
                       args.force)
     _out(f"wrote {out}")
     _conclude(result.findings, result.target)
+    if pairs is not None:
+        _conclude(pairs.findings, pairs.target)
     return 0
 
 

@@ -497,13 +497,18 @@ class InteractionsResult:
     target : str
         Exact name of the target.
     notes : list of str
-        Reading notes, left-out columns, the ranking's warnings and the curves' findings.
+        Reading notes, left-out columns and the ranking's warnings.
+    findings : list of str
+        The strongest pairs in words, each with what its by-group curve shows
+        (:func:`stratpd_xl.presentation.words.pair_sentences`); also the ranking's
+        ``attrs["findings"]``.
     """
 
     ranking: pd.DataFrame
     curves: dict[tuple[str, str], pd.DataFrame]
     target: str
     notes: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
 
 
 def interactions(
@@ -556,8 +561,13 @@ def interactions(
             notes.append(f'no curve of "{feature}" by "{by}": {exc}')
             continue
         curves[(feature, by)] = curve
-        notes += [str(f) for f in curve.attrs.get("findings") or []]
-    return InteractionsResult(ranking, curves, problem.target, notes)
+    from .presentation.words import pair_sentences
+
+    # The pairs in words (each with what its by-group curve shows) travel with the ranking,
+    # so every writer of it says them: the printout, --json and the workbook.
+    said = pair_sentences(ranking, curves, top=max(top, 1))
+    ranking.attrs["findings"] = said
+    return InteractionsResult(ranking, curves, problem.target, notes, said)
 
 
 @dataclass(frozen=True)

@@ -138,3 +138,64 @@ def test_with_no_two_well_backed_categories_the_sentence_says_so():
     c = effects.attrs["contrast"]
     assert {c["category"], c["versus"]} == {"a", "b"} and not c["well_backed"]
     assert "too few to lean on" in sentence(finding(effects, rank=1), "y")
+
+
+# --------------------------------------------------------------------------- interactions
+
+
+@pytest.fixture(scope="module")
+def crossing(tmp_path_factory) -> str:
+    """y = 2.25 x1 sign(x3) + x2: x1's slope is +2.25 or -2.25 by the sign of x3."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    x1, x2, x3 = rng.uniform(-1, 1, (3, n))
+    path = tmp_path_factory.mktemp("crossing") / "crossing.csv"
+    pd.DataFrame({"x1": x1, "x2": x2, "x3": x3,
+                  "y": 2.25 * x1 * np.sign(x3) + x2 + rng.normal(0, 0.3, n)}
+                 ).to_csv(path, index=False)
+    return str(path)
+
+
+def _slopes(text: str) -> list[float]:
+    return [float(v) for v in re.findall(r"average slope (-?[\d.]+)\)|\((-?[\d.]+)\) \(", text)
+            for v in v if v]
+
+
+def test_the_interactions_command_says_the_pair_in_words_and_in_json(crossing, capsys):
+    import json
+
+    from stratpd_xl.cli import main
+
+    assert main(["interactions", crossing, "-t", "y"]) == 0
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if line.startswith("x1 and x3 interact most")]
+    assert len(said) == 1
+    assert "size" in said[0] and "beyond their separate effects" in said[0]
+    slopes = sorted(_slopes(said[0]))
+    assert slopes[0] == pytest.approx(-2.25, abs=0.25)
+    assert slopes[-1] == pytest.approx(2.25, abs=0.25)
+    assert main(["interactions", crossing, "-t", "y", "--json", "-q"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["conclusion"] == answer["attrs"]["findings"]
+    assert answer["conclusion"][0].startswith("x1 and x3 interact most")
+
+
+def test_the_report_s_interactions_sheet_says_it_under_the_chart(crossing, tmp_path, capsys):
+    import openpyxl
+
+    from stratpd_xl.cli import main
+
+    out = tmp_path / "report.xlsx"
+    assert main(["report", crossing, "-t", "y", "--interactions", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert any(line.startswith("x1 and x3 interact most") for line in err.splitlines())
+    ws = openpyxl.load_workbook(out)["Interactions"]
+    cells = {str(c.value): (c.row, c.column) for row in ws.iter_rows() for c in row
+             if c.value is not None}
+    assert any(t.startswith("x1 and x3 interact most") for t in cells)  # in the header block
+    assert "size (typical interaction part, target units)" in cells
+    # the by-group chart's finding, in words, below the picture (right of the table)
+    below = [(t, at) for t, at in cells.items() if t.startswith("the effect of x1 on y")]
+    assert below and below[0][1][1] > 1
+    images = ws._images
+    assert len(images) == 2

@@ -134,10 +134,14 @@ def interactions_table(ranking: pd.DataFrame) -> pd.DataFrame:
         "feature 1": ranking["feature_1"].astype(str).to_numpy(),
         "feature 2": ranking["feature_2"].astype(str).to_numpy(),
         "strength": pd.to_numeric(ranking["strength"], errors="coerce").to_numpy(float),
-        "size": pd.to_numeric(ranking["size"], errors="coerce").to_numpy(float),
+        SIZE: pd.to_numeric(ranking["size"], errors="coerce").to_numpy(float),
     })
     table.attrs = dict(ranking.attrs)
     return table
+
+
+#: The header of the ranking's ``size`` column, saying what it measures.
+SIZE = "size (typical interaction part, target units)"
 
 
 def interactions_title(ranking: pd.DataFrame) -> str:

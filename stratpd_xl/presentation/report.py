@@ -805,6 +805,8 @@ def _write_error_lengths(ws: Worksheet, fmts: _Formats, table: pd.DataFrame, top
 # Printable area of landscape A4 (0.5 in side and 0.6 in top/bottom margins) in pixels at
 # 96 dpi, less 15 % because LibreOffice without Calibri's metrics draws columns wider than
 # Excel does, and less 10 % of the height for a header/footer LibreOffice may add.
+# Default-width columns under a picture (it spans about 9.6 of 64 px: 614 px).
+_PICTURE_COLS = 8
 _PRINT_WIDTH_PX = (11.69 - 2 * 0.5) * 96 * 0.85
 _PRINT_HEIGHT_PX = (8.27 - 2 * 0.6) * 96 * 0.9
 # Below this scale a page is hard to read; the picture then gets a page of its own.
@@ -1153,7 +1155,9 @@ def _write_pairs_sheet(wb: _Book, ws: Worksheet, sheet: str, kind: str,
     items += [("finding", str(f)) for f in a.get("findings") or []]
     items += [("note", str(w)) for w in a.get("warnings") or []]
     items += _param_items(a.get("params"))
-    row = _write_info(ws, fmts, top + 2, items)
+    # Findings and notes wrap across the table's columns (B on), not in B alone.
+    span = max(1, len(table.columns) - 1)
+    row = _write_info(ws, fmts, top + 2, items, text_cols=span, text_chars=11.0 * span)
     _, last_col, widths = _write_table(ws, fmts, table, row + 1, 0,
                                        general_columns=[str(table.columns[0])])
     widths[0] = max(max(len(label) for label, _ in items) + 2.0, widths[0], 12.0)
@@ -1303,6 +1307,13 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
                 "image_data": io.BytesIO(picture.png), "object_position": 3,
                 "description": str(curve.attrs.get("method", "by group"))})
             row += _rows_for(int(picture.height_in * 96)) + 1
+            # What the chart shows, in words, right under it, as wide as the picture.
+            for text in curve.attrs.get("findings") or []:
+                _write_wrapped(pairs_ws, wb.formats, row, slot.col, str(text), _PICTURE_COLS,
+                               _PICTURE_COLS * 8.43 * 0.9,
+                               wb.formats.get(text_wrap=True, valign="top", italic=True))
+                row += 1
+            row += 1
     if progress is not None:
         progress(total, total, SAVING)
     wb.close()

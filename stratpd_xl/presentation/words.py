@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -22,7 +22,8 @@ import pandas as pd
 
 from ..schema import Finding
 
-__all__ = ["conclusion", "sentence", "spoken", "spoken_value", "summary", "unit_of"]
+__all__ = ["conclusion", "pair_sentences", "sentence", "spoken", "spoken_value", "summary",
+           "unit_of"]
 
 # A unit at the end of a column name: "price ($)", "mass [kg]", "body_mass_g", "length mm".
 _BRACKETED_UNIT = re.compile(r"[(\[]\s*([^()\[\]]{1,12}?)\s*[)\]]\s*$")
@@ -289,6 +290,44 @@ def sentence(finding: Finding, target: str) -> str:
     # A sentence that starts with our own words starts with a capital; a column name stays
     # as the data spell it ("price rises most with ...").
     return text[0].upper() + text[1:] if text.startswith(("the chance", "next", "then")) else text
+
+
+def pair_sentences(ranking: pd.DataFrame, curves: Mapping[tuple[str, str], pd.DataFrame],
+                   top: int = 3) -> list[str]:
+    """The interaction ranking's top pairs in words, each with what its by-group curve shows.
+
+    ``"x1 and x3 interact most (strength 0.62 of 1; size 2.3: the part of y the pair adds
+    beyond their separate effects is typically that large): the effect of x1 on y goes up
+    for x3 = ... but down for ..."``.  A pair whose strength is 0 is not said; a pair whose
+    groups' curves do not differ beyond their bands says so.
+    """
+    target = ranking.attrs.get("target_label") or ranking.attrs.get("target", "the target")
+    by_pair = {frozenset(k): c for k, c in curves.items()}
+    out = []
+    for i, row in enumerate(ranking.head(top).itertuples(index=False)):
+        strength = float(row.strength)
+        if not strength > 0:
+            break
+        a, b = str(row.feature_1), str(row.feature_2)
+        size = float(row.size)
+        lead = (f"{a} and {b} interact most" if i == 0 else f"then {a} and {b}")
+        what = (f" (strength {strength:.2f} of 1, 0 when their effects add up; size "
+                f"{spoken(size)}: the part of {target} the pair adds beyond their "
+                "separate effects is typically that large)" if i == 0 else
+                f" (strength {strength:.2f}; size {spoken(size)})")
+        curve = by_pair.get(frozenset((a, b)))
+        found = [str(f) for f in (curve.attrs.get("findings") or [])] if curve is not None else []
+        if found:
+            text = f"{lead}{what}: {found[0]}"
+        elif curve is not None:
+            feature, by = str(curve.attrs.get("feature", a)), str(curve.attrs.get("by", b))
+            text = (f"{lead}{what}; the curves of {feature} by groups of {by} do not differ "
+                    "beyond their bands")
+        else:
+            text = f"{lead}{what}"
+        # A column name keeps its spelling; our own first word gets a capital.
+        out.append((text[0].upper() + text[1:] if i else text) + ".")
+    return out
 
 
 def conclusion(found: Sequence[Finding], target: str) -> list[tuple[str, list[str]]]:
