@@ -53,6 +53,22 @@ def test_same_slopes_give_no_finding(regions):
     assert curve.attrs["findings"] == []
 
 
+def test_a_slope_within_its_band_is_flat_not_down():
+    from stratpd_xl.engine._groups import slope_note
+
+    # Wage by union: -0.0013 beside 0.0126 read "goes up for no but down for yes".
+    said = slope_note("wage", "experience", "union",
+                      {"no": (0.0126, 0.002), "yes": (-0.0013, 0.004)})
+    assert said is not None and "flat for union = yes" in said and "down" not in said
+    assert "within its 95 % band" in said
+    # Without bands, a slope under a tenth of the other's is nearly flat, whatever its sign.
+    said = slope_note("y", "x", "g", {"a": (2.0, float("nan")), "b": (-0.05, float("nan"))})
+    assert "nearly flat for g = b" in said and "down" not in said
+    # Clearly opposite slopes still say so.
+    said = slope_note("y", "x", "g", {"a": (2.0, 0.1), "b": (-1.0, 0.1)})
+    assert "goes up for g = a" in said and "down for g = b" in said
+
+
 def test_numeric_by_is_cut_into_labelled_bands(regions):
     curve = sx.stratpd(regions, "sales", "price", by="ads", bands=3, random_state=0)
     groups = curve.attrs["groups"]

@@ -395,13 +395,17 @@ def slope_note(target: str, feature: str, by: str, slopes: dict[str, tuple[float
         why = " (without a band this may be noise: use 10 or more trials to check)"
     what = f"the effect of {feature} on {target}"
     fa, fb = f"{by} = {a}", f"{by} = {b}"
+    # A slope inside its own band (or, without bands, under a tenth of the other's) is flat,
+    # whatever its sign: -0.0013 beside 2.1 is no effect "going down".
+    if (math.isfinite(eb) and abs(sb) <= 1.96 * eb) or abs(sb) < 0.1 * abs(sa):
+        within = ", within its 95 % band" if math.isfinite(eb) and abs(sb) <= 1.96 * eb else ""
+        return (f"{what} is steep for {fa} (average slope {short_number(sa)}) but "
+                f"{'flat' if within else 'nearly flat'} for {fb} ({short_number(sb)}{within})"
+                f"{why}")
     if sa * sb < 0:
         return (f"{what} goes {'up' if sa > 0 else 'down'} for {fa} (average slope "
                 f"{short_number(sa)}) but {'up' if sb > 0 else 'down'} for {fb} "
                 f"({short_number(sb)}){why}")
-    if abs(sb) < 0.1 * abs(sa):
-        return (f"{what} is steep for {fa} (average slope {short_number(sa)}) but nearly "
-                f"flat for {fb} ({short_number(sb)}){why}")
     return (f"{what} is {_times(sa / sb)} as steep for {fa} (average slope "
             f"{short_number(sa)}) as for {fb} ({short_number(sb)}){why}")
 
