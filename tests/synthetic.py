@@ -70,6 +70,38 @@ def convex_codependent(seed: int = 0, n: int = 2000, bend: float = 2.0) -> pd.Da
 STATE_BASE = {"AZ": 90.0, "CA": 70.0, "CO": 40.0, "NV": 80.0, "WA": 60.0}
 
 
+def stored_parts(n: int = 3000, seed: int = 1) -> pd.DataFrame:
+    """revenue = product + service with both stored: product = 3 x1 + x2 + N(0, 1),
+    service = 2 x3 + N(0, 1), x1, x2, x3 ~ U(0, 10).  x1's true slope on revenue is 3."""
+    rng = np.random.default_rng(seed)
+    x1, x2, x3 = rng.uniform(0, 10, (3, n))
+    product = 3 * x1 + x2 + rng.normal(0, 1, n)
+    service = 2 * x3 + rng.normal(0, 1, n)
+    return pd.DataFrame({"x1": x1, "x2": x2, "x3": x3, "product": product,
+                         "service": service, "revenue": product + service})
+
+
+def noisy_target_copy(n: int = 3000, seed: int = 1, noise: float = 0.2) -> pd.DataFrame:
+    """y = 3 x1 + x2 + 2 x3 + N(0, 1), x1, x2, x3 ~ U(0, 10), and copy = 0.55 y + noise of
+    ``noise`` times 0.55 y's sd stored beside them (R^2 with y 0.99 / 0.96 / 0.80 for noise
+    0.1 / 0.2 / 0.5).  x1's true slope is 3."""
+    rng = np.random.default_rng(seed)
+    x1, x2, x3 = rng.uniform(0, 10, (3, n))
+    y = 3 * x1 + x2 + 2 * x3 + rng.normal(0, 1, n)
+    copy = 0.55 * y + rng.normal(0, noise * 0.55 * y.std(), n)
+    return pd.DataFrame({"x1": x1, "x2": x2, "x3": x3, "copy": copy, "y": y})
+
+
+def interaction_proxy(seed: int = 0, n: int = 5000) -> pd.DataFrame:
+    """y = 2 x1 x2 + x3 + N(0, 0.3), x1, x2, x3 ~ U(-1, 1), and x4 = 0.85 x1 + N(0, 0.29)
+    (correlation 0.86 with x1), which has no effect: only x1 x x2 interacts."""
+    rng = np.random.default_rng(seed)
+    x1, x2, x3 = rng.uniform(-1, 1, (3, n))
+    x4 = 0.85 * x1 + rng.normal(0, 0.29, n)
+    y = 2 * x1 * x2 + x3 + rng.normal(0, 0.3, n)
+    return pd.DataFrame({"x1": x1, "x2": x2, "x3": x3, "x4": x4, "y": y})
+
+
 def weather(years: int = 3, seed: int = 0) -> pd.DataFrame:
     """Temperature = state baseline + 10 sin(2 pi day / 365 + pi) + N(0, 4), daily."""
     rng = np.random.default_rng(seed)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import stratpd_xl as sx
 from stratpd_xl import StratPDInputError
+from tests.synthetic import interaction_proxy
 
 
 def _uniform(n: int, p: int, seed: int) -> pd.DataFrame:
@@ -113,20 +114,11 @@ def test_interactions_rank_the_product_first_and_stay_near_zero_when_additive():
     assert sx.interactions(df, "y", random_state=0)["strength"].max() < 0.05
 
 
-def _proxy_case(seed: int, n: int = 5000) -> pd.DataFrame:
-    """y = 2 x1 x2 + x3 + noise, and x4 = 0.85 x1 + noise, which has no effect."""
-    rng = np.random.default_rng(seed)
-    x1, x2, x3 = rng.uniform(-1, 1, (3, n))
-    x4 = 0.85 * x1 + rng.normal(0, 0.29, n)
-    y = 2 * x1 * x2 + x3 + rng.normal(0, 0.3, n)
-    return pd.DataFrame({"x1": x1, "x2": x2, "x3": x3, "x4": x4, "y": y})
-
-
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_proxy_of_an_interacting_column_gets_no_credit(seed):
     # x4 moves with x1 (correlation 0.86) and does nothing: x2 x x4 got 0.96 against the true
     # x1 x x2's 0.98, because grouping by x4 groups by x1 too.
-    ranking = sx.interactions(_proxy_case(seed), "y", random_state=0)
+    ranking = sx.interactions(interaction_proxy(seed), "y", random_state=0)
     strength = {frozenset((a, b)): s for a, b, s in
                 zip(ranking["feature_1"], ranking["feature_2"], ranking["strength"],
                     strict=True)}
@@ -139,7 +131,7 @@ def test_held_shares_credit_the_interacting_column_not_its_proxy():
     from stratpd_xl.engine.pairs import _effects, groups_of, held_shares
     from stratpd_xl.params import Settings
 
-    df = _proxy_case(2)
+    df = interaction_proxy(2)
     table = build_table(df, "y")
     eff, rows = _effects(table, "x2", Settings())
     paired = ["x1", "x2", "x3", "x4"]

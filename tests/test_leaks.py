@@ -9,6 +9,7 @@ import pytest
 
 import stratpd_xl as sx
 from stratpd_xl import StratPDInputError, workflow
+from tests.synthetic import noisy_target_copy, stored_parts
 
 
 def _slope(curve: pd.DataFrame) -> float:
@@ -21,28 +22,9 @@ def _leaks(result: pd.DataFrame, kind: str | None = None) -> list:
             and kind in (None, w.facts["leak"])]
 
 
-def parts(n: int = 3000, seed: int = 1) -> pd.DataFrame:
-    """revenue = product + service, both stored: x1 acts through the first part only."""
-    rng = np.random.default_rng(seed)
-    x1, x2, x3 = rng.uniform(0, 10, (3, n))
-    product = 3 * x1 + x2 + rng.normal(0, 1, n)
-    service = 2 * x3 + rng.normal(0, 1, n)
-    return pd.DataFrame({"x1": x1, "x2": x2, "x3": x3, "product": product,
-                         "service": service, "revenue": product + service})
-
-
-def noisy_copy(n: int = 3000, seed: int = 1, noise: float = 0.2) -> pd.DataFrame:
-    """y = 3 x1 + x2 + 2 x3 + noise, and 0.55 y + noise stored as a column."""
-    rng = np.random.default_rng(seed)
-    x1, x2, x3 = rng.uniform(0, 10, (3, n))
-    y = 3 * x1 + x2 + 2 * x3 + rng.normal(0, 1, n)
-    copy = 0.55 * y + rng.normal(0, noise * 0.55 * y.std(), n)
-    return pd.DataFrame({"x1": x1, "x2": x2, "x3": x3, "copy": copy, "y": y})
-
-
 @pytest.fixture(scope="module")
 def revenue() -> pd.DataFrame:
-    return parts()
+    return stored_parts()
 
 
 def test_a_target_split_into_stored_parts_is_warned_of_and_the_parts_named(revenue):
@@ -117,7 +99,7 @@ def test_no_curve_because_of_a_copy_says_so():
 @pytest.mark.parametrize("noise", [0.1, 0.2, 0.5])
 def test_a_noisy_copy_of_the_target_is_named(noise):
     # R^2 0.99 / 0.96 / 0.80 with y: x1 cut to 0.54 / 0.80 / 0.96 of its size, unwarned.
-    data = noisy_copy(noise=noise)
+    data = noisy_target_copy(noise=noise)
     curve = sx.stratpd(data, "y", "x1")
     (leak,) = _leaks(curve)
     assert leak.facts["leak"] == "copy" and "looks like a copy" in leak

