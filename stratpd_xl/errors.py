@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
-__all__ = ["StratPDInputError", "StratPDNote", "error_text", "is_interrupt"]
+import re
+from collections.abc import Callable
+
+__all__ = ["StratPDInputError", "StratPDNote", "argument", "error_text", "is_interrupt"]
+
+# A setting named in a message: its Python name between two NULs (no typed text has them).
+_MARKED = re.compile("\x00([A-Za-z_][A-Za-z0-9_]*)\x00")
+#: How ``str(exc)`` words a setting: the command line's and Python's ways to set it where they
+#: differ from the bare name.
+_DEFAULT_WORDS = {"positive": "--positive (positive= in Python)"}
+
+
+def argument(name: str) -> str:
+    """The place in a message that names the setting ``name`` (its Python name, ``n_trials``).
+
+    Each front end words it its own way when it shows the message: ``trials (argument 5 of
+    STRATPD)`` in a formula (the name and place of the signature the user types into), ``the
+    name StratPD_trials`` for *Analyse selection*, the Python name elsewhere.
+    """
+    return f"\x00{name}\x00"
 
 
 class StratPDInputError(ValueError):
@@ -10,8 +29,30 @@ class StratPDInputError(ValueError):
 
     Raised by the engine (unknown column, too few rows, bad parameter) and by the sheet
     layer (unreadable cells, ambiguous headers).  Adapters show ``str(exc)`` to the user
-    as it is: in a cell, on stderr with exit code 2, or in Excel's status bar.
+    as it is: in a cell, on stderr with exit code 2, or in Excel's status bar.  A setting
+    the message names is marked with :func:`argument`, so each front end can word it
+    (:meth:`worded`); ``str(exc)`` gives the Python name.
     """
+
+    def __str__(self) -> str:
+        return self.worded(None)
+
+    @property
+    def raw(self) -> str:
+        """The message with its settings still marked (to nest it in another message)."""
+        return str(self.args[0]) if self.args else ""
+
+    @property
+    def names_settings(self) -> bool:
+        """Whether the message names a setting (marked with :func:`argument`)."""
+        return _MARKED.search(self.raw) is not None
+
+    def worded(self, words: Callable[[str], str] | None) -> str:
+        """The message with each setting worded by ``words(python_name)`` (default: the
+        Python name, or how the command line and Python set it)."""
+        if words is None:
+            return _MARKED.sub(lambda m: _DEFAULT_WORDS.get(m[1], m[1]), self.raw)
+        return _MARKED.sub(lambda m: words(m[1]), self.raw)
 
 
 class StratPDNote(UserWarning):  # noqa: N818 - a note, not an error
@@ -44,7 +85,8 @@ def is_interrupt(exc: BaseException) -> bool:
     return False
 
 
-def error_text(exc: BaseException, *, prefix: str = "STRATPD") -> str:
+def error_text(exc: BaseException, *, prefix: str = "STRATPD",
+               argument_words: Callable[[str], str] | None = None) -> str:
     """One line for a cell, status bar or stderr; never a traceback.
 
     Parameters
@@ -53,6 +95,10 @@ def error_text(exc: BaseException, *, prefix: str = "STRATPD") -> str:
         The exception caught by a front end.
     prefix
         Start of the text, so a cell shows where the message comes from.
+    argument_words
+        How this front end names a setting (``argument_words("n_trials")`` gives
+        ``"trials (argument 5 of STRATPD)"`` in a formula); see
+        :meth:`StratPDInputError.worded`.
 
     Returns
     -------
@@ -62,7 +108,7 @@ def error_text(exc: BaseException, *, prefix: str = "STRATPD") -> str:
         type and the first line of its message so the report is useful.
     """
     if isinstance(exc, StratPDInputError):
-        return f"{prefix}: {_one_line(str(exc))}"
+        return f"{prefix}: {_one_line(exc.worded(argument_words))}"
     if is_interrupt(exc):
         return f"{prefix}: cancelled"
     if isinstance(exc, MemoryError):

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import StratPDInputError
+from .errors import StratPDInputError, argument
 
 __all__ = [
     "DEFAULT_SEED",
@@ -168,15 +168,13 @@ def _whole(p: Parameter, value: Any) -> int:
             number = None
     if number is None or not math.isfinite(number) or not number.is_integer():
         raise StratPDInputError(
-            f"{p.name} must be a whole number such as {p.example}; got {value!r}"
-        )
+            f"{argument(p.name)} must be a whole number such as {p.example}; got {value!r}")
     if not p.minimum <= number <= p.maximum:  # type: ignore[operator]
         # 1e+30 reads better than its 31 digits with the float's rounding noise.
         got = f"{number:,.0f}" if abs(number) < 1e15 else f"{number:.3g}"
         raise StratPDInputError(
-            f"{p.name} must be a whole number between {p.minimum:,} and {p.maximum:,}; "
-            f"got {got}"
-        )
+            f"{argument(p.name)} must be a whole number between {p.minimum:,} and {p.maximum:,}; "
+            f"got {got}")
     return int(number)
 
 
@@ -256,7 +254,8 @@ class Settings:
                 checked[name] = _column_name(p, value)
             elif p.is_flag:
                 if not isinstance(value, bool | int) or isinstance(value, float):
-                    raise StratPDInputError(f"{name} must be True or False; got {value!r}")
+                    raise StratPDInputError(
+                        f"{argument(name)} must be True or False; got {value!r}")
                 checked[name] = bool(value)
             elif value is None:
                 checked[name] = None if name in ("random_state", "max_points") else p.default
@@ -267,8 +266,8 @@ class Settings:
             else:
                 if isinstance(value, bool):
                     raise StratPDInputError(
-                        f"{name} must be a whole number such as {p.example}; got {value!r}"
-                    )
+                        f"{argument(name)} must be a whole number such as {p.example}; "
+                        f"got {value!r}")
                 checked[name] = _whole(p, value)
         return cls(**checked)
 
@@ -312,8 +311,7 @@ def _column_name(p: Parameter, value: Any) -> str | None:
         return None
     if isinstance(value, bool) or not isinstance(value, str | numbers.Integral):
         raise StratPDInputError(
-            f"{p.name} must be a column name such as {p.example}; got {value!r}"
-        )
+            f"{argument(p.name)} must be a column name such as {p.example}; got {value!r}")
     return str(value).strip()
 
 
@@ -337,13 +335,11 @@ def _column_names(p: Parameter, value: Any) -> tuple[str, ...]:
             continue
         if isinstance(item, bool) or not isinstance(item, str | numbers.Real):
             raise StratPDInputError(
-                f"{p.name} must be column names such as {p.example}; got {item!r}"
-            )
+                f"{argument(p.name)} must be column names such as {p.example}; got {item!r}")
         if isinstance(item, numbers.Real) and not isinstance(item, numbers.Integral):
             if not float(item).is_integer():
                 raise StratPDInputError(
-                    f"{p.name} must be column names such as {p.example}; got {item!r}"
-                )
+                    f"{argument(p.name)} must be column names such as {p.example}; got {item!r}")
             item = int(item)  # a header cell holding 2024 arrives as 2024.0
         text = str(item).strip()
         if text and text not in names:

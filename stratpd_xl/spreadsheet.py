@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from . import workflow
-from .errors import StratPDInputError, error_text
+from .errors import StratPDInputError, argument, error_text
 from .input import sheet
 from .params import PARAMETERS, Settings
 from .presentation import tables, words
@@ -101,6 +101,46 @@ STRATCOMPARE_ARGS: dict[str, str] = {
     "positive": STRATPD_ARGS["positive"],
     "exclude": STRATPD_ARGS["exclude"],
 }
+#: Formula -> its arguments in order: the signature every host's wrapper is generated from.
+FORMULA_ARGS: dict[str, dict[str, str]] = {
+    "STRATPD": STRATPD_ARGS,
+    "STRATIMPACT": STRATIMPACT_ARGS,
+    "STRATPDBY": STRATPDBY_ARGS,
+    "STRATPD2": STRATPD2_ARGS,
+    "STRATCOMPARE": STRATCOMPARE_ARGS,
+}
+#: A setting's Python name -> its formula argument's name, where they differ.
+_FORMULA_NAME = {"n_trials": "trials"}
+#: The workbook names *Analyse selection* (Excel's ribbon, Calc's menu, Lite's script) reads,
+#: by formula argument: each sets what the argument of that name sets in a formula.
+MENU_NAMES: dict[str, str] = {
+    "target": "StratPD_target",
+    "exclude": "StratPD_exclude",
+    "positive": "StratPD_positive",
+    "trials": "StratPD_trials",
+}
+
+
+def formula_argument_words(formula: str) -> Callable[[str], str]:
+    """How an error in ``=FORMULA(...)`` names a setting: by the formula's argument name and
+    its place in the signature, ``"trials (argument 5 of STRATPD)"``."""
+    order = list(FORMULA_ARGS[formula])
+
+    def words(setting: str) -> str:
+        name = _FORMULA_NAME.get(setting, setting)
+        if name not in order:
+            return name
+        return f"{name} (argument {order.index(name) + 1} of {formula})"
+
+    return words
+
+
+def menu_argument_words(setting: str) -> str:
+    """How an error of *Analyse selection* names a setting: the workbook name that sets it."""
+    name = _FORMULA_NAME.get(setting, setting)
+    return f"the name {MENU_NAMES[name]}" if name in MENU_NAMES else name
+
+
 #: Formula -> the one-line description the function wizards show (Excel cuts at 255 characters).
 DESCRIPTIONS: dict[str, str] = {
     "STRATPD": "Partial dependence of target on col from the data alone (StratPD): a table of "
@@ -259,7 +299,7 @@ def _flag(value: Any, name: str) -> bool:
             return True
         if word in _FALSE_WORDS:
             return False
-    raise StratPDInputError(f"{name} must be TRUE or FALSE; got {value!r}")
+    raise StratPDInputError(f"{argument(name)} must be TRUE or FALSE; got {value!r}")
 
 
 def _positive(value: Any) -> Any:
@@ -344,7 +384,8 @@ def stratpd(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
         want_chart = _flag(given.get("chart"), "chart")
         curve = _curve(data, target, col, settings, _positive(given.get("positive")))
     except Exception as exc:  # the cell shows a sentence; never a traceback
-        return FormulaResult([[error_text(exc, prefix="STRATPD")]])
+        return FormulaResult([[error_text(exc, prefix="STRATPD",
+                                          argument_words=formula_argument_words("STRATPD"))]])
     return FormulaResult(curve.cells, curve, want_chart)
 
 
@@ -410,7 +451,8 @@ def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
             _cache.put(key, cells)
         return cells
     except Exception as exc:  # the cell shows a sentence; never a traceback
-        return [[error_text(exc, prefix="STRATIMPACT")]]
+        return [[error_text(exc, prefix="STRATIMPACT",
+                            argument_words=formula_argument_words("STRATIMPACT"))]]
 
 
 def _pairs_formula(name: str, key: tuple[Any, ...], data: Any, chart: Any, kind: str,
@@ -429,7 +471,8 @@ def _pairs_formula(name: str, key: tuple[Any, ...], data: Any, chart: Any, kind:
             curve = Curve(sheet.cells_from_frame(table), result, kind=kind)
             _cache.put(full_key, curve)
     except Exception as exc:  # the cell shows a sentence; never a traceback
-        return FormulaResult([[error_text(exc, prefix=name)]])
+        return FormulaResult([[error_text(exc, prefix=name,
+                                          argument_words=formula_argument_words(name))]])
     return FormulaResult(curve.cells, curve, want_chart)
 
 
@@ -644,6 +687,7 @@ def report_sheet(
     source: str = "",
     progress: workflow.Progress | None = None,
     layout: Layout = Layout(),
+    positive: Any = None,
     **engine_kw: Any,
 ) -> ReportSheet:
     """Analyse the selected cells and lay out the sheet that shows the results.
@@ -662,21 +706,31 @@ def report_sheet(
         ``progress(done, total, feature)`` before each feature and at the end.
     layout : Layout
         Positions on the new sheet.
+    positive : optional
+        A yes/no target's value that counts (blank: TRUE/yes/1, else the rarer value).
     **engine_kw
-        Analysis parameters (e.g. ``min_samples_leaf``); the seed is fixed, so pressing the
-        button twice gives the same numbers.
+        Analysis parameters (e.g. ``min_samples_leaf``; ``n_trials`` defaults to the
+        command line report's, so the curves carry a band); a blank one takes its default;
+        the seed is fixed, so pressing the button twice gives the same numbers.
 
     Raises
     ------
     StratPDInputError
-        When the selection cannot be analysed (one sentence naming the fix).
+        When the selection cannot be analysed (one sentence naming the fix; a setting is
+        named by the workbook name that sets it, e.g. ``StratPD_trials``).
     """
-    frame = sheet.frame_from_cells(values)
-    settings = Settings.make(**{"random_state": RANDOM_STATE, **engine_kw})
-    result = workflow.analysis(
-        frame, target if target is not None else frame.columns[-1], settings=settings,
-        how_to_keep=KEEP_HINT, progress=progress,
-    )
+    given = {k: v for k, v in engine_kw.items() if not _is_missing(v)}
+    try:
+        frame = sheet.frame_from_cells(values)
+        settings = Settings.for_report(**{"random_state": RANDOM_STATE, **given})
+        result = workflow.analysis(
+            frame, target if target is not None else frame.columns[-1], settings=settings,
+            how_to_keep=KEEP_HINT, progress=progress, positive=_positive(positive),
+        )
+    except StratPDInputError as exc:
+        if not exc.names_settings:
+            raise
+        raise StratPDInputError(exc.worded(menu_argument_words)) from exc
     name = unique_sheet_names([f"StratPD {result.target}"], taken=taken)[0]
     return ReportSheet(name, result, settings, _report_items(result, source, settings, layout))
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import StratPDInputError
+from .errors import StratPDInputError, argument
 
 __all__ = ["POINTS", "YesNo", "probability_label", "yes_no_target"]
 
@@ -157,10 +157,8 @@ def yes_no_target(series: pd.Series, target: str, positive: Any = None) -> YesNo
             raise StratPDInputError(
                 f'target "{target}" is not numeric and has {len(values):,} different values '
                 f"({_listed(values)}); StratPD explains numbers or a yes/no column: pick "
-                "the value whose probability you want with --positive (positive= in "
-                "Python, the last formula argument in Excel), e.g. --positive "
-                f'"{_show(values[0])}"'
-            )
+                f"the value whose probability you want with {argument('positive')}, e.g. "
+                f'"{_show(values[0])}"')
         if len(values) < 2:
             return None  # one value: the numeric check names it
         yes = [v for v in values if str(_show(v)).strip().casefold() in _YES_WORDS]
@@ -175,8 +173,7 @@ def yes_no_target(series: pd.Series, target: str, positive: Any = None) -> YesNo
         if not found:
             raise StratPDInputError(
                 f'positive value "{positive}" does not occur in target "{target}"; its values '
-                f"are: {_listed(values)}"
-            )
+                f"are: {_listed(values)}; give {argument('positive')} one of them")
         chosen = found[0]
     present = series.notna().to_numpy(bool)
     is_pos = (series.astype(object) == chosen).fillna(False).to_numpy(bool)

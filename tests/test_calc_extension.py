@@ -118,7 +118,8 @@ def _run_calc(base: Path, python: str) -> dict[str, Any]:
         "formulas": {k: {"sheet": s, "range": r, "formula": f}
                      for k, (s, r, f) in FORMULAS.items()},
         # The target by name, as Insert > Named Expressions does it (the last column is "z").
-        "names": {"StratPD_target": '"price"', "StratPD_exclude": "$Names.$A$1:$A$3"},
+        "names": {"StratPD_target": '"price"', "StratPD_exclude": "$Names.$A$1:$A$3",
+                  "StratPD_trials": "10"},
         "select": {"sheet": "Data", "range": "A1:J301"},
         "select_bad": {"sheet": "Data", "range": "B1:C301"},  # cut and color, no "price"
         "command": COMMAND,
@@ -258,7 +259,8 @@ def test_analyse_selection_writes_the_report_sheet(calc):
     assert calc["sheets_after"] == calc["sheets_before"] + ["StratPD price"]
     report = calc["report"]
     expected = spreadsheet.report_sheet(DATA, target="price", taken=calc["sheets_before"],
-                                        source="Data.$A$1:$J$301", exclude=["x", "y"])
+                                        source="Data.$A$1:$J$301", exclude=["x", "y"],
+                                        n_trials=10)
     cells = report["cells"]
     for item in expected.items:
         if isinstance(item, spreadsheet.Cells):
@@ -353,3 +355,11 @@ def test_a_worker_killed_in_a_formula_is_named_in_the_cell_and_recalculating_rec
     assert all(v in ("", None, "#N/A") for row in shown for v in row[1:])
     assert all(row[0] in ("", None, "#N/A") for row in shown[1:])
     _numbers_close(recalculated["cells"], EXPECTED_SLOW)
+
+
+def test_the_menu_with_stratpd_trials_writes_and_draws_the_band(calc):
+    cells = calc["report"]["cells"]
+    headers = [row for row in cells if row and row[0] == "carat"]
+    assert any(BAND_LOW in row and BAND_HIGH in row for row in headers)
+    # The carat chart draws the curve and its band: three series, not one.
+    assert calc["report"]["charts"]["StratPD curve carat"]["series"] == 3

@@ -322,12 +322,18 @@ def test_bad_input_is_one_readable_cell(xl, cells):
     assert text.startswith('STRATPD: target column "pricee" not found')
     assert "price" in text and "Traceback" not in text
     cases = {
-        (cells, "price", "carat", 2.5): "min_samples_leaf must be a whole number",
-        (cells, "price", "carat", 0.0): "min_samples_leaf must be a whole number between 1",
-        (cells, "price", "carat", 10.0, 500.0): "n_trials must be a whole number between 1 and 200",
-        (cells, "price", "carat", 10.0, 1.0, True, -1.0): "max_points must be a whole number",
-        (cells, "price", "carat", 10.0, "many"): "trials must be a whole number",
-        (cells, "price", "carat", 10.0, 1.0, "maybe"): "chart must be TRUE or FALSE",
+        (cells, "price", "carat", 2.5):
+            "min_samples_leaf (argument 4 of STRATPD) must be a whole number",
+        (cells, "price", "carat", 0.0):
+            "min_samples_leaf (argument 4 of STRATPD) must be a whole number between 1",
+        (cells, "price", "carat", 10.0, 500.0):
+            "trials (argument 5 of STRATPD) must be a whole number between 1 and 200",
+        (cells, "price", "carat", 10.0, 1.0, True, -1.0):
+            "max_points (argument 7 of STRATPD) must be a whole number",
+        (cells, "price", "carat", 10.0, "many"):
+            "trials (argument 5 of STRATPD) must be a whole number",
+        (cells, "price", "carat", 10.0, 1.0, "maybe"):
+            "chart (argument 6 of STRATPD) must be TRUE or FALSE",
         (cells[:5], "price", "carat"): "StratPD needs at least",
         ("A1", "price", "carat"): "no data rows",  # ndim=2 makes one cell a 1x1 table
         (cells, "price", "price"): "both the target and the feature",

@@ -284,7 +284,7 @@ def test_formulas_spill_the_by_group_curve_and_the_surface(regions):
     (cell,) = udfs.STRATPD2(cells, "sales", "price", "price")
     assert cell[0].startswith("STRATPD2: ") and "given twice" in cell[0]
     (cell,) = udfs.STRATPD2(cells[:200], "sales", "price", "ads", 12)
-    assert "use grid = " in cell[0]
+    assert "use grid (argument 5 of STRATPD2) = " in cell[0]
 
 
 @settings(max_examples=4, deadline=None)

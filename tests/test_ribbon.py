@@ -19,6 +19,7 @@ from stratpd_xl.excel import ribbon
 from stratpd_xl.input import sheet
 from stratpd_xl.params import Settings
 from stratpd_xl.presentation import words
+from stratpd_xl.presentation.tables import BAND_LOW
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMN_PT, ROW_PT = 64.0, 20.0
@@ -198,8 +199,9 @@ def test_conclusion_in_words_and_every_note_above_the_ranking(analysed):
     same order: each top feature's sentence with its warnings under it, then the rest."""
     book, name, _ = analysed
     new = book.sheets[name]
+    # The button's default is the report's: a band from ten trials.
     result = workflow.analysis(sheet.frame_from_cells(_diamonds()), "price",
-                               settings=Settings.make(random_state=0))
+                               settings=Settings.for_report(random_state=0))
     said, notes = words.summary(result.findings, result.notes, "price")
     expected = [["What the data say"]]
     for text, caveats in said:
@@ -408,3 +410,23 @@ def test_a_chart_that_cannot_be_placed_is_reported_and_tables_are_written():
     assert warnings[0] == (
         'the chart "StratPD ranking" could not be placed (RuntimeError: The sheet is protected.)'
     )
+
+
+def test_workbook_names_set_trials_and_positive():
+    # StratPD_trials: 1 gives no band (the button's default, the report's, gives one);
+    # StratPD_positive: the value of a text target that counts.
+    one = FakeBook(names=[FakeName("StratPD_trials", "=1")])
+    new = one.sheets[ribbon.analyse_selection(one, _diamonds(300))]
+    assert not any(v == BAND_LOW for v in new.cells.values())
+    three = FakeBook(names=[FakeName("StratPD_trials", "=Data!$L$1", 3.0)])
+    new = three.sheets[ribbon.analyse_selection(three, _diamonds(300))]
+    assert any(v == BAND_LOW for v in new.cells.values())
+    colours = FakeBook(names=[FakeName("StratPD_positive", '="E"')])
+    name = ribbon.analyse_selection(colours, _diamonds(300, last="color"))
+    assert name == "StratPD color"
+    told = FakeBook()
+    with pytest.raises(StratPDInputError, match="with the name StratPD_positive, e.g. "):
+        ribbon.analyse_selection(told, _diamonds(300, last="color"))
+    bad = FakeBook(names=[FakeName("StratPD_trials", '="lots"')])
+    with pytest.raises(StratPDInputError, match="the name StratPD_trials must be a whole"):
+        ribbon.analyse_selection(bad, _diamonds(300))

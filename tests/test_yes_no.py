@@ -105,7 +105,7 @@ def test_cli_accepts_a_yes_no_target(data, tmp_path, capsys):
     assert slope(written) == pytest.approx(-6, abs=1.0)
 
 
-def test_formula_takes_positive_as_its_last_argument(data):
+def test_formula_takes_positive_after_max_points(data):
     from stratpd_xl.excel import udfs
 
     cells = cells_from_frame(data)
@@ -116,7 +116,7 @@ def test_formula_takes_positive_as_its_last_argument(data):
     assert flipped[1][1] == pytest.approx(-default[1][1], abs=1e-9)
     many = data.assign(churn=np.resize(["a", "b", "c"], len(data)))
     error = udfs.STRATPD(cells_from_frame(many), "churn", "months")
-    assert "STRATPD" in error[0][0] and "--positive" in error[0][0]
+    assert "with positive (argument 8 of STRATPD)" in error[0][0]
 
 
 def three_outcomes(n: int = 1500, seed: int = 0) -> pd.DataFrame:

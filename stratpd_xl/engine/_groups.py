@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import StratPDInputError
+from ..errors import StratPDInputError, argument
 from ._categorical import category_effects
 from ._numeric import curve_on_grid, integrate, slope_field
 from ._table import CATEGORICAL, NUMERIC, as_float, category_codes, column_kind
@@ -476,13 +476,13 @@ def curves_by_group(
         try:
             curves[label] = run(data.iloc[rows][keep].reset_index(drop=True))
         except StratPDInputError as exc:
-            skipped[label] = str(exc)
+            skipped[label] = exc.raw  # settings stay marked: the front end words them
     if len(curves) < 2:
         reasons = "; ".join(f"{by} = {g}: {why}" for g, why in skipped.items())
         raise StratPDInputError(
             f'fewer than two groups of "{by}" gave a curve of "{feature}" ({reasons}); '
-            "group by a column with fewer, larger groups, use fewer bands, or lower "
-            "min_samples_leaf"
+            f"group by a column with fewer, larger groups, use fewer {argument('bands')}, or "
+            f"lower {argument('min_samples_leaf')}"
         )
     first = next(iter(curves.values()))
     kind = str(first.attrs.get("kind", NUMERIC))

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import StratPDInputError
+from ..errors import StratPDInputError, argument
 from ..params import PARAMETERS, Settings, column_arguments
 from ._groups import (
     MAX_GROUPS,
@@ -490,8 +490,9 @@ def stratpd2(
         fewer = max(3, int(math.sqrt(used / p.min_samples_leaf)))
         raise StratPDInputError(
             f"{used:,} rows are too few for a {points.size} x {len(gb.labels)} surface (about "
-            f"{used // max(n_cells, 1)} per cell, fewer than min_samples_leaf = "
-            f"{p.min_samples_leaf}); use grid = {min(fewer, p.grid - 1)} or less, or add rows"
+            f"{used // max(n_cells, 1)} per cell, fewer than {argument('min_samples_leaf')} = "
+            f"{p.min_samples_leaf}); use {argument('grid')} = {min(fewer, p.grid - 1)} or "
+            "less, or add rows"
         )
     all_a = np.arange(eff_a.y.size)
     pooled_a = eff_a.fit(all_a)

@@ -37,9 +37,11 @@ __all__ = [
 ]
 
 #: Workbook name that sets the target column for the ribbon button.
-TARGET_NAME = "StratPD_target"
+TARGET_NAME = spreadsheet.MENU_NAMES["target"]
 #: Workbook name that lists the columns the ribbon button leaves out (``exclude``).
-EXCLUDE_NAME = "StratPD_exclude"
+EXCLUDE_NAME = spreadsheet.MENU_NAMES["exclude"]
+POSITIVE_NAME = spreadsheet.MENU_NAMES["positive"]  # a yes/no target's value that counts
+TRIALS_NAME = spreadsheet.MENU_NAMES["trials"]  # more than 1: the curves carry a band
 
 Status = Callable[[str | None], None]
 
@@ -99,6 +101,10 @@ def _name_value(book: Any, wanted: str, what: str) -> tuple[bool, Any]:
         refers_to = (name.refers_to or "").strip()
         if refers_to.startswith('="') and refers_to.endswith('"'):
             return True, refers_to[2:-1].replace('""', '"')
+        try:  # a number constant: StratPD_trials as =10
+            return True, float(refers_to.removeprefix("="))
+        except ValueError:
+            pass
         try:
             return True, name.refers_to_range.value
         except Exception as exc:
@@ -133,6 +139,21 @@ def excluded_names(book: Any) -> Any:
     """
     return _name_value(book, EXCLUDE_NAME, "cells holding the names of the columns to leave "
                        'out, or to a text such as ="casual, registered"')[1]
+
+
+def setting_name(book: Any, wanted: str) -> Any:
+    """The value of the workbook name ``wanted`` (``StratPD_positive``, ``StratPD_trials``):
+    a constant (``="yes"``, ``=10``) or the first cell it refers to; None when there is none
+    or it is blank (the setting's default then)."""
+    found, value = _name_value(book, wanted, 'a cell holding the value, or to a value such '
+                               'as ="yes" or =10')
+    if not found:
+        return None
+    while isinstance(value, list):
+        value = value[0] if value else None
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
 
 
 def _literal(value: Any) -> Any:
@@ -201,9 +222,10 @@ def analyse_selection(
     layout : Layout, optional
         Positions on the new sheet (default: :class:`Layout`'s).
     **engine_kw
-        Passed to :func:`stratpd_xl.engine.analyse` (e.g. ``min_samples_leaf``); without an
-        ``exclude`` here, the workbook name ``StratPD_exclude`` gives it
-        (:func:`excluded_names`).
+        Passed to :func:`stratpd_xl.spreadsheet.report_sheet` (e.g. ``min_samples_leaf``);
+        without ``exclude``, ``n_trials`` or ``positive`` here, the workbook names
+        ``StratPD_exclude``, ``StratPD_trials`` and ``StratPD_positive`` give them
+        (:func:`excluded_names`, :func:`setting_name`).
 
     Returns
     -------
@@ -224,6 +246,8 @@ def analyse_selection(
     try:
         sheets = list(book.sheets)
         engine_kw.setdefault("exclude", excluded_names(book))
+        engine_kw.setdefault("n_trials", setting_name(book, TRIALS_NAME))
+        engine_kw.setdefault("positive", setting_name(book, POSITIVE_NAME))
         report = spreadsheet.report_sheet(
             values, target=target_name(book), taken=[s.name for s in sheets], source=source,
             progress=progress, layout=layout or Layout(), **engine_kw,

@@ -29,6 +29,8 @@ ANALYSE = "org.stratpd.xl.calc.AnalyseSelection"
 PROTOCOL = "org.stratpd.xl.calc:"  # the menu's command: org.stratpd.xl.calc:analyse
 TARGET_NAME = "StratPD_target"
 EXCLUDE_NAME = "StratPD_exclude"
+POSITIVE_NAME = "StratPD_positive"  # a yes/no target's value that counts
+TRIALS_NAME = "StratPD_trials"  # more than 1: the curves carry a band
 CHART_SIZE = (16000, 9000)  # 1/100 mm: 16 x 9 cm, about the rows the report leaves free
 
 _worker = None
@@ -154,6 +156,11 @@ def _named(doc, wanted, what):
         content = names.getByName(name).getContent().strip()
         if content.startswith('"') and content.endswith('"'):
             return True, content[1:-1].replace('""', '"'), None
+        try:  # a number: StratPD_trials as 10
+            float(content)
+            return True, content, None
+        except ValueError:
+            pass
         cells = names.getByName(name).getReferredCells()
         if cells is None:
             raise SelectionError(f"the name {wanted} refers to {content}; let it refer to {what}")
@@ -183,6 +190,22 @@ def _exclude(doc):
     if cells is not None:
         return [_plain(v) for row in cells.getDataArray() for v in row if v != ""]
     return [text] if found else None
+
+
+def _setting(doc, wanted):
+    """The value of the document's named expression ``wanted`` (a text, a number, or the
+    first cell it refers to), or None when there is none or it is blank."""
+    found, text, cells = _named(doc, wanted, "a cell holding the value, or to a value")
+    if not found:
+        return None
+    if cells is None:
+        content = text
+        try:  # a number typed as the expression: =10
+            return float(content) if content is not None and content.strip() else None
+        except ValueError:
+            return content
+    value = cells.getDataArray()[0][0]
+    return None if value == "" else _plain(value)
 
 
 def _address(sheet_index, row, col, last_row, last_col):
@@ -311,7 +334,8 @@ class AnalyseSelection(unohelper.Base, XDispatchProvider, XDispatch, XInitializa
             taken = list(doc.getSheets().getElementNames())
             plan = worker().call("REPORT", values=client.pack_block(values),
                                  target=_target(doc), source=source, taken=taken,
-                                 exclude=_exclude(doc))
+                                 exclude=_exclude(doc), positive=_setting(doc, POSITIVE_NAME),
+                                 trials=_setting(doc, TRIALS_NAME))
             write_report(doc, plan)
         except (SelectionError, client.WorkerError) as exc:
             _tell(self.ctx, doc, f"StratPD: {exc}")
