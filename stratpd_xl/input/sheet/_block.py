@@ -173,12 +173,27 @@ def _mended(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-def _is_whole(texts: list[str]) -> bool:
+def _is_whole(texts: Sequence[str]) -> bool:
+    """True when ``texts`` hold no lone surrogate; TypeError when one is not text."""
     try:
         "".join(texts).encode("utf-8")  # one pass in C; fails only on a surrogate
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _all_whole(values: np.ndarray) -> bool:
+    """True when no text among ``values`` holds half a character: one join in C, the blanks
+    (NaN) taken out first when there are any (a Python loop over a million cells cost 0.25 s)."""
+    try:
+        return _is_whole(values)  # type: ignore[arg-type]
+    except TypeError:
+        pass
+    present = values[~np.asarray(pd.isna(values), dtype=bool)]
+    try:
+        return _is_whole(present)  # type: ignore[arg-type]
+    except TypeError:  # numbers or dates among the texts
+        return _is_whole([v for v in present if type(v) is str])
 
 
 def whole_characters(frame: pd.DataFrame) -> pd.DataFrame:
@@ -202,8 +217,7 @@ def whole_characters(frame: pd.DataFrame) -> pd.DataFrame:
             values = column.to_numpy(dtype=object)
         else:
             continue
-        texts = [v for v in values if type(v) is str]
-        if _is_whole(texts):
+        if _all_whole(values):
             continue
         # Cells left with a U+FFFD (a pair written apart is only joined, and not counted).
         counts[str(name)] = sum(1 for v in column.to_numpy(dtype=object) if type(v) is str
