@@ -4,14 +4,16 @@ Usage::
 
     mkdir -p /tmp/before && git archive 5540aec stratpd_xl | tar -x -C /tmp/before
     python benchmarks/bench_versions.py /tmp/before . --repeat 2
+    python benchmarks/bench_versions.py /tmp/before . --rows 30000 --repeat 3   # another size
 
 Each directory holds a ``stratpd_xl`` package; every call runs in a fresh process of this
 interpreter started in that directory (so it imports that copy) on bench_engine's numeric
-table of 1,048,576 rows x 10 columns, after a warm-up call on 2,000 rows.  The versions
-alternate call by call, so a change in the machine's load hits both alike.  Printed per
-case: the best wall-clock seconds and the best CPU seconds (all threads) of each version,
-and the 1-minute load average during the calls.  On a shared machine read the CPU
-seconds first: they move far less with the load than the wall clock.
+table of 1,048,576 rows x 10 columns (``--rows``), after a warm-up call on 2,000 rows.  A
+version without the ``adjust`` parameter (before the adjustment) runs every case without
+it.  The versions alternate call by call, so a change in the machine's load hits both
+alike.  Printed per case: the best wall-clock seconds and the best CPU seconds (all
+threads) of each version, and the 1-minute load average during the calls.  On a shared
+machine read the CPU seconds first: they move far less with the load than the wall clock.
 """
 
 from __future__ import annotations
@@ -31,13 +33,16 @@ from bench_engine import numeric_data
 import stratpd_xl as sx
 assert sx.__file__.startswith(sys.argv[2]), sx.__file__  # the copy asked for
 case = sys.argv[1]
-df, target, feature = numeric_data(1_048_576)
+df, target, feature = numeric_data(int(sys.argv[4]))
 warm = numeric_data(2000, seed=1)[0]
-adjust = not case.endswith("adjust=False")
+import inspect
+kw = {"adjust": not case.endswith("adjust=False")}
+if "adjust" not in inspect.signature(sx.stratpd).parameters:
+    kw = {}  # a version from before the adjustment
 if case.startswith("curve"):
-    call = lambda d: sx.stratpd(d, target, feature, adjust=adjust, random_state=0)
+    call = lambda d: sx.stratpd(d, target, feature, random_state=0, **kw)
 else:
-    call = lambda d: sx.impact(d, target, adjust=adjust, random_state=0)
+    call = lambda d: sx.impact(d, target, random_state=0, **kw)
 call(warm)
 load = float(open("/proc/loadavg").read().split()[0])
 c0, t0 = time.process_time(), time.perf_counter()
@@ -50,8 +55,9 @@ print(json.dumps({"wall": wall, "cpu": cpu, "load": load}))
 CASES = ["curve", "curve, adjust=False", "impact", "impact, adjust=False"]
 
 
-def run(directory: Path, case: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", WORKER, case, str(directory), str(BENCH)],
+def run(directory: Path, case: str, rows: int) -> dict:
+    proc = subprocess.run([sys.executable, "-c", WORKER, case, str(directory), str(BENCH),
+                           str(rows)],
                           capture_output=True, text=True, cwd=directory)
     if proc.returncode != 0:
         raise SystemExit(f"{directory}: {proc.stderr.strip().splitlines()[-1]}")
@@ -63,14 +69,15 @@ def main() -> None:
     ap.add_argument("before", type=Path, help="directory holding the first stratpd_xl")
     ap.add_argument("after", type=Path, help="directory holding the second stratpd_xl")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--rows", type=int, default=1_048_576)
     args = ap.parse_args()
     versions = {"before": args.before.resolve(), "after": args.after.resolve()}
     results: dict[tuple[str, str], list[dict]] = {}
     for _ in range(args.repeat):
         for case in CASES:
             for name, directory in versions.items():
-                results.setdefault((case, name), []).append(run(directory, case))
-    print("| 1,048,576 rows x 10 columns | before: wall s | after: wall s | before: CPU s "
+                results.setdefault((case, name), []).append(run(directory, case, args.rows))
+    print(f"| {args.rows:,} rows x 10 columns | before: wall s | after: wall s | before: CPU s "
           "| after: CPU s | load average (1 min) |")
     print("|---|---:|---:|---:|---:|---|")
     for case in CASES:
