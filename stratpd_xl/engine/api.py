@@ -948,11 +948,16 @@ def _table_warnings(table: Table, feature: str, kind: str, rows: _Rows, leaf: np
 
 
 def _leaks_of(table: Table, feature: str, index: np.ndarray, y: np.ndarray,
-              leaf: np.ndarray, adj: Adjustment | None) -> list[Leak]:
+              leaf: np.ndarray, adj: Adjustment | None,
+              feature_varies: bool = True) -> list[Leak]:
     """What restates the target in this feature's analysis (engine/_leaks.py): the other
     columns, with the strata and the adjustment's straight-line fit (out of fold), leaving
-    under ``LEAK_SHARE`` of its variation, and noisy copies of it among the columns."""
-    share = within_strata_share(y, leaf)
+    under ``LEAK_SHARE`` of its variation, and noisy copies of it among the columns.
+
+    When the feature itself barely varies inside the strata (``feature_varies`` False) the
+    others leave nothing of the target because they determine the feature, not because they
+    restate the target: that is the near-duplicate note's case, so no restatement is said."""
+    share = within_strata_share(y, leaf) if feature_varies else 1.0
     left = np.nan if adj is None else adj.y_left
     names = [c for c in table.columns if c != feature]
     rng = np.random.default_rng(0)
@@ -1212,7 +1217,9 @@ def _stratpd_table(
             field_, curve, part = plain_field, plain, None
             adj = replace(adj, part=None, reason="it turned the plain comparison's "
                           "direction inside the strata the other way")
-    leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj)
+    x_share = within_strata_share(x, leaf)
+    leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj,
+                      feature_varies=x_share >= LOW_WITHIN_SHARE)
     if curve is None:
         _raise_if_restated(leaks, table)
         if field_.ux.size <= 2:  # a 0/1 column: two values make a comparison, not a curve
@@ -1293,7 +1300,7 @@ def _stratpd_table(
         slope = np.ldexp(np.asarray(out["slope"], dtype=np.float64), shift)
     out["slope"] = np.where(np.isfinite(slope), slope, np.nan)
     result = pd.DataFrame(out)
-    share = within_strata_share(x, leaf)
+    share = x_share
     warnings_ = []
     if share < LOW_WITHIN_SHARE:
         twins = _duplicating(table, feature, rows.index)
@@ -1383,8 +1390,9 @@ def _catstratpd_table(
             eff, part = plain, None
             adj = replace(adj, part=None, reason="it reversed a clear order of the plain "
                           "comparison inside the strata")
-    leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj)
     known = np.flatnonzero(~np.isnan(eff.effect))
+    leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj,
+                      feature_varies=known.size >= 2)
     if known.size < 2:
         _raise_if_restated(leaks, table)
         raise StratPDInputError(
