@@ -45,7 +45,7 @@ __all__ = ["CommandProgress", "ProgressBar", "build_parser", "main"]
 
 PROG = "stratpd-xl"
 # How a CLI user analyses a column that looks like an identifier.
-KEEP_HINT = "name it with --feature to analyse it anyway"
+KEEP_HINT = "add --keep with its name (or name it with --feature) to analyse it anyway"
 # CLI option -> parameter of the table (the option names users already know stay).
 _OPTIONS = {
     "min_samples_leaf": "--min-samples-leaf",
@@ -300,6 +300,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--exclude", dest="exclude", action="append", metavar="COL",
         help=f"{PARAMETERS['exclude'].help}; may repeat, or list several separated by commas "
         "(--exclude casual,registered)".replace("%", "%%"),
+    )
+
+    g.add_argument(
+        "--keep", dest="keep", action="append", metavar="COL",
+        help=f"{PARAMETERS['keep'].help} (R's rownames, a saved pandas index, a numeric ID "
+        "are left out otherwise); may repeat".replace("%", "%%"),
     )
 
     reading = _Parser(add_help=False)
@@ -573,7 +579,7 @@ def _features_option(p: argparse.ArgumentParser) -> None:
 def _settings(args: argparse.Namespace) -> Settings:
     """The parameters given on the command line, over the defaults (the demo has its own)."""
     base = Settings.for_report() if args.command in ("report", "demo") else Settings()
-    names = [*_OPTIONS, "by", "bands", "grid", "max_features", "exclude"]
+    names = [*_OPTIONS, "by", "bands", "grid", "max_features", "exclude", "keep"]
     given = {name: getattr(args, name) for name in names
              if getattr(args, name, None) is not None}
     if getattr(args, "all_points", False):

@@ -134,6 +134,13 @@ PARAMETERS: dict[str, Parameter] = {
             "columns that restate the target, or that you do not want held fixed",
             '"casual"', column=True, many=True,
         ),
+        # A row number or an id is left out of every analysis (stratpd_xl.identifiers); a
+        # column named here is analysed all the same.
+        Parameter(
+            "keep", (), None, None,
+            "analyse these columns even if they look like row numbers or ids",
+            '"store_id"', column=True, many=True,
+        ),
         Parameter(
             "bands", 4, 2, 12,
             "bands of a numeric by column (equal numbers of rows, labelled by their ranges)",
@@ -200,6 +207,8 @@ class Settings:
     exclude : tuple of str, default ()
         Column names as given (a text may list several, separated by commas); the engine and
         the workflow match them against the table's columns.
+    keep : tuple of str, default ()
+        Columns to analyse even when they look like row numbers or identifiers.
     bands : int, default 4
     grid : int, default 10
     max_features : int, default 10
@@ -214,6 +223,7 @@ class Settings:
     adjust: bool = PARAMETERS["adjust"].default  # type: ignore[assignment]
     by: str | None = PARAMETERS["by"].default  # type: ignore[assignment]
     exclude: tuple[str, ...] = PARAMETERS["exclude"].default  # type: ignore[assignment]
+    keep: tuple[str, ...] = PARAMETERS["keep"].default  # type: ignore[assignment]
     bands: int = PARAMETERS["bands"].default  # type: ignore[assignment]
     grid: int = PARAMETERS["grid"].default  # type: ignore[assignment]
     max_features: int = PARAMETERS["max_features"].default  # type: ignore[assignment]
@@ -299,6 +309,11 @@ class Settings:
             for name in INTERACTION_PARAMETERS:
                 d.pop(name)
         d["exclude"] = list(d["exclude"])
+        # Recorded when given: most tables have no identifier to keep.
+        if d["keep"]:
+            d["keep"] = list(d["keep"])
+        else:
+            d.pop("keep")
         if categorical:
             d.pop("min_slopes_per_x")
             d.pop("max_points")

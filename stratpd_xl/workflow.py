@@ -251,13 +251,18 @@ def prepare(
         frame, target_name, named[0] if named is not None and len(named) == 1 else None,
         min_samples_leaf=settings.min_samples_leaf, positive=positive,
     )
-    roles = {**dict.fromkeys(named or [], "feature"), **dict.fromkeys(keep, "by column")}
+    kept = _kept(frame, settings.keep)
+    roles = {**dict.fromkeys(kept, "kept column"), **dict.fromkeys(named or [], "feature"),
+             **dict.fromkeys(keep, "by column")}
+    keep = [*keep, *kept]
     excluded = _excluded(frame, target_name, settings.exclude, roles)
     # Excluded columns stay in the frame (the engine drops them and records why), so the
     # checks for identifiers and empty columns do not speak of them.
     frame, usable, left_out = usable_table(
         frame, target_name, [*(named or []), *keep, *excluded], how_to_keep=how_to_keep
     )
+    # Columns kept on request are analysed even where the identifier rule would leave them out.
+    usable = [c for c in frame.columns if c in usable or (c in kept and c != target_name)]
     chosen = named if named is not None else [c for c in usable if c not in excluded]
     if not chosen:
         raise StratPDInputError(
@@ -280,6 +285,23 @@ def prepare(
                              f"{yes_no.label}, in percentage points", "target",
                              columns=[target_name]))
     return Problem(frame, target_name, chosen, left_out, notes, excluded)
+
+
+def _kept(frame: pd.DataFrame, given: Sequence[str]) -> list[str]:
+    """The exact names of the columns to analyse even if they look like identifiers
+    (``settings.keep``), matched as typed; a text that names no column may list several
+    separated by commas ("rownames,ID")."""
+    names: list[str] = []
+    for text in given:
+        try:
+            parts = [resolve_column(frame, text, role="kept")]
+        except StratPDInputError:
+            if "," not in text:
+                raise
+            parts = [resolve_column(frame, t.strip(), role="kept")
+                     for t in text.split(",") if t.strip()]
+        names += [n for n in parts if n not in names]
+    return names
 
 
 def _excluded(frame: pd.DataFrame, target: str, given: Sequence[str],

@@ -17,7 +17,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "stratpd_xl"
 
-BOTTOM = {"_backend", "errors", "params", "schema", "yesno"}
+BOTTOM = {"_backend", "errors", "identifiers", "params", "schema", "yesno"}
 #: layer -> the layers its modules may import (each may always import itself and the bottom)
 ALLOWED = {
     "bottom": set(),

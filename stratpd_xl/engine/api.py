@@ -20,6 +20,7 @@ import pandas as pd
 
 from .. import _backend
 from ..errors import StratPDInputError
+from ..identifiers import identifier_reason
 from ..params import PARAMETERS, Settings, column_argument, column_arguments
 from ..schema import Note
 from ..yesno import POINTS, yes_no_target
@@ -137,8 +138,15 @@ def _leave_out_identifiers(table: Table, keep: set[str]) -> None:
     Such a column splits the rows into groups of one: a customer id among the columns
     halved x1's slope (1.17 for a true 3) and was ranked first by the impact.
     """
-    for c in list(table.columns):
-        if c in keep or table.kinds[c] != CATEGORICAL:
+    for position, c in enumerate(list(table.columns)):
+        if c in keep:
+            continue
+        if table.kinds[c] != CATEGORICAL:
+            # Row numbers and numeric keys: the rule every front end applies.
+            why = identifier_reason(c, table.frame[c], pd.Series(table.y), position)
+            if why:
+                table.columns.remove(c)
+                table.left_out[c] = f"{why}; name it as the feature to analyse it anyway"
             continue
         series = table.frame[c]
         if pd.api.types.is_bool_dtype(series.dtype):
@@ -1684,7 +1692,7 @@ def stratpd(
             random_state=p.random_state, max_points=p.max_points, honest=p.honest,
             adjust=p.adjust, positive=positive, exclude=names,
         ))
-    table = _table(data, target, positive, keep=[feature], exclude=p.exclude,
+    table = _table(data, target, positive, keep=[feature, *p.keep], exclude=p.exclude,
                    roles=_roles(feature))
     return _run(table, feature, NUMERIC, p)[0]
 
@@ -1756,7 +1764,7 @@ def catstratpd(
             random_state=p.random_state, honest=p.honest, adjust=p.adjust, positive=positive,
             exclude=names,
         ))
-    table = _table(data, target, positive, keep=[feature], exclude=p.exclude,
+    table = _table(data, target, positive, keep=[feature, *p.keep], exclude=p.exclude,
                    roles=_roles(feature))
     return _run(table, feature, CATEGORICAL, p)[0]
 
@@ -1776,7 +1784,7 @@ def partial_dependence(
         curve_kw = {k: v for k, v in kw.items() if k not in ("by", "bands", "exclude")}
         return _by_group(data, target, feature, p, lambda sub, names: partial_dependence(
             sub, target, feature, kind=kind, positive=positive, exclude=names, **curve_kw))
-    table = _table(data, target, positive, keep=[feature], exclude=p.exclude,
+    table = _table(data, target, positive, keep=[feature, *p.keep], exclude=p.exclude,
                    roles=_roles(feature))
     return _run(table, feature, kind, p)[0]
 
@@ -1826,7 +1834,7 @@ def analyse(
     # impact(d, "price", "area"): one feature, not the letters.
     listed = column_arguments(features)
     named = None if listed is None else [column_label(f, role="feature") for f in listed]
-    table = _table(data, target, positive, keep=named or (), exclude=p.exclude,
+    table = _table(data, target, positive, keep=[*(named or ()), *p.keep], exclude=p.exclude,
                    roles=_roles(*(named or ())))
     if table.y.size == 0:
         raise StratPDInputError(

@@ -166,7 +166,8 @@ def interactions(
     # interactions(d, "price", "area"): one feature, not the letters a, r, e, a.
     listed = column_arguments(features)
     named = None if listed is None else [column_label(f, role="feature") for f in listed]
-    table = _table(data, target, positive, exclude=p.exclude, roles=_roles(*(named or ())))
+    table = _table(data, target, positive, keep=[*(named or ()), *p.keep], exclude=p.exclude,
+                   roles=_roles(*(named or ())))
     names = _names(table, named)
     if len(names) < 2:
         raise StratPDInputError(
@@ -460,7 +461,8 @@ def stratpd2(
             f'a two-way surface needs two different columns; "{f1}" is given twice: choose '
             "another column for the second feature"
         )
-    table = _table(data, target, positive, exclude=p.exclude, roles=_roles(f1, f2))
+    table = _table(data, target, positive, keep=[f1, f2, *p.keep], exclude=p.exclude,
+                   roles=_roles(f1, f2))
     for f in (f1, f2):
         require_column(table.all_columns, f, "feature")
         if f == table.target:

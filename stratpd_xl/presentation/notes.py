@@ -11,6 +11,7 @@ lists every one (:func:`notes_table`).  No I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import pandas as pd
@@ -38,6 +39,10 @@ def _quoted(names: Sequence[str], limit: int = NAMED) -> str:
     return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
+_IDENTIFIER = re.compile(r'^left out "(.*)": it looks like an identifier \((.*)\); (.*)$',
+                         re.DOTALL)
+
+
 def _merge_gaps(group: list[Note], order: dict[str, int]) -> Note:
     column = group[0].columns[0]
     features = sorted({f for n in group for f in n.features}, key=lambda f: order.get(f, 1e9))
@@ -58,6 +63,14 @@ def _merge_kind(group: list[Note], order: dict[str, int]) -> Note:
     columns = list(dict.fromkeys(c for n in group for c in n.columns))
     features = sorted({f for n in group for f in n.features}, key=lambda f: order.get(f, 1e9))
     moves = max(n.moves for n in group)
+    if kind == "identifier":
+        found = [_IDENTIFIER.match(str(n)) for n in group]
+        if all(found):
+            listed = "; ".join(f'"{m.group(1)}" ({m.group(2)})' for m in found if m)
+            how = found[-1].group(3) if found[-1] else ""
+            text = (f"left out {len(group):,} columns that look like identifiers: {listed}"
+                    + (f"; {how}" if how else ""))
+            return Note(text, kind, columns=columns, features=features, moves=moves)
     if kind == "few rows":
         text = (f"categories of {len(columns):,} features rest on fewer than 5 rows "
                 f"({_quoted(columns, 8)}; few_rows in their tables): their effects are little "

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import StratPDInputError
+from ...identifiers import identifier_reason
 from ...params import PARAMETERS, column_argument
 from ...yesno import yes_no_target
 from ._values import header_text, name_key
@@ -220,14 +221,16 @@ def default_features(
         Every other column, in table order, except those below.
     left_out : dict
         Column name -> sentence: columns without values, columns with one value in every row,
-        and text columns with a different value in (nearly) every row, such as customer IDs or
-        comments, which would split the rows into groups of one and swamp the other columns.
+        text columns with a different value in (nearly) every row, such as customer IDs or
+        comments, which would split the rows into groups of one and swamp the other columns,
+        and numeric row numbers and keys (:func:`stratpd_xl.identifiers.identifier_reason`).
     """
     features: list[str] = []
     left_out: dict[str, str] = {}
     rows = frame[target].notna() if target in frame.columns else pd.Series(True, frame.index)
     every_row = bool(rows.all())
-    for name in frame.columns:
+    target_values = frame[target] if target in frame.columns else None
+    for position, name in enumerate(frame.columns):
         if name == target:
             continue
         values = frame[name] if every_row else frame.loc[rows, name]
@@ -239,6 +242,10 @@ def default_features(
                 left_out[name] = "it has no values in rows with a target value"
             elif numbers.min() == numbers.max():
                 left_out[name] = "it has the same value in every row"
+            elif why := identifier_reason(name, frame[name], target_values, position):
+                # Row numbers and numeric keys (stratpd_xl.identifiers): R's rownames,
+                # pandas' saved index, a customer ID.
+                left_out[name] = f"{why}; {how_to_keep}"
             else:
                 features.append(name)
             continue

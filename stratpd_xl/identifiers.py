@@ -1,0 +1,154 @@
+"""Columns of numbers that identify rows instead of describing them: one rule for every layer.
+
+A row number (every R export's ``rownames``, a saved pandas index's ``Unnamed: 0``) or a
+numeric key (a customer ``ID``, a parcel ``PID``) is unique per row, so the engine's tree can
+split the rows on it into groups that mean nothing, and its "effect" is whatever order the
+rows were exported in (Wage: "rownames ... wage goes up by about 0.52").  The input layer
+(:func:`stratpd_xl.input.sheet.default_features`, the command line and the formulas) and the
+engine (``sx.impact`` on a DataFrame) both leave such columns out with this rule, so they
+agree; ``keep`` overrides it.
+
+The rule (judged on 1,000+ real tables: ``benchmarks/identifiers_rdatasets.py``):
+
+1. whole numbers, with at least :data:`MIN_ROWS` values, and
+2. either the name says so (:func:`named_identifier`: ``rownames``, ``Unnamed: 0``,
+   ``index``, ``id``, ``customer_id``, ``PID`` ...) and at least half the values are
+   distinct (a row number's or a key's, or a panel's subject id), or the header was blank
+   (``column 1`` as read here, R's ``X`` first column) and it holds row numbers,
+3. or, whatever its name, it holds the rows' positions (0..n-1 or 1..n from top to bottom)
+   and moves the target no more than noise does (:func:`related`): a designed ``x`` of
+   1..100 or a time index ``t`` that the target follows is a feature and is kept, and so is
+   a shuffled 1..n without such a name (a rank: Guerry's ``Wealth``).
+
+Other unique whole numbers (years, populations, prices, votes) are never left out: nothing
+in their values tells a key from a count.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["MIN_ROWS", "identifier_reason", "named_identifier", "related"]
+
+#: Fewer values than this are never called identifiers (too few to tell).
+MIN_ROWS = 20
+#: A row number relates to the target when a test this strict says so (p-value below it):
+#: ten groups of its values, an F test of the target's means between them.
+RELATED_P = 0.001
+
+_ROW_NAMES = re.compile(
+    r"^(rownames|row[ ._]?names?|row[ ._]?(id|no|nr|num|number)|unnamed: ?\d+(\.\d+)?|"
+    r"index|level_\d+|\.\.\.\d+|obs|obs[ ._]?(no|nr|num|number)|observation|order|case|"
+    r"#|no\.?|nr\.?|s[ ._]?no\.?|sl[ ._]?no\.?|sr[ ._]?no\.?|serial([ ._]?(no|number))?|"
+    r"id|uid|idno|id[ ._]?(no|nr|num|number|str))$",
+    re.IGNORECASE,
+)
+# Names readers give a column whose header was blank: ours, R's read.csv (first column).
+_BLANK_HEADER = re.compile(r"^(column \d+|X)$")
+# "customer_id", "cust.id", "Customer ID"; "CustomerID", "PID"; "customerId".
+_ID_SUFFIX = re.compile(r"([ ._-]id|ID|(?<=[a-z])Id)$")
+
+
+def named_identifier(name: Any) -> bool:
+    """Whether a column's name says it identifies rows: ``rownames``, ``Unnamed: 0``,
+    ``index``, ``id``, ``customer_id``, ``PID``, ``CustomerId`` (not ``paid``, ``rapid``)."""
+    text = str(name).strip()
+    return bool(_ROW_NAMES.match(text) or _ID_SUFFIX.search(text))
+
+
+def _target_numbers(y: pd.Series) -> np.ndarray:
+    """The target as numbers: its values, or codes of its texts (a yes/no target)."""
+    if pd.api.types.is_numeric_dtype(y.dtype) and not pd.api.types.is_bool_dtype(y.dtype):
+        return pd.to_numeric(y, errors="coerce").to_numpy(dtype=float)
+    codes, _ = pd.factorize(y, use_na_sentinel=True)
+    return np.where(codes < 0, np.nan, codes).astype(float)
+
+
+def related(values: np.ndarray, y: np.ndarray) -> bool:
+    """Whether the target moves with ``values`` beyond noise: a rank correlation, or its
+    mean differing between ten groups of equal size (fewer for under 100 rows; an F test),
+    each at half of :data:`RELATED_P`."""
+    ok = np.isfinite(values) & np.isfinite(y)
+    values, y = values[ok], y[ok]
+    n = values.size
+    k = max(2, min(10, n // 10))
+    if n <= k or np.ptp(y) == 0:
+        return False
+    group = (np.argsort(np.argsort(values, kind="stable"), kind="stable") * k) // n
+    counts = np.bincount(group, minlength=k)
+    means = np.bincount(group, weights=y, minlength=k) / np.maximum(counts, 1)
+    between = float(np.sum(counts * (means - y.mean()) ** 2)) / (k - 1)
+    within = float(np.sum((y - means[group]) ** 2)) / (n - k)
+    if within <= 0:
+        return between > 0
+    from scipy.stats import f as f_distribution
+    from scipy.stats import spearmanr
+
+    # A steady trend shows more surely in the rank correlation than between ten groups
+    # (the 1970 draft lottery: rank by day of the year); either test counts, at half the level.
+    rho = float(spearmanr(values, y).statistic)
+    trend = abs(rho) < 1 and _rank_p(rho, n) < RELATED_P / 2
+    return bool(trend or abs(rho) == 1
+                or f_distribution.sf(between / within, k - 1, n - k) < RELATED_P / 2)
+
+
+def _rank_p(rho: float, n: int) -> float:
+    """Two-sided p-value of a rank correlation ``rho`` over ``n`` rows (t approximation)."""
+    from scipy.stats import t as t_distribution
+
+    t = abs(rho) * np.sqrt((n - 2) / max(1.0 - rho * rho, 1e-300))
+    return float(2 * t_distribution.sf(t, n - 2))
+
+
+def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
+                      position: int = -1) -> str | None:
+    """Why a numeric column is left out as a row number or a key, or None to keep it.
+
+    Parameters
+    ----------
+    name : str
+        The column's name.
+    column : Series
+        Its values (all rows of the table).
+    target : Series or None
+        The target over the same rows (for the test of a row number without such a name).
+    position : int
+        The column's place in the table (0: first), for R's ``X`` column of row names.
+    """
+    if not pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(
+            column.dtype):
+        return None
+    numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+    present = numbers[np.isfinite(numbers)]
+    if present.size < MIN_ROWS or np.any(present != np.round(present)):
+        return None
+    distinct = np.unique(present).size
+    unique = distinct == present.size
+    row_number = (unique and present.min() in (0.0, 1.0)
+                  and present.max() == present.min() + present.size - 1)
+    text = str(name).strip()
+    if named_identifier(text) and distinct >= 0.5 * present.size:
+        if unique:
+            what = "row numbers" if row_number else "a key"
+            return (f"it looks like an identifier ({what}: its name says so, and its "
+                    f"{present.size:,} values are all different whole numbers)")
+        return (f"it looks like an identifier (its name says so, and {distinct:,} of its "
+                f"{present.size:,} values are different whole numbers)")
+    if not row_number:
+        return None
+    if _BLANK_HEADER.match(text) and (position == 0 or text != "X"):
+        # A header left blank (pandas' saved index read back here, R's "X" first column).
+        return (f"it looks like an identifier (a column without a name holding the row "
+                f"numbers {present.min():.0f} to {present.max():,.0f})")
+    # Without such a name only the rows' own positions count (0..n-1 or 1..n from top to
+    # bottom, no gaps): a shuffled 1..n is as likely a rank (Guerry's Wealth) as an export.
+    if present.size != numbers.size or not bool(np.all(np.diff(numbers) == 1)):
+        return None
+    if target is not None and related(numbers, _target_numbers(target)):
+        return None
+    return (f"it looks like an identifier (the row numbers {present.min():.0f} to "
+            f"{present.max():,.0f}, which the target moves with no more than noise does)")

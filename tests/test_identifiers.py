@@ -1,0 +1,95 @@
+"""Row numbers and numeric ids are left out of every analysis, as text ids are (issue 28).
+
+Every R export carries ``rownames`` and every saved pandas index an ``Unnamed: 0``; a
+customer ``ID`` is a number too.  Analysed, they split the rows on their export order and
+rank among the drivers (Wage: "Then, rownames: ... wage goes up by about 0.52").  The rule
+(``stratpd_xl.identifiers``) must leave them out with one note, keep genuine numbers (a
+designed x of 1..n, a rank, years) and give way to ``keep``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import stratpd_xl as sx
+from stratpd_xl import workflow
+from stratpd_xl.identifiers import identifier_reason
+
+
+def _credit(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    income = rng.gamma(3, 15, n)
+    limit = rng.normal(5000, 1500, n)
+    frame = pd.DataFrame({
+        "rownames": np.arange(1, n + 1),
+        "ID": rng.permutation(np.arange(10_001, 10_001 + n)),
+        "income": income, "limit": limit,
+    })
+    frame["balance"] = 0.1 * limit - 3 * income + rng.normal(0, 50, n)
+    # Sorted by balance, as exports often are: the row order then tracks the target.
+    frame = frame.sort_values("balance").reset_index(drop=True)
+    frame["rownames"] = np.arange(1, n + 1)
+    return frame
+
+
+def test_row_numbers_and_numeric_ids_are_left_out_with_one_note():
+    result = workflow.analysis(_credit(), "balance")
+    assert set(result.impact["feature"]) == {"income", "limit"}
+    assert set(result.left_out) == {"rownames", "ID"}
+    notes = [n for n in result.notes if n.kind == "identifier"]
+    assert len(notes) == 1 and set(notes[0].columns) == {"rownames", "ID"}
+    assert notes[0].startswith("left out 2 columns that look like identifiers")
+
+
+def test_the_engine_leaves_them_out_too_and_keep_overrides():
+    ranking = sx.impact(_credit(), "balance")
+    assert set(ranking["feature"]) == {"income", "limit"}
+    kept = sx.impact(_credit(), "balance", keep=["ID"])
+    assert set(kept["feature"]) == {"income", "limit", "ID"}
+    settings = sx.Settings.make(keep="rownames,ID")
+    result = workflow.analysis(_credit(), "balance", settings=settings)
+    assert set(result.impact["feature"]) == {"income", "limit", "rownames", "ID"}
+
+
+def test_a_pandas_index_saved_to_csv_is_left_out_on_the_command_line(tmp_path, capsys):
+    from stratpd_xl.cli import main
+
+    path = tmp_path / "credit.csv"
+    _credit().drop(columns="rownames").to_csv(path)  # index=True: "Unnamed: 0" on reading
+    assert main(["impact", str(path), "-t", "balance", "--json"]) == 0
+    import json
+
+    payload = json.loads(capsys.readouterr().out)
+    assert {r["feature"] for r in payload["rows"]} == {"income", "limit"}
+    assert main(["impact", str(path), "-t", "balance", "--keep", "id", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert {r["feature"] for r in payload["rows"]} == {"income", "limit", "ID"}
+
+
+@pytest.mark.parametrize("name", ["x", "t", "time", "week"])
+def test_a_designed_one_to_n_that_moves_the_target_is_a_feature(name):
+    rng = np.random.default_rng(1)
+    x = np.arange(1, 101)
+    y = pd.Series(0.5 * x + rng.normal(0, 5, 100))
+    assert identifier_reason(name, pd.Series(x), y, position=0) is None
+
+
+def test_unrelated_row_positions_are_left_out_but_a_shuffled_rank_is_not():
+    rng = np.random.default_rng(2)
+    y = pd.Series(rng.normal(size=86))
+    order = pd.Series(np.arange(1, 87))
+    assert identifier_reason("Bird", order, y, position=1) is not None
+    rank = pd.Series(rng.permutation(np.arange(1, 87)))  # Guerry's Wealth: a rank
+    assert identifier_reason("Wealth", rank, y, position=3) is None
+    assert identifier_reason("Unnamed: 0", rank, y, position=0) is not None
+
+
+@pytest.mark.parametrize("values", [
+    np.arange(1790, 2000),                       # years, one per row
+    np.random.default_rng(3).permutation(10_000)[:300] * 137 + 40_000,  # money, unique
+])
+def test_unique_whole_numbers_without_an_id_name_are_kept(values):
+    y = pd.Series(np.random.default_rng(4).normal(size=values.size))
+    assert identifier_reason("population", pd.Series(values), y) is None
