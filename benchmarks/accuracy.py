@@ -631,6 +631,115 @@ def leak_rows() -> list[str]:
     return rows
 
 
+def _leaks_said(result) -> set[str]:
+    """The kinds of leak ("restated", "copy") a result's warnings name."""
+    return {w.facts["leak"] for w in result.attrs["warnings"]
+            if getattr(w, "kind", "") == "leak" and "leak" in w.facts}
+
+
+def restated_rows(stratx: str | None, seeds: int) -> list[str]:
+    """Targets restated by stored columns: x1's slope ratio (truth 3) with the parts of the
+    target, or a noisy copy of it, among the columns, beside the peers; how often the
+    defaults warn, and the ratio once the named columns are left out."""
+    from tests.synthetic import noisy_target_copy, stored_parts
+
+    cases = [("revenue = product + service, both stored", stored_parts, "revenue",
+              ["product", "service"], "restated"),
+             ("0.55 y + noise stored (R^2 0.96 with y)", noisy_target_copy, "y", ["copy"],
+              "copy")]
+    rows = []
+    for name, make, target, named, kind in cases:
+        vals, warned, fixed = [], 0, []
+        for seed in range(seeds):
+            df = make(seed=seed + 1)
+            default, result = _ours(df, target, "x1")
+            warned += kind in _leaks_said(result)
+            fixed.append(_slope(*_ours(df, target, "x1", exclude=named)[0]) / 3)
+            m = model_curves(df, target, ["x1"], seed)["x1"]
+            peer = stratx_curves(df, target, ["x1"], stratx).get("x1") if seed == 0 else None
+            vals.append([_slope(*default) / 3,
+                         _slope(*_ours(df, target, "x1", adjust=False)[0]) / 3,
+                         peer if isinstance(peer, str) else
+                         (_slope(*peer) / 3 if peer is not None else None),
+                         _slope(*m["pdp"]) / 3, _slope(*m["ale"]) / 3])
+        rows.append(f"| {name}: x1 slope ratio (truth 3) | "
+                    + " | ".join(_cell([v[j] for v in vals]) for j in range(5))
+                    + f" | warned in {warned} of {seeds} seeds, naming {' and '.join(named)}; "
+                    f"with exclude: {_cell(fixed)} |")
+    # A copy of the target at 300 rows (plain or linear) was not warned of.
+    said = 0
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        x1, x2 = rng.uniform(0, 10, (2, 300))
+        y = 3 * x1 + x2 + rng.normal(0, 1, 300)
+        for copy in (y, 2 * y + 3):
+            df = pd.DataFrame({"x1": x1, "x2": x2, "copy": copy, "y": y})
+            said += "restated" in _leaks_said(_ours(df, "y", "x1")[1])
+    rows.append(f"| a copy of y (y or 2 y + 3) stored, 300 rows: curves warned | {said} of "
+                f"{2 * seeds} | | | | | before: 0 |")
+    return rows
+
+
+def proxy_row(seeds: int) -> str:
+    """x4 = 0.85 x1 + noise (no effect) beside y = 2 x1 x2 + x3: the interaction strength of
+    x2 x x4 and of the true x1 x x2, beside the model's Friedman H^2 (PDP column)."""
+    import stratpd_xl as sx
+    from stratpd_xl import model as mdl
+    from tests.synthetic import interaction_proxy
+
+    ours, model = [], []
+    for seed in range(seeds):
+        df = interaction_proxy(seed)
+        r = sx.interactions(df, "y", random_state=0)
+        s = {frozenset((a, b)): v for a, b, v in
+             zip(r["feature_1"], r["feature_2"], r["strength"], strict=True)}
+        ours.append((s[frozenset(("x2", "x4"))], s[frozenset(("x1", "x2"))]))
+        fitted = mdl.fit_model(df, "y", random_state=seed)
+        model.append(tuple(mdl.pair_table(fitted, pair).attrs["h2"]
+                           for pair in (("x2", "x4"), ("x1", "x2"))))
+    o, m = np.array(ours), np.array(model)
+    return (f"| x4 = 0.85 x1 + noise (no effect) beside 2 x1 x2: interaction strength of "
+            f"x2 x x4 / x1 x x2 | {o[:, 0].mean():.2f} / {o[:, 1].mean():.2f} | | "
+            f"| {m[:, 0].mean():.2f} / {m[:, 1].mean():.2f} (Friedman's H^2) | "
+            f"| {seeds} seeds; before proxies were held: 0.96 / 0.98 |")
+
+
+def codes_row(seeds: int) -> str:
+    """Whole numbers that are quantities (years of schooling acting steadily, a count of
+    children not at all; 534 rows like the CPS wage table): how many curves get the
+    "codes?" note; and whether a store code with effects keeps it."""
+    import stratpd_xl as sx
+
+    def coded(df: pd.DataFrame, target: str, feature: str) -> bool:
+        warnings = sx.stratpd(df, target, feature, random_state=0).attrs["warnings"]
+        return any(getattr(w, "kind", "") == "code" for w in warnings)
+
+    fired = 0
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        n = 534
+        education = rng.integers(6, 19, n)
+        children = np.minimum(rng.poisson(1.5, n), 8)
+        experience = rng.uniform(0, 40, n)
+        df = pd.DataFrame({"education": education, "children": children,
+                           "experience": experience,
+                           "wage": 0.8 * education + 0.1 * experience + rng.normal(0, 4, n)})
+        fired += coded(df, "wage", "education") + coded(df, "wage", "children")
+    rng = np.random.default_rng(0)
+    store = rng.integers(1, 7, 2000)
+    other = rng.normal(0, 1, 2000)
+    df = pd.DataFrame({"store": store, "other": other,
+                       "y": np.array([0, 0, 30, -10, 20, 5, -20])[store] + other})
+    return (f"| \"codes?\" note on years of schooling and a count of children (534 rows) | "
+            f"{fired} of {2 * seeds} curves | | | | | a store code with effects "
+            f"{'keeps' if coded(df, 'y', 'store') else 'lost'} it |")
+
+
+def leak_proxy_rows(stratx: str | None, seeds: int) -> list[str]:
+    """Leaks in parts, noisy copies, interaction proxies and the codes note (issue 29)."""
+    return [*restated_rows(stratx, seeds), proxy_row(seeds), codes_row(seeds)]
+
+
 def _leak_warned(df, target, feature) -> str:
     import stratpd_xl as sx
 
@@ -712,8 +821,9 @@ def main() -> None:
     ap.add_argument("--coverage-seeds", type=int, default=30)
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SEED"))
     ap.add_argument("--stratx-worker", metavar="SPEC")
-    ap.add_argument("--only", choices=["synthetic", "real", "coverage", "steps", "yesno"],
-                    help="one part (default: all four)")
+    ap.add_argument("--only", choices=["synthetic", "real", "coverage", "steps", "yesno",
+                                       "leaks"],
+                    help="one part (default: all four; real includes yesno and leaks)")
     ap.add_argument("--coverage", action="store_true", help="same as --only coverage")
     ap.add_argument("--steps", action="store_true",
                     help="the leaf-size study of a step (slow; issue 9 item 5)")
@@ -733,8 +843,8 @@ def main() -> None:
     if "synthetic" in parts:
         synthetic_table(args)
     if "real" in parts:
-        parts.add("yesno")
-    if parts & {"real", "steps", "yesno"}:
+        parts |= {"yesno", "leaks"}
+    if parts & {"real", "steps", "yesno", "leaks"}:
         print("\n| case | stratpd-xl (defaults) | stratpd-xl adjust=False | stratx 0.5 "
               "| gradient-boosting PDP | ALE (from the model) | note |")
         print("|---|---:|---:|---:|---:|---:|---|")
@@ -746,6 +856,9 @@ def main() -> None:
                     print(row, flush=True)
         if "yesno" in parts:
             for row in yes_no_rows(args.stratx, args.seeds):
+                print(row, flush=True)
+        if "leaks" in parts:
+            for row in leak_proxy_rows(args.stratx, args.seeds):
                 print(row, flush=True)
         if parts & {"real", "steps"}:
             for row in step_rows(args.stratx, args.seeds):

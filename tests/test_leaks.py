@@ -129,3 +129,5 @@ def test_every_front_end_says_it(revenue):
     assert any("nearly determine" in n and '"product"' in n for n in result.notes)
     pairs = sx.interactions(revenue, "revenue")
     assert any("nearly determine" in w and '"service"' in w for w in pairs.attrs["warnings"])
+    surface = sx.stratpd2(revenue, "revenue", "x1", "x2", grid=4)
+    assert any("nearly determine" in w and '"product"' in w for w in surface.attrs["warnings"])

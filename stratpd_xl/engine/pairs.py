@@ -579,7 +579,11 @@ def stratpd2(
                "band": np.array([short_number(float(v)) for v in points[ia]], dtype=object),
                **{k: v for k, v in out.items() if k not in ("x1", "x2", "band")}}
     result = pd.DataFrame(out)
-    warnings_ = _thin_note(result, f1, f2, p.min_samples_leaf)
+    # Columns restating the target flatten the surface as they do a curve (engine/_leaks.py).
+    leaks = merged(leak for eff, rows, f in ((eff_a, rows_a, a), (eff_b, rows_b, b))
+                   for leak in _leaks_of(table, f, rows, eff.y, eff.leaf, None))
+    warnings_ = [leak.note(table.target) for leak in leaks]
+    warnings_ += _thin_note(result, f1, f2, p.min_samples_leaf)
     result.attrs = {
         "method": "StratPD2 (experimental)",
         "target": table.target,
