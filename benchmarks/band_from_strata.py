@@ -11,7 +11,8 @@ at random into ``T`` groups, and the curve is recomputed from the same rows and 
 with one group left out at a time (a grouped, delete-a-group jackknife); the full curve's
 standard deviation is ``(T - 1) / sqrt(T)`` times the spread of those ``T`` curves, and the
 pointwise and simultaneous bands are the engine's own (``api._band``,
-``api._simultaneous_band``) on that spread.  The variant "disjoint groups" recomputes the
+``api._simultaneous_band``, with the smoothing bias where the engine counts it) on that
+spread.  The variant "disjoint groups" recomputes the
 curve from each group alone (batch means, ``1 / sqrt(T)``).  Today's band
 (``n_trials=T``: halves of the rows, trees re-grown, the adjustment refitted) is computed in
 the same run on the same data.
@@ -50,10 +51,10 @@ def _captured(df: Any, target: str, feature: str, seed: int) -> tuple[Any, dict[
     got: dict[str, Any] = {}
     slope_field, centred, table = api.slope_field, api._centred, api._table
 
-    def first_field(x, y, leaf, unique=None):
+    def first_field(x, y, leaf, unique=None, **kw):
         if "x" not in got:
-            got.update(x=x, y=y, leaf=leaf)
-        return slope_field(x, y, leaf, unique)
+            got.update(x=x, y=y, leaf=leaf, kw=kw)
+        return slope_field(x, y, leaf, unique, **kw)
 
     def first_weights(values, weights):
         got.setdefault("weights", weights)
@@ -74,16 +75,17 @@ def _captured(df: Any, target: str, feature: str, seed: int) -> tuple[Any, dict[
 def strata_band(got: dict[str, Any], grid: np.ndarray, centre: np.ndarray, groups: int,
                 seed: int, jackknife: bool, min_slopes_per_x: int = 5
                 ) -> tuple[np.ndarray, ...]:
-    """Pointwise and simultaneous bands (engine units) from ``groups`` groups of strata."""
-    from stratpd_xl.engine import api
-    from stratpd_xl.engine._numeric import curve_on_grid, slope_field
+    """Pointwise and simultaneous bands (engine units) from ``groups`` groups of strata,
+    widened by the curve's smoothing bias as today's band is (where the engine has it)."""
+    from stratpd_xl.engine import _numeric, api
+    from stratpd_xl.engine._numeric import curve_on_grid, integrate, slope_field
 
     leaf = got["leaf"]
     group = np.random.default_rng(seed).permutation(int(leaf.max()) + 1)[leaf] % groups
     trials = np.empty((groups, grid.size))
     for t in range(groups):
         rows = np.flatnonzero(group != t if jackknife else group == t)
-        field = slope_field(got["x"][rows], got["y"][rows], leaf[rows])
+        field = slope_field(got["x"][rows], got["y"][rows], leaf[rows], **got["kw"])
         # A group alone holds 1/T of the strata, so 1/T of the slopes behind a point.
         need = min_slopes_per_x if jackknife else max(1, min_slopes_per_x // groups)
         trials[t] = api._centred(curve_on_grid(field, need, grid), got["weights"])
@@ -92,8 +94,14 @@ def strata_band(got: dict[str, Any], grid: np.ndarray, centre: np.ndarray, group
     # The engine's bands take the trials' spread as the full curve's (halves): rescaled.
     spread = mean + (trials - mean) * factor
     n = got["y"].size
-    low, high = api._band(spread, centre, n)
-    s_low, s_high, _ = api._simultaneous_band(spread, centre, n)
+    bias = ()
+    if hasattr(_numeric, "resmoothed"):  # the engine's bands count the smoothing bias
+        field = slope_field(got["x"], got["y"], leaf, **got["kw"])
+        curve = integrate(field, min_slopes_per_x)
+        bias = (api._centred(_numeric.resmoothed(field, curve), got["weights"])
+                - api._centred(curve.pd, got["weights"]),)
+    low, high = api._band(spread, centre, n, *bias)
+    s_low, s_high, _ = api._simultaneous_band(spread, centre, n, *bias)
     return low, high, s_low, s_high
 
 
