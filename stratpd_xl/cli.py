@@ -29,6 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+import numpy as np
 import pandas as pd
 
 from . import __version__, workflow
@@ -811,7 +812,11 @@ def _print_table(table: pd.DataFrame) -> None:
             if c in shown.columns]
     for name in shown.columns:
         column = shown[name]
-        if name == "share":
+        if pd.api.types.is_float_dtype(column.dtype) and _huge(column):
+            # A target near 1e306 printed 300 digits a number: four significant ones, as
+            # exponents, say the same.
+            shown[name] = [("" if v != v else f"{v:.4g}") for v in column.astype(float)]
+        elif name == "share":
             shown[name] = [("" if v != v else f"{v:.1%}") for v in column.astype(float)]
         elif name in ("x", "category") and pd.api.types.is_float_dtype(column.dtype):
             # Feature values as the workbook shows them: no float noise (0.3, not
@@ -825,6 +830,13 @@ def _print_table(table: pd.DataFrame) -> None:
     with pd.option_context("display.max_rows", None, "display.width", 200):
         text = shown.to_string(index=False, float_format=lambda v: f"{v:.6g}")
         sys.stdout.write(_visible(text) + "\n")
+
+
+def _huge(column: pd.Series) -> bool:
+    """True when a column holds a finite number of 1e15 or more, beyond plain digits."""
+    values = column.to_numpy(dtype=float, na_value=np.nan)
+    finite = np.abs(values[np.isfinite(values)])
+    return bool(finite.size) and float(finite.max()) >= 1e15
 
 
 def _value_places(column: pd.Series) -> int:

@@ -160,6 +160,11 @@ def test_compare_on_a_target_near_1e306_gives_the_scaled_answer(tmp_path, capsys
                      str(tmp_path / "c.csv"), "--ice"]) == 0, capsys.readouterr().err
     assert cli.main(["compare", str(path), "-t", "price", "-f", "area", "-q", "-o",
                      str(tmp_path / "plain.csv")]) == 0, capsys.readouterr().err
+    # Printed for a person: four significant digits, not 300 of them.
+    capsys.readouterr()
+    assert cli.main(["compare", str(path), "-t", "price", "-f", "area", "-q"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert "e+30" in printed[1] and max(map(len, printed)) < 80, printed[:2]
 
 
 # --------------------------------------------------------------------------- half characters
