@@ -59,3 +59,11 @@ def _environment_restored() -> Iterator[None]:
     assert not changed, (
         "the test left the environment changed for every later test (use monkeypatch): "
         + "; ".join(changed))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # The formulas' warm-up thread (started by importing them) compiles with numba; a process
+    # that exits in the middle of that aborts ("terminate called without an active exception").
+    spreadsheet = sys.modules.get("stratpd_xl.spreadsheet")
+    if spreadsheet is not None:
+        spreadsheet.wait_for_warm_up(300)

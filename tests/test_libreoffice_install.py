@@ -1,0 +1,90 @@
+"""``stratpd-xl libreoffice install`` / ``uninstall`` as a user types them, with real unopkg.
+
+unopkg refuses per-user installs as root, and CI runs as root: there the commands' unopkg
+(``STRATPD_XL_UNOPKG``, as a user may set it) is a two-line script that runs the real one as
+the user "nobody"; everything else is the command's own path.  ``--shared`` would change the
+machine's LibreOffice for every user (and for every test running beside this one), so its
+test only records what unopkg is asked.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from stratpd_xl.cli import main
+from stratpd_xl.libreoffice import extension
+from tests.office import NOBODY, folder_for_calc, require_calc_tools
+
+AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _unopkg_as_a_user(folder: Path, real: str) -> Path:
+    """An unopkg that runs ``real`` as "nobody" when this is root (a user's own otherwise)."""
+    script = folder / "unopkg"
+    if AS_ROOT:
+        script.write_text(
+            "#!/bin/sh\n"
+            # The extension is built in a folder of root's own: let "nobody" read it.
+            'for a in "$@"; do [ -f "$a" ] && chmod a+rx "$(dirname "$a")" && chmod a+r "$a"; '
+            "done\n"
+            f"exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups "
+            f'env HOME={folder} PATH="$PATH" {real} "$@"\n')
+    else:
+        script.write_text(f'#!/bin/sh\nexec {real} "$@"\n')
+    script.chmod(0o755)
+    return script
+
+
+def _listed(unopkg: Path, profile: Path) -> str:
+    done = subprocess.run([str(unopkg), "list", f"-env:UserInstallation={profile.as_uri()}"],
+                          capture_output=True, text=True, timeout=300,
+                          env=extension.office_environment())
+    return done.stdout + done.stderr
+
+
+def test_install_then_uninstall_from_the_command_line(monkeypatch, capsys, tmp_path):
+    require_calc_tools()
+    hook = tmp_path / extension.UNO_HOOK  # this venv's .pth, kept out of the shared venv
+    monkeypatch.setattr(extension, "_uno_hook_path", lambda: hook)
+    with folder_for_calc("stratpd-install-") as base:
+        unopkg = _unopkg_as_a_user(base, extension.find_unopkg())
+        monkeypatch.setenv("STRATPD_XL_UNOPKG", str(unopkg))
+        profile = base / "profile"
+        if AS_ROOT:
+            profile.mkdir()
+            os.chown(profile, NOBODY, NOBODY)
+
+        assert main(["libreoffice", "install", "--profile", str(profile)]) == 0
+        assert "installed the StratPD extension" in capsys.readouterr().out
+        assert extension.EXTENSION_ID in _listed(unopkg, profile)
+        assert hook.exists() == (extension._system_uno_folder() is not None)
+
+        assert main(["libreoffice", "uninstall", "--profile", str(profile)]) == 0
+        assert "removed the StratPD extension" in capsys.readouterr().out
+        assert extension.EXTENSION_ID not in _listed(unopkg, profile)
+        assert not hook.exists()
+        # Removing what is not there says so in one sentence.
+        assert main(["libreoffice", "uninstall", "--profile", str(profile)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("stratpd-xl: unopkg failed") and "\n" not in err
+
+
+@pytest.mark.parametrize("action", ["install", "uninstall"])
+def test_shared_asks_unopkg_for_every_user(monkeypatch, tmp_path, action):
+    log = tmp_path / "asked"
+    unopkg = tmp_path / "unopkg"
+    unopkg.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {log}\n')
+    unopkg.chmod(0o755)
+    monkeypatch.setenv("STRATPD_XL_UNOPKG", str(unopkg))
+    monkeypatch.setattr(extension, "_uno_hook_path", lambda: tmp_path / extension.UNO_HOOK)
+    assert main(["libreoffice", action, "--shared"]) == 0
+    asked = log.read_text().splitlines()
+    verb = "add" if action == "install" else "remove"
+    assert asked[:2] == [verb, "--shared"]
+    assert not any(a.startswith("-env:UserInstallation") for a in asked)
+    assert main(["libreoffice", action]) == 0  # without it: the user's own profile
+    assert "--shared" not in log.read_text().splitlines()
