@@ -1163,10 +1163,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
         check = None
         if args.compare:
             _step("fitting a model")
+            bar = _analysis_progress()
             check = workflow.model_check(
                 frame, args.target, result, settings=_settings(args),
                 categorical=args.categorical or (), orders=dict(args.order or ()),
                 how_to_keep=KEEP_HINT, positive=args.positive,
+                # The bar while the model is fitted and each curve compared, without the
+                # analysis's closing "analysed N features" line.
+                progress=lambda done, total, label: bar(done, total, label) if done < total
+                else None,
             )
             for note in check.attrs.get("notes") or []:
                 _note(note)

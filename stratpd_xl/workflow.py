@@ -969,11 +969,14 @@ def model_check(
     orders: Mapping[Any, Sequence[Any]] | None = None,
     how_to_keep: str = KEEP_BY_NAMING,
     positive: Any = None,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """One fitted model's agreement with every curve of an analysis (a report's model check).
 
     The model is fitted once on the analysed table and compared with each curve of
-    ``result`` (:func:`stratpd_xl.model.compare_curves`).
+    ``result`` (:func:`stratpd_xl.model.compare_curves`); ``progress(done, total, label)``
+    is called before the fit ("fitting a model"), before each feature's comparison and
+    once at the end with ``done == total``.
 
     Returns
     -------
@@ -1002,15 +1005,19 @@ def model_check(
     )
     _check_model_input(dataclasses.replace(problem, features=[]), positive)
     seed = _model_seed(settings)
+    order = [str(f) for f in result.impact["feature"] if str(f) in result.curves]
+    if progress is not None:
+        progress(0, len(order) + 1, "fitting a model")
     fitted = model.fit_model(problem.frame, problem.target, columns=problem.model_columns,
                              positive=positive, random_state=seed)
-    order = [str(f) for f in result.impact["feature"] if str(f) in result.curves]
     rows = []
     attrs: dict[str, Any] = {}
     tables: dict[str, pd.DataFrame] = {}
-    for name in order:
+    for i, name in enumerate(order, start=1):
         if name not in fitted.columns:
             continue  # left out of the model (too many categories): said in the notes
+        if progress is not None:
+            progress(i, len(order) + 1, name)
         table = model.compare_curves(fitted, result.curves[name], seed=seed)
         attrs = table.attrs
         tables[name] = table
@@ -1037,4 +1044,6 @@ def model_check(
     }
     check.attrs["model_sentence"] = words.model_sentence(
         {**check.attrs, "target_label": attrs.get("target_label")})
+    if progress is not None:
+        progress(len(order) + 1, len(order) + 1, "")
     return check

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from stratpd_xl import catstratpd, stratpd
+from stratpd_xl import interactions as sx_interactions
 from stratpd_xl.presentation.words import sentence
 from stratpd_xl.workflow import finding
 
@@ -199,3 +200,50 @@ def test_the_report_s_interactions_sheet_says_it_under_the_chart(crossing, tmp_p
     assert below and below[0][1][1] > 1
     images = ws._images
     assert len(images) == 2
+
+
+def test_interaction_progress_counts_the_pairs_to_the_end(crossing):
+    calls: list[tuple[int, int, str]] = []
+    frame = pd.read_csv(crossing)
+    frame["x4"] = np.random.default_rng(1).normal(size=len(frame))
+    sx_interactions(frame, "y", progress=lambda d, t, f: calls.append((d, t, f)))
+    steps = [c for c in calls if c[0] < c[1]]
+    done = [d for d, _, _ in steps]
+    assert done == sorted(done)
+    # every pair has a step of its own, and the bar reaches its end only after the last one
+    assert sum(" x " in f for _, _, f in steps) == 6
+    assert steps[-1][0] == steps[-1][1] - 1 and " x " in steps[-1][2]
+    assert calls[-1] == (4, 4, "")  # the end: the features looked at
+
+
+def test_the_model_check_reports_its_fit_and_each_comparison(crossing):
+    from stratpd_xl import workflow
+    from stratpd_xl.params import Settings
+
+    frame = pd.read_csv(crossing)
+    result = workflow.analysis(frame, "y", settings=Settings())
+    calls: list[tuple[int, int, str]] = []
+    workflow.model_check(frame, "y", result, progress=lambda d, t, f: calls.append((d, t, f)))
+    assert calls[0] == (0, 4, "fitting a model")
+    assert [f for _, _, f in calls[1:-1]] == list(result.impact["feature"])
+    assert calls[-1][0] == calls[-1][1] == 4
+
+
+def test_a_yes_no_chart_keeps_its_value_axis_title_inside_the_picture():
+    from stratpd_xl.presentation.charts import curve_figure, figure_png
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    balance, income = rng.gamma(2.0, 400.0, n), rng.normal(40_000, 12_000, n)
+    chance = 1 / (1 + np.exp(-(balance - 1200) / 150))
+    frame = pd.DataFrame({"balance": balance, "income": income,
+                          "default": np.where(rng.random(n) < chance, "Yes", "No")})
+    for result in (stratpd(frame, "default", "balance"),
+                   catstratpd(frame.assign(high=balance > 900), "default", "high")):
+        fig = curve_figure(result)
+        figure_png(fig)  # lays the figure out
+        renderer = fig.canvas.get_renderer()
+        label = fig.axes[0].yaxis.label
+        box = label.get_window_extent(renderer)
+        assert "P(default = Yes)" in label.get_text().replace("\n", " ")
+        assert 0 <= box.y0 and box.y1 <= fig.bbox.height, label.get_text()

@@ -8,7 +8,8 @@ between the 10th and the 90th percentile of x (where the data are):
   least :data:`SIDE_SHARE` of the curve's swing each, both beyond the band;
 * ``"wave"``: both at once (it goes up and down);
 * ``"step"``: a rise or fall of which at least :data:`STEP_SHARE` happens within
-  :data:`STEP_WIDTH` of the range;
+  :data:`STEP_WIDTH` of the range, at least half that width away from either end (a level
+  on both sides);
 * ``"flat"``: neither the rise nor the swing reaches beyond the band (only with a band);
 * ``"rise"`` / ``"fall"``: the rest.
 
@@ -172,8 +173,11 @@ def curve_shape(grid: np.ndarray, pd_values: np.ndarray, trials: np.ndarray | No
     starts = np.unique(np.r_[e0, grid[(grid > e0) & (grid < e1 - width)], e1 - width])
     jumps = np.sign(change) * (at(starts + width) - at(starts))
     j = int(np.argmax(jumps))
-    if jumps[j] >= STEP_SHARE * abs(change):
-        x0, x1 = float(starts[j]), float(starts[j] + width)
+    x0, x1 = float(starts[j]), float(starts[j] + width)
+    # A step has a level on both sides: a jump against an end is a rise that starts (or
+    # ends) there, not a step (a logistic curve cut at its 90th percentile).
+    room = min(x0 - e0, e1 - x1) >= width / 2
+    if room and jumps[j] >= STEP_SHARE * abs(change):
         # The jump is the level after the span less the level before it (each the curve's
         # mean over a span as wide, within the ends): a step smeared over the span by the
         # strata is still its full height.

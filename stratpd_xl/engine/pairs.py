@@ -141,8 +141,10 @@ def interactions(
         strata (interactions included, so a feature whose effect averages out is kept).
     positive : optional
         The value of a yes/no target that counts as 1 (see :func:`stratpd_xl.stratpd`).
-    progress : callable(done, total, feature), optional
-        Called before each feature's strata are grown and once at the end.
+    progress : callable(done, total, label), optional
+        Called before each step that takes time (each feature's strata, each paired
+        feature's fits, each pair), with the steps done and the steps in all, and once at
+        the end with ``done == total`` (the features looked at).
     exclude : str or list of str, optional
         Columns left out of the strata and of the pairs (see :func:`stratpd_xl.stratpd`).
 
@@ -177,17 +179,20 @@ def interactions(
     table.bin_columns(list(table.columns))
     found: dict[str, tuple[Effects, np.ndarray]] = {}
     skipped: dict[str, str] = {}
+    # Progress counts every step that takes time: each feature's strata, each paired
+    # feature's fits, each pair (the pairs took 40 s on a wide table behind a bar that
+    # already said "4/5, about 0 s left").
+    n_paired = min(len(names), p.max_features)
+    steps = len(names) + n_paired + n_paired * (n_paired - 1) // 2
     for i, f in enumerate(names):
         if progress is not None:
-            progress(i, len(names), f)
+            progress(i, steps, f)
         made = _effects(table, f, p)
         if made is None:
             skipped[f] = (f"fewer than {4 * p.min_samples_leaf} rows have a value; add rows "
                           "or lower min_samples_leaf")
         else:
             found[f] = made
-    if progress is not None:
-        progress(len(names), len(names), "")
     reach = {f: local_reach(e) for f, (e, _) in found.items()}
     paired = sorted(found, key=lambda f: -reach[f])[: p.max_features]
     if len(paired) < 2:
@@ -204,7 +209,11 @@ def interactions(
             groups[f] = None  # too many levels, or one value: not a grouping column
     rng = np.random.default_rng(p.random_state)
     fits = {}
+    done = len(names)
     for f in paired:
+        if progress is not None:
+            progress(done, steps, f"fitting {f}")
+        done += 1
         eff, _ = found[f]
         pooled = eff.fit(np.arange(eff.y.size))
         halves = leaf_halves(eff.leaf, rng, NOISE_SPLITS)
@@ -223,7 +232,11 @@ def interactions(
     # (Friedman's H^2 is unstable there): the denominator never falls below a small share
     # of the target's variance.
     floor = FLOOR_SHARE * float(np.var(table.y))
+    done = len(names) + n_paired
     for a, b in itertools.combinations(paired, 2):
+        if progress is not None:
+            progress(min(done, steps - 1), steps, f"{a} x {b}")
+        done += 1
         sizes = []
         for j, k in ((a, b), (b, a)):
             gk = groups[k]
@@ -253,6 +266,8 @@ def interactions(
             "strength": size / total if total > 0 else 0.0,
             "size": math.sqrt(size) * table.y_scale,
         })
+    if progress is not None:
+        progress(len(names), len(names), "")  # the end: how many features were looked at
     result = pd.DataFrame(rows_out, columns=["feature_1", "feature_2", "strength", "size"])
     result = result.sort_values("strength", ascending=False, kind="stable").reset_index(
         drop=True)

@@ -121,8 +121,11 @@ def curve_figure(result: pd.DataFrame, *, width_in: float = 6.4, height_in: floa
     return fig
 
 
-def _y_label(result: pd.DataFrame) -> str:
-    return value_label(result)
+def _y_label(result: pd.DataFrame, axis_in: float = 2.2) -> str:
+    """The value axis's title, wrapped to the axis's height (``axis_in`` inches, about 13
+    characters an inch at its font size), so a long one such as a yes/no target's "change in
+    P(default = Yes) vs its average, points" is not cut off at the top of the picture."""
+    return "\n".join(textwrap.wrap(value_label(result), max(18, int(axis_in * 13))))
 
 
 def _numeric_band(result: pd.DataFrame) -> tuple[Any, Any, str]:
@@ -157,7 +160,9 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     _thousands(ax, y if not has_band else np.concatenate([y, low, high]))
     if len(result) == 0:
         ax.text(0.5, 0.5, "no points to draw", transform=ax.transAxes, ha="center", color="0.4")
-    ax.set_ylabel(_y_label(result), **_PLAIN)
+    # The curve's axis takes a little over half the picture's height (the strip, the title
+    # and the sentence take the rest).
+    ax.set_ylabel(_y_label(result, 0.6 * fig.get_figheight()), **_PLAIN)
     ax.grid(True, color="#eeeeee", linewidth=0.8)
     ax.tick_params(labelbottom=False)
     for side in ("top", "right"):
@@ -296,7 +301,7 @@ def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
         # Said in the picture itself: it travels without the table that lists them all.
         feature += f"\n({left_out_note(len(result), left_out)})"
     ax.set_xlabel(feature, **_PLAIN)
-    ax.set_ylabel(_y_label(result), **_PLAIN)
+    ax.set_ylabel(_y_label(result, 0.65 * fig.get_figheight()), **_PLAIN)
     ax.grid(True, axis="y", color="#eeeeee", linewidth=0.8, zorder=0)
     ax.set_axisbelow(True)
     for side in ("top", "right"):
