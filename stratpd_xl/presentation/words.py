@@ -281,10 +281,14 @@ def sentence(finding: Finding, target: str) -> str:
             body = f"{f.feature} {end} is about {amount(f.change, place)} {where} {start}"
         if f.rows is not None:
             backing = f"{f.rows[1]:,} and {f.rows[0]:,} rows"
-            if not f.well_backed:
-                backing += ": too few to lean on, no two categories have 20"
             band = (f"{band[:-1]}; {backing})" if band else f" ({backing})")
-        text = f"{lead}: {body}{band}, other columns held alike."
+        if f.well_backed:
+            text = f"{lead}: {body}{band}, other columns held alike."
+        else:
+            # No contrast is well backed: said first, then the best-backed pair.
+            text = (f"{lead}, but no two of its categories have 20 rows, so none of its "
+                    f"contrasts is well backed; of the two with the most rows, {body}{band}, "
+                    "other columns held alike.")
     else:
         text = _curve_sentence(f, subject, amount, place)
     # A sentence that starts with our own words starts with a capital; a column name stays
