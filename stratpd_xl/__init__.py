@@ -70,6 +70,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'stratpd_xl' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    # The engine's names load on first use (__getattr__); dir() and tab completion list
+    # them all the same.
+    return sorted(set(globals()) | set(__all__))
+
+
 def compare(data: Any, target: str, feature: Any, **kw: Any) -> Any:
     """StratPD's curve beside a fitted model's partial dependence and ALE (a second opinion).
 

@@ -40,6 +40,7 @@ from .params import PARAMETERS, Settings
 from .presentation.drawing import PictureDrawer
 from .presentation.labels import visible_text as _visible
 from .presentation.tables import inert_table
+from .schema import counted
 
 __all__ = ["CommandProgress", "ProgressBar", "build_parser", "main"]
 
@@ -191,7 +192,10 @@ class CommandProgress:
             self._draw()
 
     def out(self, text: str) -> None:
-        """Print a line of the answer on stdout, off the progress line (same terminal)."""
+        """Print a line of the answer on stdout, off the progress line (same terminal);
+        nothing when quiet (``--quiet`` prints nothing on success, as ``cp`` does)."""
+        if self.quiet:
+            return
         with self._lock:
             if self.isatty:
                 self.stream.write("\r\x1b[K")
@@ -250,6 +254,8 @@ def _parameter(name: str) -> Callable[[str], int | None]:
     """An argparse type checking one parameter against the table, in the table's words."""
 
     def parse(text: str) -> int | None:
+        if name == "max_points" and text.strip().lower() == "none":
+            text = "0"  # the table's help says None, as Python takes it: every point
         try:
             value = Settings.make(**{name: text})
         except StratPDInputError as exc:
@@ -352,7 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     writing.add_argument("--force", action="store_true", help="overwrite existing output files")
     writing.add_argument(
         "--quiet", "-q", action="store_true",
-        help="no progress, notes or conclusion on stderr (errors still show)",
+        help="print nothing on success: no progress, notes, conclusion or \"wrote FILE\" "
+        "(errors still show; the table or --json still go to stdout when asked for)",
     )
     scripts = _Parser(add_help=False)
     scripts.add_argument(
@@ -365,7 +372,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Model-free partial dependence (StratPD, Parr & Wilson 2020) for tables "
         "in .csv, .xlsx, .xls and .ods files.",
-        epilog="example: stratpd-xl curve houses.csv -t price -f rooms --out rooms.png",
+        epilog="example: stratpd-xl demo, then stratpd-xl curve stratpd-demo/diamonds.csv "
+        "-t price -f carat --out carat.png",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -409,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "surface",
-        parents=[reading, engine, writing],
+        parents=[reading, engine, writing, scripts],
         help="two-way partial dependence of the target on two features (experimental)",
         description="How the target moves with two features together, all else equal: a "
         "table over a grid of both and a heat map (experimental).",
@@ -422,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "compare",
-        parents=[reading, engine, writing],
+        parents=[reading, engine, writing, scripts],
         help="StratPD beside a fitted model's partial dependence, ALE and ICE",
         description="A second opinion: fit a gradient-boosting model (scikit-learn), score it "
         "on rows it did not see, and put its partial dependence (PDP) and accumulated local "
@@ -458,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "report",
-        parents=[reading, engine, writing],
+        parents=[reading, engine, writing, scripts],
         help="a workbook with the impact ranking and one sheet per feature",
         description="Write an .xlsx workbook: a summary sheet with the impact ranking and a "
         "sheet with the curve, chart and picture for every feature.",
@@ -922,10 +930,11 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     )
     a = result.curve.attrs
     used, given = a.get("n_used"), a.get("n_rows", len(frame))
-    used_text = f"{used:,} of {given:,}" if isinstance(used, int) else f"{given:,}"
+    used_text = (f"{used:,} of {counted(given)}" if isinstance(used, int)
+                 else counted(given))
     _notes(result.notes, "every one is in the output of --json")
     _say(f"{a.get('method', 'StratPD')}: {result.target} on {result.feature}, "
-         f"{used_text} rows used")
+         f"{used_text} used")
     found = [result.finding] if result.finding is not None else []
     grouped = getattr(args, "by", None) is not None
     _deliver(
@@ -991,6 +1000,7 @@ def _cmd_surface(args: argparse.Namespace) -> int:
         result.surface, outs, frame.attrs.get("source"), args.force,
         _lazy(".presentation.pairs", "surface_figure"),
         partial(_lazy(".presentation.report", "write_pairs_workbook"), "surface"),
+        json_of=(result.notes, [], result.target) if args.json else None,
     )
     return 0
 
@@ -1025,7 +1035,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     for line in words.sentences(result.table)[:2]:
         _say(line)
     source = frame.attrs.get("source")
-    if not outs:
+    if args.json:
+        _print_json(result.table, result.notes, [], result.target)
+    elif not outs:
         _print_table(result.table)
     for out in outs:
         suffix = out.suffix.lower()
@@ -1037,7 +1049,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         else:
             writer = partial(words.write_compare_workbook, result.table, ice=result.ice)
         _write_atomic(out, writer, args.force)
-        _out(f"wrote {out}")
+        if not args.json:
+            _out(f"wrote {out}")
     for out in ice_outs:
         _write_atomic(out, _csv_writer(result.ice, source), args.force)
         _out(f"wrote {out}")
@@ -1183,7 +1196,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
                                                   interactions=pairs, model_check=check,
                                                   progress=_report_progress()),
                       args.force)
-    _out(f"wrote {out}")
+    if args.json:  # the ranking, its notes and the conclusion, as impact --json prints them
+        _print_json(result.impact, result.notes, result.findings, result.target)
+    else:
+        _out(f"wrote {out}")
     _conclude(result.findings, result.target)
     if pairs is not None:
         _conclude(pairs.findings, pairs.target)
@@ -1220,12 +1236,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                       force=True)
     _write_atomic(picture, _figure_writer(lambda: impact_figure(result.impact)), force=True)
     data = out_dir / DEMO_FILE
-    _write_atomic(data, lambda p: p.write_bytes(demo_csv_bytes()), force=True)
+    # The data as analysed, without the dimensions left out: the README's commands on it
+    # then give the demo's numbers (with x, y and z, carat's effect is 9,300, not 10,740).
+    _write_atomic(data, lambda p: p.write_bytes(demo_csv_bytes(without=DEMO_LEFT_OUT)),
+                  force=True)
     top = result.impact.iloc[0]
     _out(f"top driver of {DEMO_TARGET}: {top['feature']} ({top['share']:.0%} of total impact)")
     _out(f"wrote {report.resolve()}")
     _out(f"wrote {picture.resolve()}")
-    _out(f"wrote {data.resolve()} (the data: try the other commands on it)")
+    _out(f"wrote {data.resolve()} (the data as analysed, without "
+         + ", ".join(DEMO_LEFT_OUT) + ": try the other commands on it)")
     _conclude(result.findings, result.target)
     return 0
 

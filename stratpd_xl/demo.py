@@ -6,6 +6,9 @@ three show the same table analysed the same way.
 
 from __future__ import annotations
 
+import csv
+import io
+from collections.abc import Iterable
 from importlib import resources
 
 import pandas as pd
@@ -42,9 +45,21 @@ DEMO_SETTINGS = Settings.for_report()
 DEMO_LEFT_OUT = {"x": "length in mm", "y": "width in mm", "z": "depth in mm"}
 
 
-def demo_csv_bytes() -> bytes:
-    """The bundled ``diamonds.csv`` as it ships (UTF-8, comma-separated, 53,940 rows)."""
-    return (resources.files("stratpd_xl") / "data" / DEMO_FILE).read_bytes()
+def demo_csv_bytes(without: Iterable[str] = ()) -> bytes:
+    """The bundled ``diamonds.csv`` as it ships (UTF-8, comma-separated, 53,940 rows), or
+    without the columns named in ``without`` (every other byte as it ships)."""
+    raw = (resources.files("stratpd_xl") / "data" / DEMO_FILE).read_bytes()
+    drop = set(without)
+    if not drop:
+        return raw
+    rows = csv.reader(io.StringIO(raw.decode("utf-8"), newline=""))
+    header = next(rows)
+    keep = [j for j, name in enumerate(header) if name not in drop]
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator="\r\n" if b"\r\n" in raw[:4096] else "\n")
+    writer.writerow([header[j] for j in keep])
+    writer.writerows([row[j] for j in keep] for row in rows)
+    return out.getvalue().encode("utf-8")
 
 
 def demo_data() -> pd.DataFrame:

@@ -79,6 +79,7 @@ __all__ = [
     "NOTE_KINDS",
     "NUMERIC",
     "Note",
+    "counted",
     "result_kind",
 ]
 
@@ -108,6 +109,11 @@ SHARE = "share"
 NUMERIC_COLUMNS = (X, PD, SLOPE, N_SLOPES, N_X, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH)
 CATEGORICAL_COLUMNS = (CATEGORY, PD, COUNT, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH, FEW_ROWS)
 RANKING_COLUMNS = (FEATURE, KIND, IMPACT, SHARE)
+
+
+def counted(n: int, noun: str = "row") -> str:
+    """``n`` with its noun, singular for one: "1 row", "2,930 rows"."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def result_kind(result: Any) -> str:

@@ -36,6 +36,7 @@ from .input import sheet
 from .params import PARAMETERS, Settings
 from .presentation import tables, words
 from .presentation.labels import PLAIN_PARAMETERS, unique_sheet_names
+from .schema import counted
 
 __all__ = [
     "DESCRIPTIONS", "KEEP_HINT", "STRATCOMPARE_ARGS", "STRATIMPACT_ARGS", "STRATPD_ARGS",
@@ -739,7 +740,7 @@ def _report_items(
     result: workflow.AnalysisResult, source: str, settings: Settings, layout: Layout
 ) -> list[Cells | NumberFormat | Chart]:
     items: list[Cells | NumberFormat | Chart] = []
-    rows = f"{result.n_rows:,} rows" + (f" from {source}" if source else "")
+    rows = counted(result.n_rows) + (f" from {source}" if source else "")
     leaf = PLAIN_PARAMETERS["min_samples_leaf"][0]
     items.append(Cells(layout.title_row, 1, [
         [f"StratPD: what moves {result.target}, all else equal"],

@@ -25,7 +25,7 @@ import pandas as pd
 from .errors import StratPDInputError
 from .input.sheet import check_rows, resolve_column, usable_table, whole_characters
 from .params import DEFAULT_SEED, Settings
-from .schema import CATEGORICAL, Finding, Note
+from .schema import CATEGORICAL, Finding, Note, counted
 from .yesno import yes_no_target
 
 __all__ = [
@@ -773,7 +773,8 @@ def _check_model_input(problem: Problem, positive: Any) -> None:
     present = y[~pd.isna(y)]
     if present.size < model.MIN_MODEL_ROWS:
         raise StratPDInputError(
-            f'only {present.size:,} rows have a value in "{problem.target}"; fitting a model '
+            f'only {counted(present.size)} {"has" if present.size == 1 else "have"} a value in '
+            f'"{problem.target}"; fitting a model '
             f"to compare with needs at least {model.MIN_MODEL_ROWS}: add rows, or use StratPD "
             "alone"
         )

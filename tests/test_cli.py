@@ -464,7 +464,10 @@ def test_installed_script_runs_the_demo(tmp_path):
     assert picture.read_bytes().startswith(PNG_MAGIC)
     # The data it analysed, beside the outputs, for the README's commands to work on.
     data = tmp_path / "stratpd-demo" / "diamonds.csv"
-    assert data.read_bytes() == demo.demo_csv_bytes()
+    assert data.read_bytes() == demo.demo_csv_bytes(without=demo.DEMO_LEFT_OUT)
+    written = pd.read_csv(data)
+    assert list(written.columns) == ["carat", "cut", "color", "clarity", "depth", "table",
+                                     "price"] and len(written) == 53_940
     assert f"wrote {data}" in result.stdout
 
 

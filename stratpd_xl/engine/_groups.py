@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StratPDInputError, argument
+from ..schema import counted
 from ._categorical import category_effects
 from ._numeric import curve_on_grid, integrate, slope_field
 from ._table import CATEGORICAL, NUMERIC, as_float, category_codes, column_kind
@@ -499,7 +500,8 @@ def curves_by_group(
     warnings_ += [f"no curve for {by} = {g}: {why}" for g, why in skipped.items()]
     n_missing = int((groups.codes < 0).sum())
     if n_missing:
-        warnings_.append(f'{n_missing:,} rows have no value in "{by}" and are in no group')
+        warnings_.append(f'{counted(n_missing)} {"has" if n_missing == 1 else "have"} no value '
+                         f'in "{by}" and {"is" if n_missing == 1 else "are"} in no group')
     slopes: dict[str, tuple[float, float]] = {}
     if kind == NUMERIC:
         slopes = {g: _average_slope(c) for g, c in curves.items()}

@@ -22,7 +22,7 @@ from .. import _backend
 from ..errors import StratPDInputError
 from ..identifiers import identifier_reason
 from ..params import PARAMETERS, Settings, column_argument, column_arguments
-from ..schema import Note
+from ..schema import Note, counted
 from ..yesno import POINTS, yes_no_target
 from ._adjust import ROWS_PER_COEF, Adjustment, fit_adjustment, numeric_basis
 from ._categorical import Effects, category_effects, contrast_se
@@ -194,7 +194,8 @@ def _rows_for(table: Table, feature: str, present: np.ndarray, p: Settings) -> _
     n = index.size
     if n < 2 * p.min_samples_leaf:
         raise StratPDInputError(
-            f'only {n} rows have values in both "{table.target}" and "{feature}"; StratPD '
+            f'only {counted(n)} {"has" if n == 1 else "have"} values in both "{table.target}" '
+            f'and "{feature}"; StratPD '
             f"needs at least 2 x min_samples_leaf ({2 * p.min_samples_leaf}): add rows or "
             "lower min_samples_leaf"
         )

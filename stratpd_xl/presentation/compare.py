@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..schema import CATEGORY, X
+from ..schema import CATEGORY, X, counted
 from .words import spoken
 
 __all__ = [
@@ -78,7 +78,7 @@ def model_sentence(attrs: Mapping[str, Any]) -> str:
     r2 = attrs.get("model_r2")
     auc = attrs.get("model_auc")
     rows = (attrs.get("model_rows") or {}).get("test")
-    seen = f" ({rows:,} rows)" if isinstance(rows, int) else ""
+    seen = f" ({counted(rows)})" if isinstance(rows, int) else ""
     if attrs.get("target_label") or attrs.get("model_brier") is not None:
         label = attrs.get("target_label") or f'"{target}"'
         parts = []
@@ -98,7 +98,7 @@ def model_sentence(attrs: Mapping[str, Any]) -> str:
 def _where(attrs: Mapping[str, Any]) -> str:
     feature = attrs.get("feature", "x")
     rows = attrs.get("disagree_rows")
-    count = f" ({rows:,} rows)" if isinstance(rows, int) else ""
+    count = f" ({counted(rows)})" if isinstance(rows, int) else ""
     if "disagree_category" in attrs:
         return f'most at "{feature}" = {_number(attrs["disagree_category"])}{count}'
     lo, hi = attrs.get("disagree_from"), attrs.get("disagree_to")
