@@ -12,7 +12,8 @@ of ``=STRATIMPACT(A1:D<n+1>;"y")``:
 
 * first call: the worker starts (imports, compiled kernels) and analyses;
 * recalculation, one cell edited: the cells go to the worker again and are analysed anew;
-* recalculation, nothing edited: the cells go to the worker, which answers from its cache.
+* recalculation, nothing edited: the cells go to the worker, which answers from its cache;
+* the same formula on whole columns (``A:D``): target within 1.5x the exact range.
 
 In Python, in this process, before and after the Calc run: the formula's own function
 (:func:`stratpd_xl.spreadsheet.stratimpact`) on the same cells as lists of rows, with its
@@ -90,19 +91,27 @@ def main() -> None:
         oxt = extension.build(base / "stratpd-xl.oxt")
         install_extension(base / "profile", oxt, extension.find_unopkg())
         last = args.rows + 1
-        request = {
-            "tables": {"Data": cells},
-            "formulas": {"impact": {"sheet": "Data", "range": "F1:I4",
-                                    "formula": f'STRATIMPACT(A1:D{last};"y")'}},
-            "timings": [
-                {"label": "recalculation, one cell edited", "edit": ["Data", "A2", 5.5 + i],
-                 "read": "impact"} for i in range(args.repeat)
-            ] + [
-                {"label": "recalculation, nothing edited", "read": "impact"}
-                for _ in range(args.repeat)
-            ],
-        }
-        result = run_calc(base / "profile", request, base, python=python, timeout=1800)
+
+        def request(data: str) -> dict[str, object]:
+            return {
+                "tables": {"Data": cells},
+                "formulas": {"impact": {"sheet": "Data", "range": "F1:I4",
+                                        "formula": f'STRATIMPACT({data};"y")'}},
+                "timings": [
+                    {"label": "recalculation, one cell edited",
+                     "edit": ["Data", "A2", 5.5 + i], "read": "impact"}
+                    for i in range(args.repeat)
+                ] + [
+                    {"label": "recalculation, nothing edited", "read": "impact"}
+                    for _ in range(args.repeat)
+                ],
+            }
+
+        result = run_calc(base / "profile", request(f"A1:D{last}"), base, python=python,
+                          timeout=1800)
+        # The same table given as whole columns (1,048,576 rows, all but the table's empty):
+        # the extension hands the worker only the used part.
+        whole = run_calc(base / "profile", request("A:D"), base, python=python, timeout=1800)
     # Again after Calc, so that a busier or quieter spell of a shared machine is not all on
     # one side; the faster of the two counts.
     again = python_seconds(cells, args.repeat)
@@ -110,14 +119,17 @@ def main() -> None:
 
     first = result["formulas"]["impact"]
     assert first["cells"][0] == ["feature", "kind", "impact", "share"], first["cells"]
+    assert whole["formulas"]["impact"]["cells"] == first["cells"]
     edited = min(t["seconds"] for t in result["timings"] if "one cell" in t["label"])
     cached = min(t["seconds"] for t in result["timings"] if "nothing" in t["label"])
+    whole_edited = min(t["seconds"] for t in whole["timings"] if "one cell" in t["label"])
     rows = [
         ("Python: stratpd_xl.impact(DataFrame)", api_s),
         ("Python: the formula on lists of cells", formula_s),
         ("Calc: first call (worker starts)", first["seconds"]),
         ("Calc: recalculation, one cell edited", edited),
         ("Calc: recalculation, nothing edited", cached),
+        ("Calc: whole columns A:D, one cell edited", whole_edited),
     ]
     print(f"=STRATIMPACT on {args.rows:,} rows x 4 columns (best of {args.repeat})")
     print(f"{'what':<42}{'seconds':>9}{'x formula':>11}")
@@ -125,6 +137,9 @@ def main() -> None:
         print(f"{label:<42}{seconds:>9.2f}{seconds / formula_s:>11.2f}")
     verdict = "met" if edited <= 2 * formula_s else "NOT met"
     print(f"target (edited recalculation <= 2x the Python formula): {verdict}")
+    verdict = "met" if whole_edited <= 1.5 * edited else "NOT met"
+    print(f"target (whole columns <= 1.5x the exact range, {whole_edited / edited:.2f}x): "
+          f"{verdict}")
 
 
 if __name__ == "__main__":

@@ -542,11 +542,17 @@ def _cmd_libreoffice(args: argparse.Namespace) -> int:
               "then restart LibreOffice")
     elif args.action == "install":
         hook = extension.install(shared=args.shared, profile=args.profile)
-        print("installed the StratPD extension; restart LibreOffice, then type "
-              '=STRATIMPACT(A1:D601;"y") in Calc or use Tools > Add-Ons > Analyse selection')
         if hook is not None:
             print(f"added {hook}: a LibreOffice started while this venv is active still finds "
                   "its Python's uno")
+        print("compiling the engine's kernels once (up to a minute), so the first formula "
+              "answers at once...", flush=True)
+        try:
+            print(f"compiled in {extension.warm_up():.0f} s")
+        except StratPDInputError as exc:
+            print(f"{exc}; the first formula will compile them (about 30 s)")
+        print("installed the StratPD extension; restart LibreOffice, then type "
+              '=STRATIMPACT(A1:D601;"y") in Calc or use Tools > Add-Ons > Analyse selection')
     else:
         extension.uninstall(shared=args.shared, profile=args.profile)
         print("removed the StratPD extension; restart LibreOffice")

@@ -73,6 +73,11 @@ SLOW_EDIT = ("Slow", "J2", 2.5)
 SLOW[1][9] = SLOW_EDIT[2]
 EXPECTED_SLOW = spreadsheet.stratpd(SLOW, "price", "carat", trials=30).cells
 
+# An error value (=NA() in G12, a price) is read as a missing value, as Excel's formulas do.
+WITH_ERROR = [list(r) for r in DATA[:121]]
+WITH_ERROR[11][6] = None
+EXPECTED_ERRORS = spreadsheet.stratimpact(WITH_ERROR, "price")
+
 FORMULAS = {
     "impact": ("Data", _address(len(EXPECTED_IMPACT), 4), 'STRATIMPACT(A1:J301;"price")'),
     "curve": ("Data", _address(len(EXPECTED_CURVE), len(EXPECTED_CURVE[0]), "M20"),
@@ -97,9 +102,11 @@ FORMULAS = {
     "exclude_text": ("Data", _address(len(EXPECTED_EXCLUDE_TEXT),
                                       len(EXPECTED_EXCLUDE_TEXT[0]), "Q340"),
                      'STRATPD(A1:J301;"price";"carat";;;;;;"x, y, z")'),
+    # Whole columns: the extension reads only the used part of the 1,048,576 rows.
+    "whole_columns": ("Whole", _address(len(EXPECTED_IMPACT), 4), 'STRATIMPACT(A:J;"price")'),
     "slow": ("Slow", _address(len(EXPECTED_SLOW), len(EXPECTED_SLOW[0])), SLOW_FORMULA),
     # Calc itself answers for a range holding an error value; the README says so.
-    "error_cell": ("Errors", "M1:P3", 'STRATIMPACT(A1:J121;"price")'),
+    "error_cell": ("Errors", _address(len(EXPECTED_ERRORS), 4), 'STRATIMPACT(A1:J121;"price")'),
 }
 
 
@@ -113,7 +120,7 @@ def _run_calc(base: Path, python: str) -> dict[str, Any]:
         assert cli_main(["libreoffice", "install", "--profile", str(profile)]) == 0
     request = {
         "tables": {"Data": DATA, "Gaps": GAPPY, "Errors": DATA[:121], "Names": DIMENSIONS,
-                   "Slow": diamonds(3000, last="z")},
+                   "Slow": diamonds(3000, last="z"), "Whole": DATA},
         "cell_formulas": {"Errors": {"G12": "=NA()"}},
         "formulas": {k: {"sheet": s, "range": r, "formula": f}
                      for k, (s, r, f) in FORMULAS.items()},
@@ -212,21 +219,29 @@ def test_a_larger_array_range_shows_na_below_the_result(calc):
     assert below == [["#N/A"] * 4] * 2
 
 
+def test_whole_columns_give_the_tables_cells(calc):
+    _numbers_close(calc["formulas"]["whole_columns"]["cells"], EXPECTED_IMPACT)
+
+
 def test_blank_cells_are_missing_values(calc):
     _numbers_close(calc["formulas"]["gappy"]["cells"], EXPECTED_GAPPY)
 
 
-def test_an_error_value_in_the_range_is_calcs_own_error(calc):
-    # Calc does not call an add-in with an error inside a range argument: it shows Err:504
-    # ("error in the parameter list"), and the README tells users to clear such cells.
-    assert calc["formulas"]["error_cell"]["shown"] == "Err:504"
+def test_an_error_value_in_the_range_is_a_missing_value(calc):
+    # The data argument reaches the extension as the range itself (so whole columns cost
+    # nothing), and it reads an error value as Excel's formulas do: missing.
+    _numbers_close(calc["formulas"]["error_cell"]["cells"], EXPECTED_ERRORS)
+
+
+def test_a_formula_without_its_data_is_calcs_own_error(calc):
+    # data is the one argument the Function Wizard marks required; Calc refuses the call.
+    assert calc["formulas"]["no_data"]["shown"].startswith("Err:")
 
 
 @pytest.mark.parametrize(("key", "expected"), [
     ("bad_target", spreadsheet.stratpd(DATA, "pricex", "carat").cells[0][0]),
     ("bad_leaf", spreadsheet.stratimpact(DATA, "price", min_samples_leaf=0)[0][0]),
-    ("one_cell", spreadsheet.stratpd("carat", "price", "carat").cells[0][0]),
-    ("no_data", spreadsheet.stratpd(None, None, None).cells[0][0]),
+    ("one_cell", spreadsheet.stratpd([["carat"]], "price", "carat").cells[0][0]),
 ])
 def test_errors_are_the_excel_formulas_one_cell_texts(calc, key, expected):
     assert calc["formulas"][key]["cells"] == [[expected]]
@@ -244,7 +259,8 @@ def test_function_wizard_lists_both_formulas_with_argument_help(calc):
         assert [a[0] for a in entry["arguments"]] == list(args)
         for arg_name, text, optional in entry["arguments"]:
             assert text == extension.CALC_HELP.get(arg_name, args[arg_name])
-            assert optional, "a blank argument takes the default, as in Excel"
+            # A blank argument takes the default, as in Excel; the data cannot be left out.
+            assert optional == (arg_name != "data"), arg_name
 
 
 def test_menu_entry_and_toolbar_button_run_the_command(calc):

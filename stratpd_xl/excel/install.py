@@ -250,6 +250,7 @@ class Installer:
     def install_package(self, python: str) -> None:
         if self.args.use_current:
             self.say("skipped: the package is used from where this Python finds it")
+            self.warm_up(python)
             return
         try:
             self.command(
@@ -262,6 +263,13 @@ class Installer:
                     "install from this folder, or give a wheel file or its URL with --package"
                 ) from exc
             raise
+        self.warm_up(python)
+
+    def warm_up(self, python: str) -> None:
+        """Compile the engine's kernels into numba's cache, so the first formula answers in
+        seconds instead of waiting half a minute for the compiler."""
+        self.say("compiling the engine's kernels once (up to a minute), so Excel's first "
+                 "formula answers at once")
         try:
             self.command([python, "-c", WARM_UP_CODE])
         except InstallError as exc:

@@ -56,10 +56,49 @@ def worker():
         return _worker
 
 
+def _used(rows):
+    """A range's rows without its empty rows and columns at the end: ``A:J`` (a million rows)
+    becomes the table in it before anything is packed, sent or typed."""
+    if not rows or not isinstance(rows[0], tuple):
+        return rows
+    end = len(rows)
+    while end > 1:
+        row = rows[end - 1]
+        blank = ("",) * len(row)
+        if row != blank and row != (None,) * len(row):  # tuple compares run in C
+            break
+        end -= 1
+    rows = rows[:end]
+    width = max(len(r) for r in rows)
+    while width > 1 and all(len(r) < width or r[width - 1] in ("", None) for r in rows):
+        width -= 1
+    return tuple(r[:width] for r in rows) if width < len(rows[0]) else rows
+
+
+def _range_values(cells):
+    """The values of a range Calc handed over as itself (``data``): only the part inside the
+    sheet's used area, so whole columns cost what the table in them costs; blank cells and
+    error values (``#N/A``) are None, as Excel's formulas read them."""
+    sheet = cells.getSpreadsheet()
+    address = cells.getRangeAddress()
+    used = sheet.createCursor()
+    used.gotoEndOfUsedArea(False)
+    last = used.getRangeAddress()
+    end_row = min(address.EndRow, last.EndRow)
+    end_col = min(address.EndColumn, last.EndColumn)
+    if end_row < address.StartRow or end_col < address.StartColumn:
+        return ((None,),)
+    part = sheet.getCellRangeByPosition(address.StartColumn, address.StartRow, end_col, end_row)
+    return tuple(tuple(None if v == "" else v for v in row) for row in part.getDataArray())
+
+
 def _value(value):
-    """A Calc argument for the worker: a range packed by columns, the rest as it is."""
+    """A Calc argument for the worker: a range (its used part) packed by columns, the rest as
+    it is."""
+    if hasattr(value, "getDataArray"):  # a cell range (the data argument)
+        return client.pack_block(_range_values(value))
     if isinstance(value, tuple):
-        return client.pack_block(value)
+        return client.pack_block(_used(value))
     return _plain(value)
 
 

@@ -35,7 +35,7 @@ from . import calc_client
 
 __all__ = [
     "EXTENSION_ID", "RDB", "build", "calc_addins_xcu", "compile_rdb", "find_unopkg", "idl",
-    "install", "office_environment", "uninstall",
+    "install", "office_environment", "uninstall", "warm_up",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -85,16 +85,24 @@ def uno_name(argument: str) -> str:
     return first + "".join(part.capitalize() for part in rest)
 
 
+#: Arguments Calc hands over as the range itself, not its values: the component reads only
+#: the range's used part, so a whole-column ``A:J`` costs what the table in it costs.
+RANGE_ARGUMENTS = ("data",)
+
+
 def idl() -> str:
-    """The formulas' UNO interface: every argument ``any`` (Calc then treats it as optional)."""
+    """The formulas' UNO interface: ``data`` a cell range, every other argument ``any``."""
     methods = []
     for name, args in FORMULAS.items():
-        params = ", ".join(f"[in] any {uno_name(arg)}" for arg in args)
+        params = ", ".join(
+            f"[in] {'com::sun::star::table::XCellRange' if arg in RANGE_ARGUMENTS else 'any'} "
+            f"{uno_name(arg)}" for arg in args)
         methods.append(f"        sequence< sequence< any > > {name}({params});")
     opening = " ".join(f"module {m} {{" for m in INTERFACE_MODULE)
     closing = " ".join("};" for _ in INTERFACE_MODULE)
     return (
-        "#include <com/sun/star/uno/XInterface.idl>\n\n"
+        "#include <com/sun/star/uno/XInterface.idl>\n"
+        "#include <com/sun/star/table/XCellRange.idl>\n\n"
         f"{opening}\n"
         f"    interface {INTERFACE} : com::sun::star::uno::XInterface {{\n"
         + "\n".join(methods) + "\n    };\n"
@@ -249,13 +257,15 @@ def build(out: Path, *, python: str | None = None) -> Path:
 def compile_rdb(out: Path, *, unoidl_write: str | None = None) -> Path:
     """Compile :func:`idl` to a binary type library with the SDK's ``unoidl-write``."""
     tool = unoidl_write or shutil.which("unoidl-write") or str(SDK_BIN / "unoidl-write")
-    types = Path(tool).resolve().parents[2] / "program" / "types.rdb"
-    if not types.exists():
-        types = Path("/usr/lib/libreoffice/program/types.rdb")
+    program = Path(tool).resolve().parents[2] / "program"
+    if not (program / "types.rdb").exists():
+        program = Path("/usr/lib/libreoffice/program")
+    # The base types, and the office's (XCellRange) that the interface refers to.
+    types = [str(program / "types.rdb"), str(program / "types" / "offapi.rdb")]
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / f"{INTERFACE}.idl"
         source.write_text(idl(), encoding="utf-8")
-        subprocess.run([tool, str(types), str(source), str(out)], check=True,
+        subprocess.run([tool, *types, str(source), str(out)], check=True,
                        capture_output=True, timeout=60)
     return out
 
@@ -436,6 +446,35 @@ def install(
     finally:
         shutil.rmtree(folder, ignore_errors=True)  # unopkg keeps its own copy
     return write_uno_hook()
+
+
+#: Compiles the engine's kernels into numba's on-disk cache, through the formulas' own path.
+WARM_UP_CODE = "from stratpd_xl import workflow; workflow.warm_up()"
+WARM_UP_TIMEOUT = 600  # seconds; about 25 s on a busy 2-core machine
+
+
+def warm_up(python: str | None = None) -> float:
+    """Compile the engine's kernels with ``python`` (default: this one), the worker's
+    interpreter, so the first formula after the install answers in seconds; the seconds taken.
+
+    Raises
+    ------
+    StratPDInputError
+        When it fails or takes too long (the extension works; its first formula compiles).
+    """
+    import time
+
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run([python or sys.executable, "-c", WARM_UP_CODE],
+                              capture_output=True, text=True, timeout=WARM_UP_TIMEOUT,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise StratPDInputError(f"could not compile the engine ahead ({exc})") from None
+    if proc.returncode != 0:
+        said = " ".join((proc.stderr or "").split()[-30:])[:200]
+        raise StratPDInputError(f"could not compile the engine ahead ({said})")
+    return time.perf_counter() - started
 
 
 def uninstall(*, shared: bool = False, profile: Path | None = None) -> None:
