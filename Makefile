@@ -24,7 +24,7 @@ $(RUNTIME): pyproject.toml
 	touch $@
 
 $(STAMP): $(RUNTIME) pyproject.toml
-	@echo "make: adding the test tools (pytest, hypothesis, ruff, oletools, openpyxl, odfpy, psutil)"
+	@echo "make: adding the test tools (pytest, hypothesis, ruff, oletools, openpyxl, odfpy, psutil, pyarrow, dask)"
 	$(PIP) install --progress-bar off -e ".[test]"
 	touch $@
 

@@ -51,6 +51,7 @@ __all__ = [
     "interactions",
     "main",
     "partial_dependence",
+    "read_table",
     "stratpd",
     "stratpd2",
 ]
@@ -66,7 +67,11 @@ def __getattr__(name: str) -> Any:
     if name in _ENGINE_NAMES:
         from . import engine
 
-        return getattr(engine, name)
+        value = getattr(engine, name)
+        if name != "Analysis":  # the functions, whose first argument is the table
+            value = _in_memory(value)
+        globals()[name] = value  # loaded once
+        return value
     raise AttributeError(f"module 'stratpd_xl' has no attribute {name!r}")
 
 
@@ -74,6 +79,41 @@ def __dir__() -> list[str]:
     # The engine's names load on first use (__getattr__); dir() and tab completion list
     # them all the same.
     return sorted(set(globals()) | set(__all__))
+
+
+def _in_memory(function: Any) -> Any:
+    """``function`` refusing a Dask table in one sentence before the engine sees it."""
+    import functools
+
+    from .input.tables import refuse_lazy_table
+
+    @functools.wraps(function)
+    def checked(data: Any, *args: Any, **kw: Any) -> Any:
+        refuse_lazy_table(data)
+        return function(data, *args, **kw)
+
+    return checked
+
+
+def read_table(path: Any, *, columns: Any = None, sheet: str | None = None,
+               decimal: str | None = None, encoding: str | None = None) -> Any:
+    """Read a table from a file, typed as the command line and the add-in type it.
+
+    ``path`` is a ``.csv``/``.txt``/``.tsv``, ``.xlsx``/``.xlsm``/``.xlsb``/``.xls``,
+    ``.ods`` or ``.parquet`` file, or a folder of ``.parquet`` files (Parquet needs
+    ``pip install "stratpd-xl[parquet]"``).  For Parquet, ``columns`` lists the exact names of
+    the columns to read, and only those are decoded: the others cost no memory.  Other
+    arguments and the limits: :func:`stratpd_xl.input.files.read_table`.
+
+    >>> sales = sx.read_table("sales.parquet", columns=["price", "area", "year"])  # doctest: +SKIP
+    >>> curve = sx.stratpd(sales, "price", "area")                                  # doctest: +SKIP
+    """
+    from .input.files import read_table as _read_table
+
+    if isinstance(columns, str):  # one name, not its letters
+        columns = [columns]
+    return _read_table(path, sheet=sheet, decimal=decimal, encoding=encoding,
+                       columns=[str(c) for c in columns] if columns is not None else None)
 
 
 def compare(data: Any, target: str, feature: Any, **kw: Any) -> Any:

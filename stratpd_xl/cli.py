@@ -319,8 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = reading.add_argument_group("reading the input")
     r.add_argument(
         "input", metavar="INPUT",
-        help="a .csv, .txt, .tsv, .xlsx, .xlsm, .xlsb, .xls or .ods file, or - for standard "
-        "input",
+        help="a .csv, .txt, .tsv, .xlsx, .xlsm, .xlsb, .xls, .ods or .parquet file, a folder of "
+        ".parquet files, or - for standard input",
     )
     r.add_argument(
         "--sheet", metavar="NAME", help="worksheet of a workbook file (default: first)"
@@ -371,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Model-free partial dependence (StratPD, Parr & Wilson 2020) for tables "
-        "in .csv, .xlsx, .xls and .ods files.",
+        "in .csv, .xlsx, .xls, .ods and .parquet files.",
         epilog="example: stratpd-xl demo, then stratpd-xl curve stratpd-demo/diamonds.csv "
         "-t price -f carat --out carat.png",
     )
@@ -743,7 +743,8 @@ def _read(args: argparse.Namespace) -> pd.DataFrame:
         stream = sys.stdin.buffer
         head = stream.read(8)
         suffix = (".xlsx" if head.startswith(b"PK\x03\x04")
-                  else ".xls" if head.startswith(b"\xd0\xcf\x11\xe0") else ".csv")
+                  else ".xls" if head.startswith(b"\xd0\xcf\x11\xe0")
+                  else ".parquet" if head.startswith(b"PAR1") else ".csv")
         path = Path(folder) / f"stdin{suffix}"
         size = len(head)
         try:

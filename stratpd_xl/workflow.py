@@ -24,6 +24,7 @@ import pandas as pd
 
 from .errors import StratPDInputError
 from .input.sheet import check_rows, resolve_column, usable_table, whole_characters
+from .input.tables import refuse_lazy_table
 from .params import DEFAULT_SEED, Settings
 from .schema import CATEGORICAL, Finding, Note, counted
 from .yesno import yes_no_target
@@ -218,6 +219,7 @@ def prepare(
     """
     from . import engine
 
+    refuse_lazy_table(frame)
     settings = settings or Settings()
     # A frame of the Python API is not typed from cells: unique names, one value per cell
     # and whole characters are checked here, as the sheet layer ensures them for cells.

@@ -306,7 +306,8 @@ def test_folder_instead_of_file(tmp_path):
 @pytest.mark.parametrize(
     ("name", "phrase"),
     [
-        ("data.json", 'unknown file type ".json"; use a .csv, .txt, .xlsx, .xls or .ods file'),
+        ("data.json", 'unknown file type ".json"; use a .csv, .txt, .xlsx, .xls, .ods '
+         "or .parquet file"),
         ("data", 'unknown file type "data"'),
         ("text.xls", 'cannot read "text.xls" as an Excel workbook'),
     ],

@@ -1,10 +1,13 @@
-"""Read a table from a file (.csv/.txt/.tsv, .xlsx/.xlsm/.xlsb/.xls, .ods) into a DataFrame.
+"""Read a table from a file (.csv/.txt/.tsv, .xlsx/.xlsm/.xlsb/.xls, .ods, .parquet) into a
+DataFrame.
 
 Files go through the same sheet layer as cells: each reader hands over the raw block of cell
 values and :func:`stratpd_xl.input.sheet.frame_from_columns` does the typing, so a CSV exported from
 a sheet gives the same table as the sheet itself.  Workbooks are read by python-calamine.  In
 text files pandas' C reader parses the numbers itself where that gives exactly what the sheet
 layer would (see ``_typed_text``); every other column reaches the sheet layer as raw text.
+Parquet files (and folders of them) are read by pyarrow, the ``parquet`` extra, in
+:mod:`._parquet`: measured from their footers, then only the columns asked for are decoded.
 
 Hostile files (decompression bombs, sheets padded to column XFD, looping .xls sector chains,
 devices, pipes, damaged XML) are refused with one sentence before any reader allocates memory
@@ -23,7 +26,7 @@ import stat
 import warnings
 import zipfile
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from xml.parsers.expat import ExpatError
@@ -32,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StratPDInputError
+from ._parquet import PARQUET_SUFFIXES, parquet_columns
 from ._workbook_scan import (
     SHARED_STRINGS_TRUSTED,
     Errors,
@@ -45,7 +49,7 @@ from ._workbook_scan import (
 from ._xls_scan import XlsDamaged, xls_sheets
 from .sheet import find_header, frame_from_cells, frame_from_columns, guess_decimal, leading_zeros
 
-__all__ = ["TEXT_SUFFIXES", "WORKBOOK_SUFFIXES", "read_table", "sniff_text"]
+__all__ = ["PARQUET_SUFFIXES", "TEXT_SUFFIXES", "WORKBOOK_SUFFIXES", "read_table", "sniff_text"]
 
 TEXT_SUFFIXES = (".csv", ".txt", ".tsv")
 WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods")
@@ -58,6 +62,10 @@ _HEAD_ROWS = 200
 # them; each is far above a table StratPD can analyse in memory anyway.
 #: Largest file read at all, in bytes (a text file is read whole; a workbook is a zip).
 MAX_FILE_BYTES = 512 * 1024**2
+#: Largest table held in memory once a Parquet file's needed columns are read, estimated from
+#: its footer before anything is decoded (8 bytes a number, about 60 a text cell).  Until the
+#: streamed engine reads files in chunks, this is what bounds a Parquet file, not its size.
+MAX_HELD_BYTES = MAX_FILE_BYTES
 #: Largest total declared uncompressed size of a workbook's zip members.
 MAX_UNZIPPED_BYTES = 1024**3
 #: Largest compression ratio of one zip member over 1 MiB; spreadsheet XML packs ~5-30x,
@@ -88,6 +96,7 @@ def read_table(
     sheet: str | None = None,
     decimal: str | None = None,
     encoding: str | None = None,
+    columns: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Read the table in a file; the first row holds the column names.
 
@@ -95,7 +104,9 @@ def read_table(
     ----------
     path
         A ``.csv``/``.txt``/``.tsv`` text file, an ``.xlsx``/``.xlsm``/``.xlsb``/``.xls``
-        workbook or an ``.ods`` spreadsheet; a regular file of at most ``MAX_FILE_BYTES``.
+        workbook or an ``.ods`` spreadsheet, a regular file of at most ``MAX_FILE_BYTES``;
+        or a ``.parquet`` file or a folder of them (the ``parquet`` extra), whose columns
+        read may hold at most ``MAX_HELD_BYTES`` once read, whatever the files' size.
     sheet
         Worksheet name for workbooks (case-insensitive); default the first sheet.
     decimal
@@ -116,11 +127,18 @@ def read_table(
     ------
     StratPDInputError
         File missing or unreadable, not a regular file, over a size limit, damaged, padded or
-        a decompression bomb, unknown format, unknown sheet, bad option.
+        a decompression bomb, unknown format, unknown sheet, bad option; a Parquet table
+        over ``MAX_HELD_BYTES``, damaged, or whose files disagree about a column.
     """
     path = Path(path)
     if decimal not in (None, ".", ","):
         raise StratPDInputError(f'the decimal separator must be "." or ","; got "{decimal}"')
+    if path.suffix.lower() in PARQUET_SUFFIXES or path.is_dir():
+        return _read_parquet(path, sheet, decimal, encoding, columns)
+    if columns is not None:
+        raise StratPDInputError(
+            f'"{path.name}" is not a Parquet file: its columns are all read; leave out columns'
+        )
     _check_regular_file(path)
     try:  # one clear sentence for permissions and locks, whatever the format
         path.open("rb").close()
@@ -139,7 +157,8 @@ def read_table(
         cells, sheet_name, sheet_notes = _workbook_cells(path, sheet, suffix)
     else:
         raise StratPDInputError(
-            f'unknown file type "{suffix or path.name}"; use a .csv, .txt, .xlsx, .xls or .ods file'
+            f'unknown file type "{suffix or path.name}"; use a .csv, .txt, .xlsx, .xls, .ods '
+            "or .parquet file"
         )
     # calamine's rows are all one width: one object grid, handed over column by column.
     grid = np.empty((len(cells), len(cells[0]) if cells else 0), dtype=object)
@@ -156,7 +175,28 @@ def read_table(
     return frame
 
 
-def _check_regular_file(path: Path) -> None:
+def _read_parquet(path: Path, sheet: str | None, decimal: str | None, encoding: str | None,
+                  columns: Sequence[str] | None) -> pd.DataFrame:
+    """A Parquet file or folder through the same typing step as a CSV's columns."""
+    if sheet is not None:
+        raise StratPDInputError(
+            f'"{path.name}" is a Parquet table with no sheets; leave out --sheet'
+        )
+    if encoding is not None:
+        raise StratPDInputError(
+            f'"{path.name}" is a Parquet table, whose text is always UTF-8; leave out --encoding'
+        )
+    if not path.is_dir():
+        _check_regular_file(path, sized=False)  # bounded by MAX_HELD_BYTES
+    names, values, notes, source = parquet_columns(path, columns, MAX_HELD_BYTES, MAX_COLUMNS)
+    where = f'"{path.name}"'
+    frame = frame_from_columns(values, header=names, decimal=decimal, where=where)
+    frame.attrs["notes"] = notes + frame.attrs["notes"]
+    frame.attrs["source"] = source
+    return frame
+
+
+def _check_regular_file(path: Path, *, sized: bool = True) -> None:
     """Refuse before opening what is not a regular file of a sane size.
 
     Opening a FIFO blocks until a writer comes; /dev/zero or /dev/urandom never end.  stat()
@@ -172,14 +212,14 @@ def _check_regular_file(path: Path) -> None:
         ) from exc
     if stat.S_ISDIR(info.st_mode):
         raise StratPDInputError(
-            f'"{path}" is a folder; give the path of a .csv, .xlsx or .ods file'
+            f'"{path}" is a folder; give the path of a .csv, .xlsx, .ods or .parquet file'
         )
     if not stat.S_ISREG(info.st_mode):
         raise StratPDInputError(
             f'"{path}" is not a regular file (a device, pipe or socket); '
             "give the path of a .csv, .xlsx or .ods file"
         )
-    if info.st_size > MAX_FILE_BYTES:
+    if sized and info.st_size > MAX_FILE_BYTES:
         raise StratPDInputError(
             f'"{path.name}" is {_size(info.st_size)}, over the {_size(MAX_FILE_BYTES)} limit '
             "for input files; keep only the rows and columns to analyse"
