@@ -36,6 +36,10 @@ STEP_SHARE = 0.6
 #: ... this share of the x range between the 10th and 90th percentile.
 STEP_WIDTH = 0.2
 
+#: Most places the groups' heights are read at (runs of neighbouring values beyond that
+#: are read as one).
+MAX_VALUES = 4000
+
 Band = Callable[[np.ndarray, float], tuple[float, float]]
 
 
@@ -45,6 +49,14 @@ def _groups(ux: np.ndarray, rows: np.ndarray, e0: float, e1: float
     x (the median value of their rows, a value the data have)."""
     inside = (ux >= e0) & (ux <= e1)
     vx, vw = ux[inside], rows[inside].astype(float)
+    if vx.size > MAX_VALUES:
+        # Runs of neighbouring values as one (their rows' mean value, their rows): the
+        # groups' heights stay the same to the curve's smoothness, and the trials are read
+        # at 4,000 places instead of a million (1.9 s -> 0.1 s for 20 trials).
+        block = np.arange(vx.size) * MAX_VALUES // vx.size
+        starts = np.flatnonzero(np.r_[True, np.diff(block) > 0])
+        weight = np.add.reduceat(vw, starts)
+        vx, vw = np.add.reduceat(vx * vw, starts) / weight, weight
     if vx.size == 0:
         return vx, vw, np.zeros(0, dtype=np.int64), np.zeros(0)
     cum = np.cumsum(vw)
