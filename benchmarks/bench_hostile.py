@@ -490,6 +490,102 @@ def wide_interactions(folder: Path) -> list[str]:
     return [*CLI, "interactions", str(folder / "wide300.csv"), "-t", "y"]
 
 
+# --------------------------------------------------------------------------- Parquet
+
+
+def _parquet(path: Path, n: int = 2_000) -> Path:
+    _table(path.with_suffix(".csv"), n)
+    pd.read_csv(path.with_suffix(".csv")).to_parquet(path)
+    return path
+
+
+def parquet_claims(what: str) -> Case:
+    """A row group whose footer claims 1.4 billion rows, or 10 GB a column once decompressed
+    (the pages are a 2,000-row file's)."""
+
+    def build(folder: Path) -> list[str]:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from tests.parquet_craft import claim
+
+        path = _parquet(folder / "claims.parquet")
+        if what == "rows":
+            claim(path, rows=1_400_000_000)
+        else:
+            claim(path, uncompressed=10 * 1024**3)
+        return [*CLI, "curve", str(path), "-t", "y", "-f", "x"]
+
+    return build
+
+
+def parquet_damaged(folder: Path) -> list[str]:
+    good = _parquet(folder / "good.parquet").read_bytes()
+    path = folder / "damaged.parquet"
+    path.write_bytes(good[:-60] + b"\xff" * 52 + good[-8:])  # the footer overwritten
+    return [*CLI, "curve", str(path), "-t", "y", "-f", "x"]
+
+
+def parquet_not_parquet(folder: Path) -> list[str]:
+    path = folder / "export.parquet"
+    _table(path)  # a CSV given a .parquet name
+    return [*CLI, "curve", str(path), "-t", "y", "-f", "x"]
+
+
+def parquet_drift(kind: str) -> Case:
+    def build(folder: Path) -> list[str]:
+        parts = folder / "parts"
+        parts.mkdir()
+        frame = pd.read_csv(_table(folder / "t.csv"))
+        frame.to_parquet(parts / "a.parquet")
+        other = frame.drop(columns=["z"]) if kind == "missing" else frame.astype({"z": str})
+        other.to_parquet(parts / "b.parquet")
+        return [*CLI, "curve", str(parts), "-t", "y", "-f", "x"]
+
+    return build
+
+
+def parquet_types(kind: str) -> Case:
+    """One column of a kind a CSV has not: nested, dictionary-encoded text, zoned times,
+    decimals; with zero rows; or named by a number (pandas writes 0 as "0")."""
+
+    def build(folder: Path) -> list[str]:
+        import decimal
+
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        frame = pd.read_csv(_table(folder / "t.csv", 200_000))
+        n = len(frame)
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        target, feature = "y", "x"
+        if kind == "nested":
+            table = table.append_column("tags", pa.array([[1, 2, 3]] * n))
+            feature = "tags"
+        elif kind == "nested left out":
+            table = table.append_column("tags", pa.array([{"a": 1, "b": [1.5]}] * n))
+        elif kind == "dictionary":
+            words = np.array([f"store {i}" for i in range(50)])[np.arange(n) % 50]
+            table = table.append_column("store", pa.array(words).dictionary_encode())
+            feature = "store"
+        elif kind == "zoned":
+            times = pd.date_range("2024-01-01", periods=n, freq="min", tz="America/New_York")
+            table = table.append_column("when", pa.array(times))
+            feature = "when"
+        elif kind == "decimal":
+            prices = [decimal.Decimal(f"{v:.2f}") for v in frame["x"]]
+            table = table.append_column("price", pa.array(prices, pa.decimal128(12, 2)))
+            feature = "price"
+        elif kind == "zero rows":
+            table = table.slice(0, 0)
+        elif kind == "number names":
+            table = table.rename_columns(["0", "1", "2"])
+            target, feature = "2", "0"
+        path = folder / "typed.parquet"
+        pq.write_table(table, path)
+        return [*CLI, "curve", str(path), "-t", target, "-f", feature]
+
+    return build
+
+
 def api(code: str) -> Case:
     return lambda folder: _api(code)
 
@@ -596,6 +692,24 @@ CASES: dict[str, Case] = {
     "W -o with a line break in the name": line_break_name,
     "W standard output on /dev/full": stdout_full,
     "W interactions on 300 columns": wide_interactions,
+    "P row group claiming 1.4 billion rows": parquet_claims("rows"),
+    "P column chunks claiming 10 GB decompressed": parquet_claims("bytes"),
+    "P corrupt footer": parquet_damaged,
+    "P a CSV named .parquet": parquet_not_parquet,
+    "P folder: a column missing from one file": parquet_drift("missing"),
+    "P folder: int -> string between files": parquet_drift("string"),
+    "P a list column as the feature": parquet_types("nested"),
+    "P a struct column, left out (200,000 rows)": parquet_types("nested left out"),
+    "P dictionary-encoded text (200,000 rows)": parquet_types("dictionary"),
+    "P times with a time zone (200,000 rows)": parquet_types("zoned"),
+    "P decimal(12,2) column (200,000 rows)": parquet_types("decimal"),
+    "P zero rows": parquet_types("zero rows"),
+    "P column names 0, 1, 2 (200,000 rows)": parquet_types("number names"),
+    "P API a Dask DataFrame": api("""
+        import dask.dataframe as dd
+        d = pd.DataFrame({"x": np.arange(100.0), "y": np.arange(100.0) % 7})
+        sx.stratpd(dd.from_pandas(d, npartitions=2), "y", "x")
+    """),
 }
 
 

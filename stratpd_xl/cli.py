@@ -727,12 +727,22 @@ def _figure_writer(make_figure: Callable[[], Any], suffix: str = ".png"
     return write
 
 
+def _named(args: argparse.Namespace) -> list[str]:
+    """The columns the command names (target, features, --by), as typed."""
+    named: list[str] = []
+    for option in ("target", "feature", "features", "by"):
+        value = getattr(args, option, None)
+        values = [value] if isinstance(value, str) else value or []
+        named += [v for v in values if isinstance(v, str)]
+    return named
+
+
 def _read(args: argparse.Namespace) -> pd.DataFrame:
     name = "standard input" if args.input == STDIN else Path(args.input).name
     _step(f"reading {name}")
     if args.input != STDIN:
         return read_table(args.input, sheet=args.sheet, decimal=args.decimal,
-                          encoding=args.encoding)
+                          encoding=args.encoding, named=_named(args))
     if sys.stdin is None:  # started with standard input closed (0<&-)
         raise _UserError("standard input is closed; give the table's file name instead of -, "
                          "or pipe the table in (... | stratpd-xl ... -)")
@@ -762,7 +772,8 @@ def _read(args: argparse.Namespace) -> pd.DataFrame:
         if size > MAX_FILE_BYTES:
             raise _UserError(f"standard input is over the {MAX_FILE_BYTES // 1024**2} MB limit "
                              "for input files; keep only the rows and columns to analyse")
-        frame = read_table(path, sheet=args.sheet, decimal=args.decimal, encoding=args.encoding)
+        frame = read_table(path, sheet=args.sheet, decimal=args.decimal, encoding=args.encoding,
+                           named=_named(args))
     if frame.attrs.get("source"):
         frame.attrs["source"] = {**frame.attrs["source"], "path": STDIN}
     return frame

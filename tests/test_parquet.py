@@ -185,6 +185,10 @@ def test_nested_columns_are_left_out_with_a_note_or_refused_when_named(tmp_path,
     with pytest.raises(StratPDInputError, match='column "tags" of "n.parquet" holds nested '
                        r"values \(list<.*\), which cannot be analysed; choose a column"):
         sx.read_table(tmp_path / "n.parquet", columns=["y", "tags"])
+    # Named on the command line (as typed: case and spaces ignored), it is refused the same.
+    err = _refused(tmp_path / "n.parquet", capsys, "-f", "Tags")
+    assert 'column "tags" of "n.parquet" holds nested values (list<' in err
+    assert "not found" not in err
 
 
 def test_parquet_types_read_as_their_values(tmp_path):

@@ -130,10 +130,13 @@ def parquet_columns(
     columns: Sequence[str] | None,
     max_held_bytes: int,
     max_columns: int,
+    named: Sequence[str] = (),
 ) -> tuple[list[str], list[np.ndarray], list[str], dict[str, Any]]:
     """(names, numpy columns, notes, source) of a Parquet file or folder, after the checks.
 
-    ``columns`` are the exact names to read (``None``: every column that can be analysed).
+    ``columns`` are the exact names to read (``None``: every column that can be analysed);
+    ``named`` are names the caller will use as typed (a target, a feature): one that can
+    only be a column left out (nested, raw bytes) is refused here, with its type.
     """
     pq = _pyarrow(path)
     import pyarrow as pa
@@ -191,6 +194,10 @@ def parquet_columns(
     if columns is None:
         wanted = [c for c in found.values() if c.kind in _READ or c.kind == "empty"]
         left = [c for c in found.values() if c not in wanted]
+        keys = {_key(n) for n in named}
+        for col in left:
+            if _key(col.name) in keys:
+                _refuse_kind(col, label)
     else:
         missing = [c for c in columns if c not in found]
         if missing:
@@ -201,11 +208,7 @@ def parquet_columns(
         wanted = [found[c] for c in dict.fromkeys(columns)]
         for col in wanted:
             if col.kind not in _READ and col.kind != "empty":
-                raise StratPDInputError(
-                    f'column "{col.name}" of "{label}" holds {_what(col.kind, col.arrow_type)}, '
-                    "which cannot be analysed; choose a column of numbers, dates or text, or "
-                    "write its values into plain columns first"
-                )
+                _refuse_kind(col, label)
         left = []
     if len(files) > 1:
         absent = [(c, [f for j, f in enumerate(files) if j not in c.files]) for c in wanted]
@@ -274,6 +277,19 @@ def parquet_columns(
 
 
 _READ = ("number", "text", "date", "bool")
+
+
+def _key(name: str) -> str:
+    """A name as the column resolver matches it (case, spaces and underscores ignored)."""
+    return "".join(name.casefold().replace("_", " ").split())
+
+
+def _refuse_kind(col: _Column, label: str) -> None:
+    raise StratPDInputError(
+        f'column "{col.name}" of "{label}" holds {_what(col.kind, col.arrow_type)}, which '
+        "cannot be analysed; choose a column of numbers, dates or text, or write its values "
+        "into plain columns first"
+    )
 
 
 def _what(kind: str, arrow_type: Any) -> str:

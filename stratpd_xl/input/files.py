@@ -97,6 +97,7 @@ def read_table(
     decimal: str | None = None,
     encoding: str | None = None,
     columns: Sequence[str] | None = None,
+    named: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Read the table in a file; the first row holds the column names.
 
@@ -116,6 +117,14 @@ def read_table(
     encoding
         Text file encoding; default UTF-8 (with or without BOM, or UTF-16 with BOM), falling
         back to Windows-1252 and then Latin-1.
+    columns
+        For Parquet: the exact names of the columns to read, and only those are decoded (a
+        nested column named here is refused); default every column that can be analysed
+        (nested columns and raw bytes are left out with a note).
+    named
+        For Parquet: the names the caller will use (target, features, as typed); one that
+        is a column left out (nested, raw bytes) is refused with its type instead of "not
+        found".
 
     Returns
     -------
@@ -134,7 +143,7 @@ def read_table(
     if decimal not in (None, ".", ","):
         raise StratPDInputError(f'the decimal separator must be "." or ","; got "{decimal}"')
     if path.suffix.lower() in PARQUET_SUFFIXES or path.is_dir():
-        return _read_parquet(path, sheet, decimal, encoding, columns)
+        return _read_parquet(path, sheet, decimal, encoding, columns, named)
     if columns is not None:
         raise StratPDInputError(
             f'"{path.name}" is not a Parquet file: its columns are all read; leave out columns'
@@ -176,7 +185,7 @@ def read_table(
 
 
 def _read_parquet(path: Path, sheet: str | None, decimal: str | None, encoding: str | None,
-                  columns: Sequence[str] | None) -> pd.DataFrame:
+                  columns: Sequence[str] | None, named: Sequence[str] = ()) -> pd.DataFrame:
     """A Parquet file or folder through the same typing step as a CSV's columns."""
     if sheet is not None:
         raise StratPDInputError(
@@ -188,7 +197,8 @@ def _read_parquet(path: Path, sheet: str | None, decimal: str | None, encoding: 
         )
     if not path.is_dir():
         _check_regular_file(path, sized=False)  # bounded by MAX_HELD_BYTES
-    names, values, notes, source = parquet_columns(path, columns, MAX_HELD_BYTES, MAX_COLUMNS)
+    names, values, notes, source = parquet_columns(path, columns, MAX_HELD_BYTES, MAX_COLUMNS,
+                                                   named)
     where = f'"{path.name}"'
     frame = frame_from_columns(values, header=names, decimal=decimal, where=where)
     frame.attrs["notes"] = notes + frame.attrs["notes"]
