@@ -337,3 +337,29 @@ def test_an_infinite_number_is_a_missing_value(column):
     assert got["pd"].notna().all()
     pd.testing.assert_frame_equal(sx.impact(with_inf, "y", random_state=0),
                                   sx.impact(with_nan, "y", random_state=0))
+
+
+def test_engine_calls_use_one_blas_thread_and_give_the_setting_back(monkeypatch):
+    # OpenBLAS's idle threads spin: on a busy machine they cost more CPU than the call.
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from stratpd_xl.engine import _adjust
+
+    data = body_weight(n=600, seed=2)
+    sx.analyse(data, "weight", random_state=0)  # loads numpy's and scipy's BLAS
+    if not [i for i in threadpool_info() if i["user_api"] == "blas"]:
+        pytest.skip("numpy has no BLAS that threadpoolctl can see here")
+    seen = []
+    solve = _adjust._solve
+
+    def solve_counting(*args, **kwargs):
+        seen.append({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(_adjust, "_solve", solve_counting)
+    with threadpool_limits(2, user_api="blas"):
+        sx.analyse(data, "weight", random_state=0)
+        sx.stratpd(data, "weight", "height", random_state=0)
+        after = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+    assert seen and all(s == {1} for s in seen)
+    assert after == {2}

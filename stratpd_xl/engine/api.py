@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _backend
+from .._backend import one_blas_thread
 from ..errors import StratPDInputError
 from ..identifiers import identifier_reason
 from ..params import PARAMETERS, Settings, column_argument, column_arguments
@@ -1546,6 +1547,7 @@ def _run(
     return _IMPLS[kind](table, feature, p, row_pd, tree_threads)
 
 
+@one_blas_thread()
 def stratpd(
     data: pd.DataFrame,
     target: str,
@@ -1722,6 +1724,7 @@ def _by_group(data: Any, target: str, feature: str, p: Settings,
                            p.as_dict(interactions=True) | {"exclude": names})
 
 
+@one_blas_thread()
 def catstratpd(
     data: pd.DataFrame,
     target: str,
@@ -1799,6 +1802,7 @@ class Analysis:
     skipped: dict[str, str] = field(default_factory=dict)  # feature -> reason
 
 
+@one_blas_thread()
 def analyse(
     data: pd.DataFrame,
     target: str,

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._backend import one_blas_thread
 from ..errors import StratPDInputError, argument
 from ..params import PARAMETERS, Settings, column_arguments
 from ._groups import (
@@ -91,6 +92,7 @@ def _names(table: Table, features: Iterable[str] | None) -> list[str]:
     return list(dict.fromkeys(f for f in names if f != table.target))
 
 
+@one_blas_thread()
 def interactions(
     data: pd.DataFrame,
     target: str,
@@ -411,6 +413,7 @@ def _nearest(eff: Effects, points: np.ndarray) -> np.ndarray:
     return np.searchsorted(mids, eff.value)
 
 
+@one_blas_thread()
 def stratpd2(
     data: pd.DataFrame,
     target: str,
