@@ -485,7 +485,7 @@ CHECK_HEADERS = {
 }
 # Column widths of the Model check sheet, in characters (landscape, one page wide).
 _CHECK_WIDTHS = {"feature": 16, "kind": 11, "agreement": 10, "agreement_ale": 10,
-                 "verdict": 16, "extrapolation": 11, "largest_gap": 11, "sentence": 62}
+                 "verdict": 19, "extrapolation": 11, "largest_gap": 11, "sentence": 60}
 # Characters of proportional text per unit of column width, for the rows' heights (wrapped
 # rows are not measured by Excel on opening, nor by LibreOffice when printing).
 _CHARS_PER_WIDTH = 0.85
@@ -589,12 +589,12 @@ def write_model_check_sheet(ws: Any, check: pd.DataFrame, fmt: Any) -> None:
               "largest_gap": fmt(num_format="#,##0" + ("." + "0" * gap_places
                                                         if gap_places else ""),
                                  valign="top")}
-    text = fmt(valign="top", indent=1)
+    text = fmt(valign="top", align="left", indent=1, text_wrap=True)
     long_text = fmt(text_wrap=True, valign="top")
     for col, name in enumerate(columns):
         ws.write_string(top, col, CHECK_HEADERS[name], header)
         ws.set_column(col, col, _CHECK_WIDTHS.get(name, 12))
-    ws.set_row(top, 31.5)  # two lines of header
+    ws.set_row(top, 47.25)  # up to three lines of header
     for i, record in enumerate(check[columns].itertuples(index=False), start=top + 1):
         for col, (name, value) in enumerate(zip(columns, record, strict=True)):
             if isinstance(value, str):
