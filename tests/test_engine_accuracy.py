@@ -372,3 +372,27 @@ def test_bands_cover_a_smooth_curve_beside_a_correlated_column():
         whole.append(bool(((truth >= curve["curve_low"]) & (truth <= curve["curve_high"])).all()))
     assert np.mean(per_point) >= 0.9 and min(per_point) >= 0.75, per_point
     assert sum(whole) >= 3, whole
+
+
+def test_a_small_table_says_when_its_curve_size_is_uncertain():
+    # 534 rows, a concave effect of experience (truth +3.6 from the 10th to the 90th
+    # percentile) among a few other columns and noise of sd 3: over six samples the default
+    # curve's change was 0.57-1.45 of the truth, with nothing said.  Now each such curve
+    # says its change is uncertain and gives a range; a clear effect on the same rows does not.
+    rng = np.random.default_rng(7)
+    n = 534
+    education = rng.integers(6, 19, n)
+    experience = rng.integers(0, 50, n)
+    union = rng.choice(["no", "yes"], n, p=[0.8, 0.2])
+    noise = rng.normal(0, 3, n)
+    data = pd.DataFrame({"education": education, "experience": experience, "union": union,
+                         "region": rng.choice(["north", "south"], n)})
+    concave = 0.35 * experience - 0.006 * experience**2
+    wage = 2 + 0.7 * education + concave + 1.5 * (union == "yes") + noise
+    curve = sx.stratpd(data.assign(wage=wage), "wage", "experience", random_state=0)
+    notes = [w for w in curve.attrs["warnings"] if w.kind == "thin"]
+    assert len(notes) == 1 and "is uncertain" in notes[0] and "534 rows" in notes[0]
+    assert notes[0].features == ("experience",)
+    clear = sx.stratpd(data.assign(wage=wage - noise + 0.1 * noise), "wage", "experience",
+                       random_state=0)
+    assert not [w for w in clear.attrs["warnings"] if w.kind == "thin"]

@@ -294,3 +294,40 @@ def resmoothed(field: SlopeField, curve: Curve) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         slope = np.where(c > 0, total[keep] / np.where(c > 0, c, 1), own)
     return np.r_[0.0, np.cumsum(slope * np.diff(curve.x))]
+
+
+def rise_se(field: SlopeField, curve: Curve, y: np.ndarray, leaf: np.ndarray,
+            ends: tuple[float, float]) -> float:
+    """Standard error of the curve's change from ``ends[0]`` to ``ends[1]``, from the strata.
+
+    The change is a sum over the curve's intervals of (mean slope) x (length); each mean is
+    a ratio of the slopes' (weighted) sum to their count.  Linearised, every stratum adds
+    its slopes' deviations from those means, each scaled by length / count, and the strata
+    are independent given the partition (honest strata: a row's stratum never saw its
+    target), so the variance is the sum of the squared contributions of the strata.  No
+    re-run: one pass over the slopes with prefix sums over x.
+    """
+    g = field.groups
+    nux = field.ux.size
+    if curve.x.size < 2 or g.a.size == 0:
+        return float("nan")
+    g_mean = np.add.reduceat(y[g.order], g.start) / g.g_cnt
+    slopes = (g_mean[1:] - g_mean[:-1])[g.same] / g.dx
+    g_leaf = leaf[g.order[g.start]]
+    s_leaf = g_leaf[:-1][g.same]
+    w = np.ones(slopes.size) if g.w is None else g.w
+    lo_x, hi_x = min(ends), max(ends)
+    left, right = curve.x[:-1], curve.x[1:]
+    length = np.clip(np.minimum(right, hi_x) - np.maximum(left, lo_x), 0.0, None)
+    k = curve.at[:-1]
+    count = _cover(g.a, g.b, nux, w)[k]
+    mean = field.slope[k]
+    ok = (count > 0) & (length > 0) & np.isfinite(mean)
+    per = np.zeros(nux)
+    per_m = np.zeros(nux)
+    per[k[ok]] = length[ok] / count[ok]
+    per_m[k[ok]] = length[ok] * mean[ok] / count[ok]
+    pa, pb = np.r_[0.0, np.cumsum(per)], np.r_[0.0, np.cumsum(per_m)]
+    contribution = w * (slopes * (pa[g.b] - pa[g.a]) - (pb[g.b] - pb[g.a]))
+    phi = np.bincount(s_leaf, weights=contribution)
+    return float(np.sqrt(np.sum(phi**2)))

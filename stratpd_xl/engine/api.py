@@ -42,8 +42,7 @@ from ._leaks import (
     sample_strata,
     share_left_out_of_fold,
 )
-from ._numeric import curve_on_grid, integrate, resmoothed, slope_field, unique_x
-from ._rare import rare_outcome_note
+from ._numeric import curve_on_grid, integrate, resmoothed, rise_se, slope_field, unique_x
 from ._shape import curve_shape
 from ._stratify import stratify
 from ._summary import summarise
@@ -63,6 +62,7 @@ from ._table import (
     power_of_two_scale,
     require_column,
 )
+from ._uncertain import SMALL_ROWS, rare_outcome_note, small_table_note
 
 Progress = Callable[[int, int, str], None]
 # Defaults of the keyword arguments below, from the one parameter table.
@@ -1279,6 +1279,11 @@ def _stratpd_table(
         out.update(curve_low=_within(low, limits), curve_high=_within(high, limits))
     rise = _rise(x_sorted, curve.x, full_pd, trials, rows.y.size,
                  None if trials is None else bias)
+    # A small table's curve says when its change is uncertain (a cheap error from the strata
+    # where there are no trials; see _uncertain.small_table_note).
+    rise_error = (rise_se(field_, curve, rows.y if part is None else rows.y - part, leaf,
+                          (rise["x_from"], rise["x_to"])) * table.y_scale
+                  if rows.y.size < SMALL_ROWS and trials is None else np.nan)
     shape = curve_shape(
         curve.x, full_pd, trials, field_.ux, field_.ux_rows, (rise["x_from"], rise["x_to"]),
         lambda values, centre: _band(values[:, None], np.array([centre]), rows.y.size),
@@ -1339,8 +1344,8 @@ def _stratpd_table(
             "limits", columns=[feature], features=[feature], moves=n_cut / max(n_full, 1),
         ))
     rare = rare_outcome_note(table.yes_no, table.target, feature, rows.y, rise)
-    if rare:
-        warnings_.append(rare)
+    small = None if rare else small_table_note(feature, rows.y.size, rise, rise_error)
+    warnings_ += [note for note in (rare, small) if note]
     warnings_ += _table_warnings(table, feature, NUMERIC, rows, leaf, reversal,
                                  part is not None, leaks)
     dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
