@@ -253,19 +253,17 @@ def parquet_columns(
         texts = [c.name for c in wanted if c.kind == "text" and c.name in present]
         try:
             with pq.ParquetFile(file, read_dictionary=texts) as handle:
-                table = handle.read(columns=present, use_pandas_metadata=False)
+                for j, col in enumerate(wanted):
+                    if col.name not in present:  # an all-null column absent from this file
+                        arrays[j].append(np.full(metas[i].num_rows, None, dtype=object))
+                        continue
+                    # A column at a time: its Arrow buffers are freed once it is converted,
+                    # so the reader holds one column twice at most, not the table.
+                    chunked = handle.read(columns=[col.name], use_pandas_metadata=False)
+                    arrays[j].append(_numpy(pa, chunked.column(0), zones, col.name))
+                    del chunked
         except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
             raise damaged(file) from exc
-        for j, col in enumerate(wanted):
-            if col.name in present:
-                chunked = table.column(col.name)
-                try:
-                    arrays[j].append(_numpy(pa, chunked, zones, col.name))
-                except (pa.ArrowException, ValueError, UnicodeDecodeError) as exc:
-                    raise damaged(file) from exc
-            else:  # an all-null column absent from this file (checked above)
-                arrays[j].append(np.full(metas[i].num_rows, None, dtype=object))
-        del table
     out = [parts[0] if len(parts) == 1 else _concatenate(parts) for parts in arrays]
     for name, zone in zones.items():
         notes.append(
