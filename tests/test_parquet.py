@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import io
 import shutil
 import sys
 from pathlib import Path
@@ -82,6 +83,21 @@ def test_cli_reads_a_parquet_file_and_a_folder_as_the_csv(tmp_path, capsys):
     pd.testing.assert_frame_equal(outs[2], outs[0])
     assert main(["impact", str(folder), "-t", "y"]) == 0
     assert "city" in capsys.readouterr().out
+
+
+class _Stdin:
+    def __init__(self, data: bytes) -> None:
+        self.buffer = io.BytesIO(data)
+
+
+@pytest.mark.parametrize("suffix", [".xlsx", ".png"])
+def test_parquet_from_standard_input_and_to_each_output(tmp_path, monkeypatch, suffix):
+    data = table(300, seed=2).drop(columns=["id"])
+    data.to_parquet(tmp_path / "t.parquet")
+    monkeypatch.setattr(sys, "stdin", _Stdin((tmp_path / "t.parquet").read_bytes()))
+    out = tmp_path / f"curve{suffix}"
+    assert main(["curve", "-", "-t", "y", "-f", "city", "-o", str(out), "--quiet"]) == 0
+    assert out.stat().st_size > 1000
 
 
 def test_only_the_columns_asked_for_are_read_and_count(tmp_path, monkeypatch):
