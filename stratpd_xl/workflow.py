@@ -469,8 +469,12 @@ def analysis(
     notes = list(problem.notes)
     notes += [Note(f'skipped "{f}": {why}', "skipped", columns=[f], features=[f])
               for f, why in result.skipped.items()]
+    # Columns restating the target: the ranking's one note per finding, naming every feature
+    # it moves, instead of each curve's own.
+    notes += list(result.impact.attrs.get("warnings") or [])
     for name, table in result.curves.items():
-        notes += _curve_notes(name, table, None)
+        notes += [n for n in _curve_notes(name, table, None)
+                  if not (getattr(n, "kind", "") == "leak" and "leak" in n.facts)]
     # Each fact once (a column's gaps once, not once per feature), the ones that matter first.
     notes = note_list(notes, result.impact)
     answer = AnalysisResult(
