@@ -162,6 +162,15 @@ def test_a_damaged_file_or_not_parquet_is_one_sentence(tmp_path, capsys, damage)
         "write it again from its source, or save the table as .csv" in err
 
 
+def test_text_that_is_not_utf8_names_its_column(tmp_path, capsys):
+    n = 60
+    latin = pa.array([b"caf\xe9", b"ok", b"\xed\xa0\x80"] * (n // 3)).view(pa.string())
+    pq.write_table(pa.table({"y": np.arange(n * 1.0), "x": np.arange(n) % 7 * 1.0,
+                             "name": latin}), tmp_path / "latin.parquet")
+    err = _refused(tmp_path / "latin.parquet", capsys)
+    assert 'column "name" of "latin.parquet" holds text that is not UTF-8' in err
+
+
 def test_files_of_a_folder_that_disagree_are_refused(tmp_path, capsys):
     data = table(100)
     drift, missing = tmp_path / "drift", tmp_path / "missing"

@@ -260,8 +260,20 @@ def parquet_columns(
                     # A column at a time: its Arrow buffers are freed once it is converted,
                     # so the reader holds one column twice at most, not the table.
                     chunked = handle.read(columns=[col.name], use_pandas_metadata=False)
-                    arrays[j].append(_numpy(pa, chunked.column(0), zones, col.name))
+                    try:
+                        arrays[j].append(_numpy(pa, chunked.column(0), zones, col.name))
+                    except (pa.ArrowException, UnicodeDecodeError) as exc:
+                        if col.kind != "text":
+                            raise
+                        # Parquet text is UTF-8; other bytes fail when they become str.
+                        raise StratPDInputError(
+                            f'column "{col.name}" of "{file.name}" holds text that is not '
+                            "UTF-8 (damaged, or bytes written in another encoding); write it "
+                            "again as UTF-8 text"
+                        ) from exc
                     del chunked
+        except StratPDInputError:
+            raise
         except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
             raise damaged(file) from exc
     out = [parts[0] if len(parts) == 1 else _concatenate(parts) for parts in arrays]
