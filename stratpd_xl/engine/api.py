@@ -789,13 +789,20 @@ def _others_design(
         n_curved = 0  # room for the straight lines only
     # Shared by the features of an analysis (see _each_feature); a lone curve makes its own.
     shared = None if table.linear_design is None else _shared_design(table, index)
+    bends = None
     if shared is not None:
-        names, spans, design = shared
+        names, spans, design, hinges = shared
         others = [c for c in names if c != feature]
         keep = np.concatenate([np.arange(*spans[c]) for c in others])
         curved = np.concatenate([np.full(spans[c][1] - spans[c][0], _compact(table, c).curved)
                                  for c in others])
         z = np.take(design, keep, axis=1)  # row-major, as a design made alone
+        if n_curved and curved.any():
+            # A column's hinges depend on it alone: made once for the features sharing it.
+            for c in others:
+                if _compact(table, c).curved and c not in hinges:
+                    hinges[c] = _hinges(design[:, spans[c][0]])
+            bends = _stacked([hinges[c] for c in others if _compact(table, c).curved], n)
     else:
         z, curved = _design_of(blocks, index, own)
     if n_curved and curved.any():
@@ -803,7 +810,8 @@ def _others_design(
         # one straight line per column gets right only at the average level: the hinges
         # let the slope change at the column's quartiles.  Used only where they lower the
         # out-of-fold error (fit_adjustment).
-        bends = _bends(z[:, curved])
+        if bends is None:
+            bends = _bends(z[:, curved])
         return np.column_stack([z, bends]), "", int(bends.shape[1])
     return z, "", 0
 
@@ -812,12 +820,19 @@ def _bends(z: np.ndarray) -> np.ndarray:
     """Hinges ``max(z - knot, 0)`` of each column of ``z`` at its ``OTHERS_KNOTS`` quantiles
     (those strictly inside its range), standardised: with the column itself, a
     piecewise-linear fit of its effect."""
-    cols = []
-    for j in range(z.shape[1]):
-        knots = np.unique(np.quantile(z[:, j], OTHERS_KNOTS))
-        knots = knots[(knots > z[:, j].min()) & (knots < z[:, j].max())]
-        cols += [np.maximum(z[:, j] - k, 0.0) for k in knots]
-    return _standardised(np.column_stack(cols)) if cols else np.empty((z.shape[0], 0))
+    return _stacked([_hinges(z[:, j]) for j in range(z.shape[1])], z.shape[0])
+
+
+def _hinges(column: np.ndarray) -> list[np.ndarray]:
+    """The hinges of one column (see :func:`_bends`), not yet standardised."""
+    knots = np.unique(np.quantile(column, OTHERS_KNOTS))
+    knots = knots[(knots > column.min()) & (knots < column.max())]
+    return [np.maximum(column - k, 0.0) for k in knots]
+
+
+def _stacked(hinges: list[list[np.ndarray]], n: int) -> np.ndarray:
+    cols = [h for each in hinges for h in each]
+    return _standardised(np.column_stack(cols)) if cols else np.empty((n, 0))
 
 
 def _design_of(blocks: list[tuple[str, _Compact]], index: np.ndarray,
@@ -849,15 +864,19 @@ def _standardise_columns(z: np.ndarray) -> None:
     features of an analysis needs.
     """
     for j in range(z.shape[1]):
-        column = z[:, j]
+        # On a contiguous copy: a column of a row-major design is strided, and four passes
+        # over it cost 4 x what two strided copies do (1,048,576 x 22: 1.03 -> 0.27 s).
+        column = z[:, j].copy()
         column -= column.mean()
         scale = column.std()
         if scale > 0:
             column /= scale
+        z[:, j] = column
 
 
-def _shared_design(table: Table, index: np.ndarray
-                   ) -> tuple[list[str], dict[str, tuple[int, int]], np.ndarray] | None:
+def _shared_design(
+    table: Table, index: np.ndarray
+) -> tuple[list[str], dict[str, tuple[int, int]], np.ndarray, dict[str, list]] | None:
     """The design of every column the adjustment can use, for ``index`` rows, made once per
     table and set of rows: each feature's design is its columns but the feature's own.
 
@@ -865,8 +884,8 @@ def _shared_design(table: Table, index: np.ndarray
     feature) and the whole design fits in ``MAX_ADJUST_CELLS``.  Every column is centred
     and scaled on its own (:func:`_standardise_columns`), so a feature's columns taken from
     it hold the same numbers as its design made alone.  Returns the columns in design
-    order, each one's span of design columns, and the design; None when it cannot be
-    shared.
+    order, each one's span of design columns, the design and a cache of the columns'
+    hinges (see :func:`_bends`); None when it cannot be shared.
     """
     key = b"all" if index.size == len(table.frame) else hashlib.blake2b(
         index.tobytes(), digest_size=16).digest()
@@ -889,7 +908,8 @@ def _shared_design(table: Table, index: np.ndarray
         design = np.column_stack([a for _, a in parts])
         del parts
         _standardise_columns(design)
-        shared = (list(spans), spans, design)
+        # The hinges of each curved column, filled by the first feature that needs them.
+        shared = (list(spans), spans, design, {})
     # Another thread may make the same design meanwhile: the same numbers, made twice.
     table.linear_design = (key, shared)
     return shared
