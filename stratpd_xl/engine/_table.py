@@ -181,6 +181,27 @@ class Table:
     # Numeric columns that look like the target with noise, and their R^2 (engine/_leaks.py),
     # found once per table; None until looked for.
     copies: list[tuple[str, float]] | None = None
+    _codes: dict[str, tuple[np.ndarray, pd.Index]] = field(default_factory=dict)
+    _gaps: dict[str, np.ndarray | None] = field(default_factory=dict)
+
+    def category_codes(self, name: str) -> tuple[np.ndarray, pd.Index]:
+        """:func:`category_codes` of column ``name`` (all rows), read-only, once per table:
+        the binning, the adjustment, a text feature and the gap checks all read them."""
+        cached = self._codes.get(name)
+        if cached is None:
+            codes, cats = category_codes(self.frame[name])
+            codes.flags.writeable = False
+            cached = self._codes[name] = (codes, cats)
+        return cached
+
+    def gaps(self, name: str) -> np.ndarray | None:
+        """Column ``name``'s missing cells (all rows, read-only), or None when it has none;
+        once per table, not once per feature that checks the other columns' gaps."""
+        if name not in self._gaps:
+            gap = self.frame[name].isna().to_numpy()
+            gap.flags.writeable = False
+            self._gaps[name] = gap if gap.any() else None
+        return self._gaps[name]
 
     def _compute_bins(self, name: str) -> tuple[np.ndarray, bytes]:
         s = self.frame[name]
@@ -188,7 +209,7 @@ class Table:
             # A fixed seed: bin edges are a property of the column, not of the call.
             b = bin_numeric(as_float(s), np.random.default_rng(0))
         else:
-            codes, cats = category_codes(s)
+            codes, cats = self.category_codes(name)
             b = bin_codes_by_target(codes, len(cats), self.y)
         return b, hashlib.blake2b(b.tobytes(), digest_size=16).digest()
 

@@ -537,15 +537,19 @@ def _gap_warnings(table: Table, feature: str, kind: str, index: np.ndarray,
     """
     out = []
     feature_num = as_float(table.frame[feature])[index] if kind == NUMERIC else None
-    feature_codes = _as_codes(table.frame[feature])[index] if kind == CATEGORICAL else None
+    feature_codes = table.category_codes(feature)[0][index] if kind == CATEGORICAL else None
+    whole = index.size == len(table.frame)
     for c in table.columns:
         if c == feature:
             continue
-        column = table.frame[c].iloc[index] if index.size < len(table.frame) else table.frame[c]
-        gap = column.isna().to_numpy()
+        gap = table.gaps(c)  # once per table: this runs for every feature
+        if gap is None:
+            continue
+        gap = gap if whole else gap[index]
         share = float(gap.mean()) if gap.size else 0.0
         if share < GAP_SHARE or share == 1.0:
             continue
+        column = table.frame[c] if whole else table.frame[c].iloc[index]
         have = ~gap
         if table.kinds[c] == NUMERIC:
             values = as_float(column)[have]
@@ -559,7 +563,7 @@ def _gap_warnings(table: Table, feature: str, kind: str, index: np.ndarray,
                 strength = math.sqrt(explained)
                 measure = f"{explained:.0%} of its variation lies between the categories"
         else:
-            codes = _as_codes(column)[have]
+            codes = (table.category_codes(c)[0] if whole else _as_codes(column))[have]
             if feature_num is not None:
                 explained = _explained(feature_num[have], codes)
                 strength = math.sqrt(explained)
@@ -720,7 +724,7 @@ def _compact(table: Table, name: str) -> _Compact:
     else:
         # Categories as indicator columns (first dropped): left out of the fit, a strong
         # category would be noise that the other columns' coefficients soak up.
-        codes, cats = category_codes(table.frame[name])
+        codes, cats = table.category_codes(name)
         width = 0
         if 2 <= len(cats) <= MAX_ADJUST_LEVELS:
             codes, width = _pooled_codes(codes, len(cats))
@@ -1395,7 +1399,7 @@ def _catstratpd_table(
     table: Table, feature: str, p: Settings, row_pd: bool = False, tree_threads: bool = True
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
     """CatStratPD table, plus (if asked) the per-row pd used by the impact ranking."""
-    codes_all, cats = category_codes(table.frame[feature])
+    codes_all, cats = table.category_codes(feature)
     rows = _rows_for(table, feature, codes_all >= 0, p)
     codes = codes_all[rows.index]
     xb = table.strata_matrix(feature, rows.index)

@@ -66,7 +66,7 @@ def _effects(table: Table, feature: str, p: Settings) -> tuple[Effects, np.ndarr
         present = ~np.isnan(value)
         n_categories = 0
     else:
-        value, cats = category_codes(table.frame[feature])
+        value, cats = table.category_codes(feature)
         present = value >= 0
         n_categories = len(cats)
     rows = np.flatnonzero(present)
