@@ -32,6 +32,7 @@ with pytest.MonkeyPatch.context() as _env:
     # threads); here only while it is first imported, so other tests keep the desktop's.
     _env.setenv("STRATPD_XL_WARMUP", "0")
     from stratpd_xl.excel import lite, ribbon, udfs
+from stratpd_xl import spreadsheet
 from tests.test_ribbon import FakeBook, FakeRange, FakeSheet, _diamonds, _table_at
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,6 +70,18 @@ def test_formulas_take_the_windows_arguments_in_the_same_order():
     assert _params(main.STRATIMPACT) == _params(udfs.STRATIMPACT)
     assert _params(main.STRATCOMPARE) == [
         p for p in _params(udfs.STRATCOMPARE) if p[0] != "caller"]
+
+
+def test_every_formula_is_made_from_the_windows_wrapper_of_its_name():
+    # Generated from the desktop signatures, so a new argument reaches Lite by itself.
+    for name in spreadsheet.FORMULA_ARGS:
+        assert _params(getattr(main, name)) == [
+            p for p in _params(getattr(udfs, name)) if p[0] != "caller"], name
+    assert main.STRATPDBY(DATA, "price", "carat", "cut", None, 5) == udfs.STRATPDBY(
+        DATA, "price", "carat", "cut", None, 5)
+    assert main.STRATPD2(DATA, "price", "carat", "cut", 5) == udfs.STRATPD2(
+        DATA, "price", "carat", "cut", 5)
+    assert len(main.STRATPD2(DATA, "price", "carat", "cut", 5)) > 3
 
 
 def test_stratpd_returns_the_windows_cells():
@@ -273,7 +286,7 @@ def test_main_runs_through_xlwings_lite_machinery(tmp_path):
     names = {f["name"]: [p["name"] for p in f["parameters"]] for f in out["meta"]["functions"]}
     # Every formula main.py declares, each with the Windows formula's arguments in its order.
     declared = {n for n, f in vars(main).items() if n.isupper() and callable(f)}
-    assert set(names) == declared >= {"STRATPD", "STRATIMPACT", "STRATCOMPARE"}
+    assert set(names) == declared == set(spreadsheet.FORMULA_ARGS)  # all five
     for name, params in names.items():
         assert params == [n for n, _ in _params(getattr(udfs, name)) if n != "caller"], name
     assert [s["function_name"] for s in out["scripts"]] == ["analyse_selection"]

@@ -59,6 +59,17 @@ export STRATPD_XL_BACKEND=numpy PYTHONPATH="$PWD"
   tests/test_engine_tree.py tests/test_engine_huge.py tests/test_many_categories.py \
   tests/test_charts.py tests/test_model.py
 
+# The plugin as a workbook gets it: the package's wheel installed (its dependencies are the
+# pins above), main.py loaded from outside the checkout, the formulas and script registered.
+rm -rf "$LITE_VENV/wheel"
+"$DESKTOP_PYTHON" -m pip wheel -q --disable-pip-version-check --no-deps -w "$LITE_VENV/wheel" .
+"$python_bin" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall \
+  "$LITE_VENV"/wheel/stratpd_xl-*.whl
+main_py=$PWD/addin/xlwings_lite/main.py
+check=$PWD/tests/pyodide/plugin_check.py
+(cd "$LITE_VENV" && env -u PYTHONPATH XLWINGS_ON_SERVER=true \
+  XLWINGS_LICENSE_KEY="${XLWINGS_LICENSE_KEY:-noncommercial}" "$PWD/bin/python" "$check" "$main_py")
+"$python_bin" -m pip uninstall -q -y stratpd-xl  # the tests above import the checkout's
 "$DESKTOP_PYTHON" tests/pyodide/same_numbers.py dump "$LITE_VENV/desktop-cells.json"
 "$python_bin" tests/pyodide/same_numbers.py dump "$LITE_VENV/lite-cells.json"
 "$python_bin" tests/pyodide/same_numbers.py compare \
