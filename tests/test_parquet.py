@@ -146,6 +146,15 @@ def test_a_row_group_claiming_10_gb_is_refused_from_the_footer(tmp_path, capsys)
     assert "81,920 MB of data once decompressed" in err and "its footer declares" in err
 
 
+def test_a_footer_over_its_limit_is_refused_before_it_is_parsed(tmp_path, monkeypatch, capsys):
+    table(100).to_parquet(tmp_path / "wide.parquet")
+    footer = int.from_bytes((tmp_path / "wide.parquet").read_bytes()[-8:-4], "little")
+    monkeypatch.setattr(_parquet, "MAX_FOOTER_BYTES", footer - 1)
+    err = _refused(tmp_path / "wide.parquet", capsys)
+    assert f'the footer of "wide.parquet" (its list of columns and row groups) is {footer:,} ' \
+        f"bytes, over the {footer - 1:,} bytes limit" in err
+
+
 @pytest.mark.parametrize("damage", ["csv", "cut", "footer", "empty"])
 def test_a_damaged_file_or_not_parquet_is_one_sentence(tmp_path, capsys, damage):
     table(100).to_parquet(tmp_path / "ok.parquet")

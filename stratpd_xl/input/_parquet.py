@@ -36,6 +36,10 @@ MAX_PARQUET_FILES = 10_000
 TEXT_CELL_BYTES = 24
 #: Bytes a number, date or TRUE/FALSE costs once held.
 NUMBER_CELL_BYTES = 8
+#: Largest footer (the file's schema and row-group directory) parsed: a real table's is
+#: kilobytes to a few megabytes; pyarrow parses any size it is given, and each column chunk
+#: it lists is looked at once here.
+MAX_FOOTER_BYTES = 64 * 1024**2
 #: Columns listed in a sentence.
 _SHOWN = 8
 
@@ -108,7 +112,13 @@ def _files(path: Path) -> list[Path]:
             ".ods or .parquet file, or of a folder of .parquet files"
         )
     for file in found:  # a FIFO named x.parquet would block the reader forever
-        if not stat.S_ISREG(file.stat().st_mode):
+        try:
+            mode = file.stat().st_mode
+        except OSError as exc:  # a dangling link, a file removed meanwhile
+            raise StratPDInputError(
+                f'cannot open "{file}": {exc.strerror or exc}; check that you may read it'
+            ) from exc
+        if not stat.S_ISREG(mode):
             raise StratPDInputError(
                 f'"{file}" is not a regular file (a device, pipe or socket); remove it from '
                 "the folder"
@@ -153,6 +163,7 @@ def parquet_columns(
     metas = []
     schemas = []
     for file in files:
+        _check_footer(file)
         try:
             with pq.ParquetFile(file) as handle:
                 metas.append(handle.metadata)
@@ -287,6 +298,30 @@ def parquet_columns(
 
 
 _READ = ("number", "text", "date", "bool")
+
+
+def _check_footer(file: Path) -> None:
+    """Refuse a footer larger than ``MAX_FOOTER_BYTES`` from its declared length (the 4
+    bytes before the closing "PAR1"), before pyarrow parses it."""
+    try:
+        with file.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size < 12:
+                return  # too short to be Parquet: pyarrow says so
+            handle.seek(-8, os.SEEK_END)
+            tail = handle.read(8)
+    except OSError as exc:
+        raise StratPDInputError(
+            f'cannot read "{file}": {exc.strerror or exc}; check that you may read it'
+        ) from exc
+    length = int.from_bytes(tail[:4], "little")
+    # A length beyond the file is a damaged file, which pyarrow reports.
+    if tail[4:] == b"PAR1" and MAX_FOOTER_BYTES < length <= size - 12:
+        raise StratPDInputError(
+            f'the footer of "{file.name}" (its list of columns and row groups) is '
+            f"{_size(length)}, over the {_size(MAX_FOOTER_BYTES)} limit (a table's is "
+            "kilobytes); write the table again in fewer, larger row groups"
+        )
 
 
 def _key(name: str) -> str:
