@@ -55,9 +55,13 @@ RANDOM_STATE = PARAMETERS["random_state"].default
 CACHE_SIZE = 32
 
 # --------------------------------------------------------------------------- declarations
+#: The range every example and message shows, in Excel's syntax; Calc writes a sheet's cells
+#: with a dot, and its extension shows :data:`CALC_EXAMPLE_RANGE` instead.
+EXAMPLE_RANGE = "Data!A1:J5001"
+CALC_EXAMPLE_RANGE = "Data.A1:J5001"
 #: Argument -> help text, in the formula's order: Excel's and Calc's function wizards show these.
 STRATPD_ARGS: dict[str, str] = {
-    "data": "The table, header row included, e.g. Data!A1:J5001.",
+    "data": f"The table, header row included, e.g. {EXAMPLE_RANGE}.",
     "target": 'Column to explain, e.g. "price".',
     "col": 'Column whose effect you want, e.g. "carat".',
     "min_samples_leaf": f"Smallest group of similar rows (default {DEFAULT_MIN_SAMPLES_LEAF}).",
@@ -267,11 +271,11 @@ def _table(data: Any) -> pd.DataFrame:
     if data is None:  # =STRATPD(, "price", "carat"): the argument was left empty
         raise StratPDInputError(
             "data is missing; give the range of a table with its header row, e.g. "
-            "Data!A1:J5001"
+            f"{EXAMPLE_RANGE}"
         )
     if not isinstance(data, list | tuple):
         raise StratPDInputError(
-            "data must be a range with a header row, e.g. Data!A1:J5001; got a single value"
+            f"data must be a range with a header row, e.g. {EXAMPLE_RANGE}; got a single value"
         )
     return sheet.frame_from_cells(data)
 

@@ -257,8 +257,10 @@ def test_function_wizard_lists_both_formulas_with_argument_help(calc):
         entry = wizard[name]
         assert entry["description"] == extension.CALC_DESCRIPTIONS[name]
         assert [a[0] for a in entry["arguments"]] == list(args)
+        assert "e.g. Data.A1:J5001" in entry["arguments"][0][1]
         for arg_name, text, optional in entry["arguments"]:
-            assert text == extension.CALC_HELP.get(arg_name, args[arg_name])
+            assert text == extension.calc_help(arg_name, args[arg_name])
+            assert "Data!" not in text, "Calc writes a sheet's range Data.A1:J5001"
             # A blank argument takes the default, as in Excel; the data cannot be left out.
             assert optional == (arg_name != "data"), arg_name
 

@@ -110,7 +110,11 @@ def _plain(value):
 
 def _one_cell(text):
     """A sentence in the formula's first cell only: Calc repeats a 1x1 answer over every cell
-    of a larger array range, so it goes as 2 x 2 with blanks (outside it Calc shows #N/A)."""
+    of a larger array range, so it goes as 2 x 2 with blanks (outside it Calc shows #N/A).
+    The example range it may show is written as Calc writes ranges."""
+    excel, calc = (_config().get("range_syntax") or ["", ""])[:2]
+    if excel and isinstance(text, str):
+        text = text.replace(excel, calc)
     return ((text, ""), ("", ""))
 
 

@@ -62,6 +62,13 @@ _PICTURE_ENDINGS = (", plus a chart beside it", ", plus a chart with a line per 
                     " and a heat map beside it", "; a picture beside it")
 
 
+def calc_help(argument: str, text: str) -> str:
+    """An argument's help in the Function Wizard: Calc's own where it differs, in Calc's
+    syntax (``Data.A1:J5001``)."""
+    return CALC_HELP.get(argument, text).replace(spreadsheet.EXAMPLE_RANGE,
+                                                 spreadsheet.CALC_EXAMPLE_RANGE)
+
+
 def _calc_description(text: str) -> str:
     for ending in _PICTURE_ENDINGS:
         text = text.replace(ending, "")
@@ -121,7 +128,7 @@ def calc_addins_xcu() -> str:
     for name, args in FORMULAS.items():
         params = "".join(
             f'<node oor:name={quoteattr(uno_name(arg))} oor:op="replace">'
-            f"{_prop('DisplayName', arg)}{_prop('Description', CALC_HELP.get(arg, text))}</node>"
+            f"{_prop('DisplayName', arg)}{_prop('Description', calc_help(arg, text))}</node>"
             for arg, text in args.items()
         )
         functions.append(
@@ -232,6 +239,8 @@ def build(out: Path, *, python: str | None = None) -> Path:
         "call_timeout": calc_client.DEFAULT_CALL_TIMEOUT,
         # The component makes one Calc function per entry, its arguments in this order.
         "formulas": {name: list(args) for name, args in FORMULAS.items()},
+        # The example range of the formulas' messages, in Excel's syntax and in Calc's.
+        "range_syntax": [spreadsheet.EXAMPLE_RANGE, spreadsheet.CALC_EXAMPLE_RANGE],
     }
     files = {
         "META-INF/manifest.xml": _manifest_xml(),
