@@ -35,6 +35,7 @@ import numpy as np
 
 from ..schema import Note
 from ._adjust import numeric_basis, others_left
+from ._table import power_of_two_scale
 
 # Below this share of the target's variance left by the strata and the others' straight-line
 # fit, the other columns restate the target: every effect comes out near 0 (Bikeshare's
@@ -209,6 +210,10 @@ def _within(a: np.ndarray, leaf: np.ndarray) -> np.ndarray:
 def _filled(a: np.ndarray) -> np.ndarray:
     """``a`` with gaps at its column's mean, standardised (a fresh array)."""
     a = np.array(a, dtype=np.float64)
+    # Each column over a power of two near its largest value first (exact), so the mean and
+    # the squares of a column of any finite size stay finite (x near 2**508 overflowed).
+    for j in range(a.shape[1]):
+        a[:, j] /= power_of_two_scale(a[:, j])
     gaps = np.isnan(a)
     if gaps.any():
         with np.errstate(invalid="ignore"):
@@ -334,6 +339,7 @@ def noisy_copies(names: list[str], column: Callable[[str], np.ndarray],
         if name not in numeric:
             continue
         c = column(name)[:, 0]
+        c = c / power_of_two_scale(c)  # exact; R^2 does not change, squares stay finite
         have = np.isfinite(c)
         if have.sum() < 30 or np.ptp(c[have]) == 0:
             continue
