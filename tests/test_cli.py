@@ -370,6 +370,19 @@ def test_a_console_that_cannot_show_a_name_gets_question_marks(tmp_path, monkeyp
     assert "jardín ?" in raw_out.getvalue().decode("cp1252")
 
 
+def test_warm_up_fills_the_compile_cache_through_the_formulas_path(capsys, monkeypatch):
+    from stratpd_xl import _backend, workflow
+
+    ran = []
+    monkeypatch.setattr(workflow, "warm_up", lambda: ran.append(1))
+    monkeypatch.setattr(_backend, "_backend", "numba")
+    code, out, _ = run(["warm-up"], capsys)
+    assert code == 0 and ran == [1] and "compiled and cached" in out
+    monkeypatch.setattr(_backend, "_backend", "numpy")  # nothing to compile: said, not done
+    code, out, _ = run(["warm-up"], capsys)
+    assert code == 0 and ran == [1] and "numpy" in out
+
+
 def test_help_and_version(capsys):
     code, out, _ = run(["--help"], capsys)
     assert code == 0 and "curve" in out and "report" in out and "demo" in out
