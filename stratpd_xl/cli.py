@@ -994,8 +994,7 @@ def _cmd_interactions(args: argparse.Namespace) -> int:
         categorical=args.categorical or (), how_to_keep=KEEP_HINT,
         progress=_analysis_progress(), positive=args.positive, top=1,
     )
-    for note in result.notes:
-        _note(note)
+    _notes(result.notes, "every one is in the output of --json")
     _deliver(
         result.ranking, outs, frame.attrs.get("source"), args.force,
         _lazy(".presentation.pairs", "interactions_figure"),
@@ -1019,8 +1018,7 @@ def _cmd_surface(args: argparse.Namespace) -> int:
         frame, args.target, *args.features, settings=_settings(args),
         categorical=args.categorical or (), how_to_keep=KEEP_HINT, positive=args.positive,
     )
-    for note in result.notes:
-        _note(note)
+    _notes(result.notes, "every one is in the output of --json")
     _deliver(
         result.surface, outs, frame.attrs.get("source"), args.force,
         _lazy(".presentation.pairs", "surface_figure"),
@@ -1055,8 +1053,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     )
     from .presentation import compare as words
 
-    for note in result.notes:
-        _note(note)
+    _notes(result.notes, "every one is in the output of --json")
     for line in words.sentences(result.table)[:2]:
         _say(line)
     source = frame.attrs.get("source")
@@ -1196,8 +1193,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
                 categorical=args.categorical or (), how_to_keep=KEEP_HINT,
                 progress=_analysis_progress(), positive=args.positive,
             )
-            for note in pairs.notes:
-                _note(note)
+            _notes(pairs.notes, "every one is in the output of --json")
         check = None
         if args.compare:
             _step("fitting a model")

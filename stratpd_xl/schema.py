@@ -24,9 +24,11 @@ Categorical effects (``catstratpd``), one row per category
     ``pd_low``, ``pd_high``, ``curve_low``, ``curve_high``   as above (the simultaneous
                   band holds every category's effect at once)
 
-Impact ranking (``impact``), largest first
+Impact ranking (``impact``), largest first among the well-backed features, then the thin
     ``feature``, ``kind`` (``"numeric"`` / ``"categorical"``), ``impact`` (target units),
-    ``share`` (impact / sum of impacts)
+    ``share`` (impact / sum of impacts), ``rows`` (rows that informed its curve, its
+    ``n_used``), ``thin`` (True when ``rows`` is under 20 % of the rows with a target
+    value: ranked after the others, whatever its impact)
 
 Curves by group (``stratpd(..., by=column)``), the groups' curves one under the other
     ``group``     the group: a level of the ``by`` column, or a band of its values ("2.5 to
@@ -105,10 +107,12 @@ FEATURE = "feature"
 KIND = "kind"
 IMPACT = "impact"
 SHARE = "share"
+ROWS = "rows"
+THIN = "thin"
 
 NUMERIC_COLUMNS = (X, PD, SLOPE, N_SLOPES, N_X, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH)
 CATEGORICAL_COLUMNS = (CATEGORY, PD, COUNT, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH, FEW_ROWS)
-RANKING_COLUMNS = (FEATURE, KIND, IMPACT, SHARE)
+RANKING_COLUMNS = (FEATURE, KIND, IMPACT, SHARE, ROWS, THIN)
 
 
 def counted(n: int, noun: str = "row") -> str:

@@ -475,6 +475,7 @@ def analysis(
     for name, table in result.curves.items():
         notes += [n for n in _curve_notes(name, table, None)
                   if not (getattr(n, "kind", "") == "leak" and "leak" in n.facts)]
+    notes += _thin_notes(result.impact, len(frame))
     # Each fact once (a column's gaps once, not once per feature), the ones that matter first.
     notes = note_list(notes, result.impact)
     answer = AnalysisResult(
@@ -482,6 +483,22 @@ def analysis(
         problem.left_out, notes, len(frame),
     )
     return dataclasses.replace(answer, findings=findings(answer))
+
+
+def _thin_notes(ranking: pd.DataFrame, n_rows: int) -> list[Note]:
+    """One note per feature the ranking marks thin: why it comes after the others."""
+    if "thin" not in ranking.columns:
+        return []
+    out = []
+    for row in ranking[ranking["thin"].astype(bool)].itertuples(index=False):
+        rows = int(row.rows)
+        out.append(Note(
+            f'"{row.feature}" is ranked after the features backed by more rows: its curve '
+            f"rests on {counted(rows)} of {n_rows:,} ({rows / max(n_rows, 1):.0%}; thin in "
+            "the ranking), so its impact is measured on far less evidence than theirs",
+            "thin", columns=[row.feature], features=[row.feature], moves=0.3, rows=rows,
+        ))
+    return out
 
 
 def warm_up() -> pd.DataFrame:
@@ -595,7 +612,7 @@ def interactions(
     # so every writer of it says them: the printout, --json and the workbook.
     said = pair_sentences(ranking, curves, top=max(top, 1))
     ranking.attrs["findings"] = said
-    return InteractionsResult(ranking, curves, problem.target, notes, said)
+    return InteractionsResult(ranking, curves, problem.target, note_list(notes), said)
 
 
 @dataclass(frozen=True)
@@ -657,7 +674,7 @@ def surface(
     # "named twice" notes from prepare are replaced by the sentence above
     notes = [n for n in problem.notes if "is named" not in n]
     notes += [str(w) for w in result.attrs.get("warnings") or []]
-    return SurfaceResult(result, problem.target, f1, f2, notes)
+    return SurfaceResult(result, problem.target, f1, f2, note_list(notes))
 
 
 def _engine_kwargs(settings: Settings, problem: Problem) -> dict[str, Any]:

@@ -149,7 +149,7 @@ def test_impact_ranks_the_features(csv_path, tmp_path, capsys):
     code, out, err = run(["impact", csv_path, "-t", "price", "--seed", "0"], capsys)
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].split() == ["feature", "kind", "impact", "share"]
+    assert lines[0].split() == ["feature", "kind", "impact", "share", "rows", "thin"]
     ranked = [ln.split()[0] for ln in lines[1:]]
     assert sorted(ranked) == ["area", "garden", "rooms"]
     assert ranked[-1] == "rooms"  # price does not depend on rooms given area

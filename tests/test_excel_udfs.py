@@ -359,7 +359,7 @@ def test_blank_or_text_optional_cells(xl, cells):
 
 def test_stratimpact_ranks_columns(xl, cells):
     out = call_like_excel(xl, xl.udfs.STRATIMPACT, cells, "price")
-    assert out[0] == ["feature", "kind", "impact", "share"]
+    assert out[0] == ["feature", "kind", "impact", "share", "rows", "thin"]
     features = [r[0] for r in out[1:]]
     assert sorted(features) == sorted(c for c in cells[0] if c != "price")
     impacts = [r[2] for r in out[1:]]
@@ -386,7 +386,8 @@ def test_plain_python_with_a_dataframe_and_no_caller(xl, cells):
     frame = pd.DataFrame([list(r) for r in cells[1:]], columns=list(cells[0]))
     out = xl.udfs.STRATPD(frame, "price", "carat")
     assert out == call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat")
-    assert xl.udfs.STRATIMPACT(frame, "price")[0] == ["feature", "kind", "impact", "share"]
+    assert xl.udfs.STRATIMPACT(frame, "price")[0] == ["feature", "kind", "impact", "share",
+                                                       "rows", "thin"]
 
 
 def test_recalculation_is_served_from_the_cache(xl, cells, monkeypatch):
@@ -621,7 +622,7 @@ def test_template_formulas_compute_from_its_own_data(xl):
     data = book["Data"]
     assert data.max_row == 5001 and data.cell(1, data.max_column).value == "price"
     expected_header = {
-        "Impact": ["feature", "kind", "impact", "share"],
+        "Impact": ["feature", "kind", "impact", "share", "rows", "thin"],
         # carat has more distinct values than max_points, so its curve is summarised.
         "Carat": ["carat", "partial dependence", "slopes averaged", "values summarised"],
         "Cut": ["cut", "partial dependence", "rows", BAND_LOW, BAND_HIGH, ALL_LOW, ALL_HIGH],
@@ -697,7 +698,7 @@ def test_formulas_work_on_ranges_with_dates_times_booleans_and_errors(xl, cells,
     again = call_like_excel(xl, xl.udfs.STRATPD, data, "price", "carat")
     assert again == curve  # served from the cache, keyed on the dates too
     ranked = call_like_excel(xl, xl.udfs.STRATIMPACT, data, "price")
-    assert ranked[0] == ["feature", "kind", "impact", "share"], ranked[:2]
+    assert ranked[0] == ["feature", "kind", "impact", "share", "rows", "thin"], ranked[:2]
     assert len(ranked) > 5
 
 
@@ -792,7 +793,7 @@ def test_every_formula_takes_a_mixed_column_anywhere_and_as_any_argument(xl, cel
     if kind == "date":  # dates are no numbers to explain (a time of day is a fraction)
         assert len(out) == 1 and str(out[0][0]).startswith("STRATIMPACT: "), out[:2]
     else:
-        assert out[0] == ["feature", "kind", "impact", "share"], out[:2]
+        assert out[0] == ["feature", "kind", "impact", "share", "rows", "thin"], out[:2]
 
 
 def test_every_formula_says_a_constant_target_has_nothing_to_explain(xl, cells):

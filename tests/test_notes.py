@@ -154,3 +154,40 @@ def test_the_report_has_a_notes_sheet_with_every_note_once_and_a_filter(tmp_path
     # The summary keeps the few that matter most, and says where the rest are.
     assert len(on_summary) == len(notes) or more == [
         f'{len(notes) - len(on_summary)} more notes: every one is on the "Notes" sheet']
+
+
+def _sparse(n: int = 1_000, seed: int = 5) -> pd.DataFrame:
+    """A column present in 7 % of the rows with a large effect where present, beside two
+    well-measured ones: Ames' Alley in small."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    alley = rng.choice(["gravel", "paved"], n).astype(object)
+    alley[rng.random(n) > 0.07] = None
+    frame["alley"] = alley
+    frame["y"] = (frame["a"] + 0.3 * frame["b"] + np.where(frame["alley"] == "paved", 10, 0)
+                  + rng.normal(size=n))
+    return frame
+
+
+def test_a_thinly_backed_feature_is_ranked_after_the_well_backed_and_marked():
+    ranking = sx.impact(_sparse(), "y")
+    assert list(ranking.columns) == ["feature", "kind", "impact", "share", "rows", "thin"]
+    assert list(ranking["feature"]) == ["a", "b", "alley"]
+    last = ranking.iloc[-1]
+    assert bool(last["thin"]) and last["rows"] < 0.2 * 1_000
+    assert last["impact"] > ranking["impact"].iloc[0]  # it would have led on impact alone
+    assert ranking.loc[ranking["feature"] == "a", "rows"].item() > 900
+
+
+def test_the_thin_mark_is_in_every_ranking_and_said_once(tmp_path, capsys):
+    from stratpd_xl import workflow
+    from stratpd_xl.cli import main
+
+    result = workflow.analysis(_sparse(), "y")
+    thin = [n for n in result.notes if n.kind == "thin"]
+    assert len(thin) == 1 and thin[0].columns == ("alley",)
+    path = tmp_path / "sparse.csv"
+    _sparse().to_csv(path, index=False)
+    assert main(["impact", str(path), "-t", "y"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert header == ["feature", "kind", "impact", "share", "rows", "thin"]

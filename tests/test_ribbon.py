@@ -176,7 +176,7 @@ def test_ranking_and_one_curve_block_per_feature(analysed):
     assert "price" in new.cells[(1, 1)] and "Data!$A$1:$J$401" in new.cells[(2, 1)]
     (top,) = [r for (r, c), v in new.cells.items() if v == "Impact ranking"]
     ranking = _table_at(new, top + 1)
-    assert ranking[0] == ["feature", "kind", "impact", "share"]
+    assert ranking[0] == ["feature", "kind", "impact", "share", "rows", "thin"]
     # Shares show as percentages: the format covers exactly the share cells.
     n = len(ranking) - 1
     first = (top + 2, 4)

@@ -71,6 +71,13 @@ def _merge_kind(group: list[Note], order: dict[str, int]) -> Note:
             text = (f"left out {len(group):,} columns that look like identifiers: {listed}"
                     + (f"; {how}" if how else ""))
             return Note(text, kind, columns=columns, features=features, moves=moves)
+    if kind == "thin" and all("rows" in n.facts for n in group):
+        listed = ", ".join(f'"{n.columns[0]}" ({int(n.facts["rows"]):,} rows)' for n in group
+                           if n.columns)
+        text = (f"{len(group):,} features are ranked after those backed by more rows, their "
+                f"curves resting on under 20 % of the rows (thin in the ranking): {listed}; "
+                "their impacts are measured on far less evidence")
+        return Note(text, kind, columns=columns, features=features, moves=moves)
     if kind == "few rows":
         text = (f"categories of {len(columns):,} features rest on fewer than 5 rows "
                 f"({_quoted(columns, 8)}; few_rows in their tables): their effects are little "

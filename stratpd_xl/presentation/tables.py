@@ -201,8 +201,10 @@ def impact_table(ranking: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Columns ``"feature"``, ``"kind"``, ``"impact"`` and ``"share"`` (a fraction of 1,
-        shown as a percentage in workbooks), in the order given; ``attrs`` are copied.
+        Columns ``"feature"``, ``"kind"``, ``"impact"``, ``"share"`` (a fraction of 1,
+        shown as a percentage in workbooks), ``"rows"`` (rows behind the feature's curve)
+        and ``"thin"`` (under 20 % of the rows: ranked after the others) when the ranking
+        has them, in the order given; ``attrs`` are copied.
     """
     table = pd.DataFrame(
         {
@@ -213,5 +215,10 @@ def impact_table(ranking: pd.DataFrame) -> pd.DataFrame:
             "share": share_fractions(ranking),
         }
     )
+    # The evidence, as the engine's rankings carry it: the rows behind each curve and
+    # whether they are few (thin).
+    for name in ("rows", "thin"):
+        if name in ranking.columns:
+            table[name] = ranking[name].to_numpy()
     table.attrs = dict(ranking.attrs)
     return table
