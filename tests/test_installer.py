@@ -549,3 +549,36 @@ def test_windows_launcher_parses_as_powershell():
     assert _powershell_syntax_errors(text.replace("-ne 0)", "-ne 0", 1))
     assert _powershell_syntax_errors(text.replace("$Pre = @()", "$Pre = @(", 1))
     assert _powershell_syntax_errors(text.replace("#>", "", 1))
+
+
+def test_a_microsoft_store_python_is_refused_before_anything_is_written(home, capsys,
+                                                                       monkeypatch):
+    # Windows redirects a Store app's writes under AppData to a private copy: the add-in
+    # would land where Excel never looks.
+    store = (r"C:\Program Files\WindowsApps"
+             r"\PythonSoftwareFoundation.Python.3.12_3.12.2800.0_x64__qbz5n2kfra8p0")
+    monkeypatch.setattr(install, "BASE_PREFIX", store)
+    runner = Recorder()
+    assert install.main(["--platform", "win32"], runner=runner,
+                        excel_check=lambda p: False) == 1
+    err = capsys.readouterr().err
+    assert "Microsoft Store's Python" in err and "python.org" in err
+    assert runner.calls == [] and _files(home) == []
+    # A python.org Python, and the Store's on a Mac (no such thing), go ahead.
+    assert install.store_python_problem(r"C:\Users\me\AppData\Local\Programs\Python\Python312",
+                                        "win32") is None
+    assert install.store_python_problem(store, "darwin") is None
+
+
+def test_a_non_ascii_home_reaches_the_addins_settings_intact(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "Zoë Müller 山田"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("APPDATA", str(home / "AppData" / "Roaming"))
+    python = _win_venv(home)
+    runner = Recorder()
+    assert install.main(["--platform", "win32"], runner=runner,
+                        excel_check=lambda p: False) == 0, capsys.readouterr().err
+    target = home / "AppData/Roaming/Microsoft/Excel/XLSTART/stratpd_xl.xlam"
+    assert _installed_settings(target)["INTERPRETER_WIN"] == str(python)
+    assert runner.calls[0][0] == str(python)

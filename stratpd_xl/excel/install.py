@@ -125,6 +125,30 @@ def python_bits_problem(bits: int = POINTER_BITS) -> str | None:
     )
 
 
+#: The installation the running Python comes from (tests pass a Store Python's).
+BASE_PREFIX = sys.base_prefix
+
+
+def store_python_problem(base_prefix: str, platform: str) -> str | None:
+    """The sentence refusing the Microsoft Store's Python on Windows, or None.
+
+    Windows gives a Store app a private copy of what it writes under ``AppData``, so the
+    add-in it wrote into Excel's startup folder would be where Excel never looks.
+    """
+    if not platform.startswith("win"):
+        return None
+    parts = base_prefix.replace("/", "\\").split("\\")
+    if "WindowsApps" not in parts or not any(
+            x.startswith("PythonSoftwareFoundation.Python") for x in parts):
+        return None
+    return (
+        f"this is the Microsoft Store's Python ({base_prefix}): Windows keeps what it writes "
+        "under AppData in a private copy, so Excel would never see the add-in; install Python "
+        "3.11 or newer from python.org and run this again, or set STRATPD_XL_PYTHON to its "
+        "python.exe"
+    )
+
+
 def startup_folder(platform: str, home: Path | None = None) -> Path:
     """Excel's per-user startup folder, where an add-in is opened with every Excel start.
 
@@ -213,8 +237,10 @@ class Installer:
         return "" if self.args.dry_run else self.runner(command)
 
     def check_python(self) -> None:
-        """Refuse a 32-bit Python before anything is created or installed."""
-        problem = python_bits_problem(self.pointer_bits)
+        """Refuse a 32-bit or a Microsoft Store Python before anything is created or
+        installed."""
+        problem = (python_bits_problem(self.pointer_bits)
+                   or store_python_problem(BASE_PREFIX, self.platform))
         if problem is not None:
             raise InstallError(problem)
 
