@@ -55,6 +55,7 @@ wheel-check: wheel
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_issue32.py
 
 # End-to-end front ends vs floors; slow (the 1M-row sizes take an hour or more): pass
 # BENCH_E2E_ARGS="--quick" for a 10,000-row sanity run.
