@@ -24,16 +24,25 @@ $(RUNTIME): pyproject.toml
 	touch $@
 
 $(STAMP): $(RUNTIME) pyproject.toml
-	@echo "make: adding the test tools (pytest, hypothesis, ruff, oletools, openpyxl, odfpy, psutil, pyarrow, dask)"
+	@echo "make: adding the test tools (pytest, pytest-xdist, pytest-cov, hypothesis, ruff, oletools,"
+	@echo "      openpyxl, odfpy, psutil, pyarrow, dask, tree-sitter-powershell)"
 	$(PIP) install --progress-bar off -e ".[test]"
 	touch $@
 
 demo: $(RUNTIME)
 	$(BIN)/stratpd-xl demo
 
+# One test process per core (pytest-xdist) when there is more than one; each test file stays in
+# one process (its module fixtures, e.g. one LibreOffice per file, start once).  Line coverage
+# of the package is printed at the end; its data file goes to a temporary folder.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+PARALLEL := $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS) --dist loadfile,)
+
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest --durations=25
+	cov=$$(mktemp -d) && trap 'rm -rf "$$cov"' EXIT && \
+	  COVERAGE_FILE="$$cov/coverage" $(BIN)/python -m pytest $(PARALLEL) --durations=25 \
+	    --cov=stratpd_xl --cov-report=term
 
 # xlwings Lite's Pyodide 0.27.5 (Python 3.12, pandas 2.2, no numba) stood in for by a Python 3.12
 # venv with its package versions: the Lite-relevant tests and the formulas' cells against the

@@ -1,9 +1,9 @@
 """What every test shares: nothing written into the checkout, no environment left changed.
 
 * Bytecode goes under the system's temporary folder (``sys.pycache_prefix`` here,
-  ``PYTHONPYCACHEPREFIX`` for the Pythons the tests start), and hypothesis keeps its examples
-  there too, so a run leaves the checkout as it found it and parallel runs (``pytest -n``)
-  share no file in it.
+  ``PYTHONPYCACHEPREFIX`` for the Pythons the tests start), and so do numba's compiled kernels
+  and hypothesis' files, so a run leaves the checkout as it found it and parallel runs
+  (``pytest -n``) share no file in it.
 * A test that changes ``os.environ`` must do it through ``monkeypatch``: one that leaves a
   variable changed (``STRATPD_XL_WARMUP=0`` set at import switched the warm-up thread off for
   every later test) fails, and so does a test module that changes it while it is collected.
@@ -18,17 +18,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.configuration import set_hypothesis_home_dir
 
 _SCRATCH = Path(tempfile.gettempdir()) / f"stratpd-xl-tests-{getattr(os, 'getuid', int)()}"
 
 # Set once, before anything is compared: the same for every test and every worker.
 os.environ.setdefault("PYTHONPYCACHEPREFIX", str(_SCRATCH / "pycache"))
 sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
-settings.register_profile(
-    "stratpd-xl", database=DirectoryBasedExampleDatabase(_SCRATCH / "hypothesis"))
-settings.load_profile("stratpd-xl")
+# numba's compiled kernels (cache=True), which it would keep beside the modules.
+os.environ.setdefault("NUMBA_CACHE_DIR", str(_SCRATCH / "numba"))
+# hypothesis' examples and its Unicode tables (its .hypothesis folder).
+set_hypothesis_home_dir(str(_SCRATCH / "hypothesis"))
 
 # Set by pytest and pytest-xdist themselves while a test runs, and by scikit-learn when it is
 # first imported (for OpenMP).

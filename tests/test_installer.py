@@ -85,7 +85,7 @@ def test_config_tool_runs_as_a_plain_script_and_writes_once(tmp_path):
             capture_output=True,
             text=True,
             check=True,
-            env={"PATH": os.environ["PATH"]},
+            env={"PATH": os.environ["PATH"], "PYTHONDONTWRITEBYTECODE": "1"},
         )
         return out.stdout
 
@@ -469,7 +469,8 @@ def test_from_pypi_before_publication_says_what_to_do_instead(home, capsys):
 
 
 def _run_mac(home: Path, *args: str, **env_extra: str) -> subprocess.CompletedProcess:
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), **env_extra}
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1",
+           **env_extra}
     return subprocess.run(["bash", str(MAC_SCRIPT), *args], capture_output=True, text=True, env=env)
 
 
