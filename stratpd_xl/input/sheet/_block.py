@@ -152,7 +152,13 @@ def frame_from_columns(
         notes.extend(col_notes)
     if not typed:
         raise StratPDInputError(f"{where} holds no columns with values")
-    frame = pd.DataFrame(typed)
+    try:
+        frame = pd.DataFrame(typed)
+    except UnicodeEncodeError:
+        # A name holding half a character: pandas' pyarrow strings cannot hold it, so the
+        # names stay Python text until whole_characters mends them and says so.
+        frame = pd.DataFrame(dict(enumerate(typed.values())))
+        frame.columns = pd.Index(list(typed), dtype=object)
     frame.attrs["notes"] = notes
     frame = whole_characters(frame)
     # Names given to repeated headers ("y (2)" for a second "y"): naming "y" is then ambiguous.

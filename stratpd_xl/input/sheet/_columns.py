@@ -554,4 +554,10 @@ def _build_series(
         has = np.zeros(kinds.shape[0], dtype=bool)
     for i in np.flatnonzero((kinds != MISSING) & ~has):
         values[i] = as_text(_KIND_NAME[int(kinds[i])], parsed[i])
-    return pd.Series(values, name=name, dtype="str")
+    try:
+        return pd.Series(values, name=name, dtype="str")
+    except UnicodeEncodeError:
+        # Half a character (=LEFT of a cell starting with an emoji): pandas' pyarrow strings
+        # cannot hold it, so the column stays Python text until whole_characters mends it
+        # and counts it in a note.
+        return pd.Series(values, name=name, dtype=object)
