@@ -30,10 +30,11 @@ from tests.office import (
     run_calc,
     unopkg_for_tests,
 )
-from tests.test_calc_extension import DATA, EXPECTED_IMPACT, _numbers_close
+from tests.test_calc_extension import DATA, EXPECTED_IMPACT, _address, _numbers_close
 
 ROOT = Path(__file__).resolve().parents[1]
-IMPACT = ("Data", f"M1:P{len(EXPECTED_IMPACT)}", 'STRATIMPACT(A1:J301;"price")')
+IMPACT = ("Data", _address(len(EXPECTED_IMPACT), len(EXPECTED_IMPACT[0])),
+          'STRATIMPACT(A1:J301;"price")')
 
 
 def _make_venv(base: Path, system_python: str) -> Path:
