@@ -1,6 +1,6 @@
 """Drive a running headless LibreOffice over UNO; run with a Python that has ``uno``.
 
-    python3 tests/calc_driver.py PORT REQUEST.json RESULT.json
+    python3 tests/calc_driver.py PIPE-NAME REQUEST.json RESULT.json
 
 The request names tables to type into a new Calc document, array formulas to enter, timed
 recalculations (after an optional one-cell edit), and a range to select before running the
@@ -30,7 +30,7 @@ def prop(name, value):
     return p
 
 
-def connect(port):
+def connect(pipe):
     local = uno.getComponentContext()
     resolver = local.ServiceManager.createInstanceWithContext(
         "com.sun.star.bridge.UnoUrlResolver", local)
@@ -38,7 +38,7 @@ def connect(port):
     while True:
         try:
             return resolver.resolve(
-                f"uno:socket,host=127.0.0.1,port={port};urp;StarOffice.ComponentContext")
+                f"uno:pipe,name={pipe};urp;StarOffice.ComponentContext")
         except Exception:
             if time.monotonic() > deadline:
                 raise
@@ -179,10 +179,10 @@ def kill_worker_when_busy(marker, found, busy=0.3, limit=120.0):
 
 
 def main():
-    port, request_path, result_path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    pipe, request_path, result_path = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(request_path, encoding="utf-8") as f:
         request = json.load(f)
-    ctx = connect(port)
+    ctx = connect(pipe)
     result = {"wizard": wizard(ctx), "addons": addons(ctx), "formulas": {}}
     desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
     # Hidden: a visible window would need a display (and crashes LibreOffice without one).

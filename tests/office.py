@@ -7,10 +7,10 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,7 +29,7 @@ def soffice() -> str:
 
 # --------------------------------------------------------------------------- the Calc extension
 # Shared by tests/test_calc_extension.py and benchmarks/bench_libreoffice.py: install the
-# extension into a throw-away profile, start headless soffice on a local socket, run
+# extension into a throw-away profile, start headless soffice on a named pipe, run
 # tests/calc_driver.py with a Python that has uno, stop everything.
 
 DRIVER = Path(__file__).resolve().parent / "calc_driver.py"
@@ -144,10 +144,14 @@ def profile_for_unopkg(profile: Path) -> Path:
     return profile
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def pipe_name() -> str:
+    """A name for soffice's UNO pipe that no other run can hold.
+
+    A free TCP port is only free until soffice binds it: two test processes (pytest-xdist) could
+    be handed the same one between ``bind(0)`` and soffice's own bind, and one driver then talked
+    to the other's office.  A pipe is named by the caller, so 128 random bits make it unique.
+    """
+    return f"stratpd-xl-test-{uuid.uuid4().hex}"
 
 
 def run_calc(profile: Path, request: dict, workdir: Path, *, python: str,
@@ -159,21 +163,21 @@ def run_calc(profile: Path, request: dict, workdir: Path, *, python: str,
     soffice, oosplash, soffice.bin and the extension's worker share one session, which is
     ended whatever happens.
     """
-    port = free_port()
+    pipe = pipe_name()
     request_path, result_path = workdir / "request.json", workdir / "result.json"
     request_path.write_text(json.dumps(request))
     with (workdir / "soffice.log").open("w") as log:
         office = subprocess.Popen(
             [soffice(), "--headless", "--invisible", "--norestore", "--nologo", "--nodefault",
              "--nolockcheck", f"-env:UserInstallation={profile.as_uri()}",
-             f"--accept=socket,host=127.0.0.1,port={port};urp;"],
+             f"--accept=pipe,name={pipe};urp;"],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             env={**os.environ, **(env or {})},
         )
         try:
             # The driver waits for the socket itself (with a time-out).
             run = subprocess.run(
-                [python, str(DRIVER), str(port), str(request_path), str(result_path)],
+                [python, str(DRIVER), pipe, str(request_path), str(result_path)],
                 capture_output=True, text=True, timeout=timeout,
             )
         finally:
