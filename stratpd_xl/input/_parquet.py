@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import StratPDInputError
 
-__all__ = ["PARQUET_SUFFIXES", "parquet_columns"]
+__all__ = ["PARQUET_SUFFIXES", "ParquetPlan", "parquet_columns", "parquet_plan"]
 
 PARQUET_SUFFIXES = (".parquet",)
 #: Most .parquet files in a folder: each footer is opened and checked before any is read.
@@ -151,103 +151,11 @@ def parquet_columns(
     pq = _pyarrow(path)
     import pyarrow as pa
 
-    files = _files(path)
-    label = path.name if not path.is_dir() else f"{path.name}/"
-
-    def damaged(file: Path) -> StratPDInputError:
-        return StratPDInputError(
-            f'cannot read "{file.name}" as a Parquet file (damaged, cut short or not Parquet); '
-            "write it again from its source, or save the table as .csv"
-        )
-
-    metas = []
-    schemas = []
-    for file in files:
-        _check_footer(file)
-        try:
-            with pq.ParquetFile(file) as handle:
-                metas.append(handle.metadata)
-                schemas.append(handle.schema_arrow)
-        except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
-            raise damaged(file) from exc
-
-    # Every column of every file, by name, with the kind each file gives it.
-    found: dict[str, _Column] = {}
-    for i, (file, schema) in enumerate(zip(files, schemas, strict=True)):
-        if len(schema) > max_columns:
-            raise StratPDInputError(
-                f'"{file.name}" has {len(schema):,} columns, more than the {max_columns:,} '
-                "of a worksheet; write a file with only the columns to analyse"
-            )
-        seen: set[str] = set()
-        for f in schema:
-            if f.name in seen:
-                raise StratPDInputError(
-                    f'column "{f.name}" appears twice in "{file.name}"; rename one and write '
-                    "the file again"
-                )
-            seen.add(f.name)
-            kind = _kind(pa, f.type)
-            col = found.get(f.name)
-            if col is None:
-                found[f.name] = col = _Column(f.name, kind, f.type)
-            elif col.kind == "empty":
-                col.kind, col.arrow_type = kind, f.type
-            elif kind not in (col.kind, "empty"):
-                first = files[col.files[0]].name
-                raise StratPDInputError(
-                    f'column "{f.name}" holds {_what(col.kind, col.arrow_type)} in "{first}" '
-                    f'but {_what(kind, f.type)} in "{file.name}"; write the files with one '
-                    "type for each column (or read them one at a time)"
-                )
-            col.files.append(i)
-
-    if columns is None:
-        wanted = [c for c in found.values() if c.kind in _READ or c.kind == "empty"]
-        left = [c for c in found.values() if c not in wanted]
-        keys = {_key(n) for n in named}
-        for col in left:
-            if _key(col.name) in keys:
-                _refuse_kind(col, label)
-    else:
-        missing = [c for c in columns if c not in found]
-        if missing:
-            raise StratPDInputError(
-                f'column "{missing[0]}" not found in "{label}"; its columns are: '
-                + ", ".join(list(found)[:50]) + (" ..." if len(found) > 50 else "")
-            )
-        wanted = [found[c] for c in dict.fromkeys(columns)]
-        for col in wanted:
-            if col.kind not in _READ and col.kind != "empty":
-                _refuse_kind(col, label)
-        left = []
-    if len(files) > 1:
-        absent = [(c, [f for j, f in enumerate(files) if j not in c.files]) for c in wanted]
-        absent = [(c, fs) for c, fs in absent if fs]
-        if absent:
-            col, where = absent[0]
-            raise StratPDInputError(
-                f'column "{col.name}" is missing from "{where[0].name}"'
-                + (f" and {len(where) - 1} more of the files" if len(where) > 1 else "")
-                + f' of "{label}" (it is in "{files[col.files[0]].name}"); write the files '
-                "with the same columns, or leave that file out"
-            )
-    notes: list[str] = []
-    if left:
-        kinds = sorted({c.kind for c in left})
-        notes.append(
-            f'left out {len(left)} column{"s" if len(left) > 1 else ""} of "{label}" that '
-            f"cannot be analysed ({', '.join(kinds)}): {_listed([c.name for c in left])}; "
-            "write their values into plain columns of numbers or text to analyse them"
-        )
-    if not wanted:
-        raise StratPDInputError(
-            f'"{label}" holds no columns of numbers, dates or text; write the table with '
-            "plain columns"
-        )
-
-    rows = sum(m.num_rows for m in metas)
-    _check_size(files, metas, schemas, wanted, rows, label, max_held_bytes)
+    plan = parquet_plan(path, columns, max_columns, named)
+    files, metas, wanted, label = plan.files, plan.metas, plan.wanted, plan.label
+    notes = list(plan.notes)
+    rows = plan.rows
+    _check_size(files, metas, wanted, rows, label, max_held_bytes)
     if rows == 0:
         raise StratPDInputError(
             f'"{label}" holds no rows (only the columns {_listed([c.name for c in wanted])}); '
@@ -342,8 +250,8 @@ def _what(kind: str, arrow_type: Any) -> str:
             "empty": "no values"}.get(kind, f"{kind} ({arrow_type})")
 
 
-def _check_size(files: list[Path], metas: list[Any], schemas: list[Any], wanted: list[_Column],
-                rows: int, label: str, limit: int) -> None:
+def _check_size(files: list[Path], metas: list[Any], wanted: list[_Column], rows: int,
+                label: str, limit: int) -> None:
     """Refuse, from the footers alone, a table that would not fit once read: its rows times
     the width each column takes once typed, and what its column chunks declare they
     decompress to (a row group claiming 10 GB is refused here, before it is decoded)."""
@@ -429,3 +337,133 @@ def _concatenate(parts: list[np.ndarray]) -> np.ndarray:
     if any(p.dtype == object for p in parts) and not all(p.dtype == object for p in parts):
         parts = [p.astype(object) if p.dtype != object else p for p in parts]
     return np.concatenate(parts)
+
+
+@dataclass
+class ParquetPlan:
+    """What the footers of a Parquet file or folder say, checked before any row is decoded."""
+
+    path: Path
+    label: str
+    files: list[Path]
+    metas: list[Any]
+    schemas: list[Any]
+    wanted: list[_Column]
+    notes: list[str]
+
+    @property
+    def rows(self) -> int:
+        return sum(m.num_rows for m in self.metas)
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.wanted]
+
+
+def damaged(file: Path) -> StratPDInputError:
+    """The sentence for a file pyarrow cannot read as Parquet."""
+    return StratPDInputError(
+        f'cannot read "{file.name}" as a Parquet file (damaged, cut short or not Parquet); '
+        "write it again from its source, or save the table as .csv"
+    )
+
+
+def parquet_plan(
+    path: Path, columns: Sequence[str] | None, max_columns: int, named: Sequence[str] = ()
+) -> ParquetPlan:
+    """The files, footers and columns to read of a Parquet file or folder, after the checks
+    that need no row: damaged or oversized footers, too many columns, a column repeated or
+    typed differently in two files or missing from one, nested columns named.  Shared by
+    the whole read (:func:`parquet_columns`) and the streamed one (:mod:`.stream`)."""
+    pq = _pyarrow(path)
+    import pyarrow as pa
+
+    files = _files(path)
+    label = path.name if not path.is_dir() else f"{path.name}/"
+
+    metas = []
+    schemas = []
+    for file in files:
+        _check_footer(file)
+        try:
+            with pq.ParquetFile(file) as handle:
+                metas.append(handle.metadata)
+                schemas.append(handle.schema_arrow)
+        except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
+            raise damaged(file) from exc
+
+    # Every column of every file, by name, with the kind each file gives it.
+    found: dict[str, _Column] = {}
+    for i, (file, schema) in enumerate(zip(files, schemas, strict=True)):
+        if len(schema) > max_columns:
+            raise StratPDInputError(
+                f'"{file.name}" has {len(schema):,} columns, more than the {max_columns:,} '
+                "of a worksheet; write a file with only the columns to analyse"
+            )
+        seen: set[str] = set()
+        for f in schema:
+            if f.name in seen:
+                raise StratPDInputError(
+                    f'column "{f.name}" appears twice in "{file.name}"; rename one and write '
+                    "the file again"
+                )
+            seen.add(f.name)
+            kind = _kind(pa, f.type)
+            col = found.get(f.name)
+            if col is None:
+                found[f.name] = col = _Column(f.name, kind, f.type)
+            elif col.kind == "empty":
+                col.kind, col.arrow_type = kind, f.type
+            elif kind not in (col.kind, "empty"):
+                first = files[col.files[0]].name
+                raise StratPDInputError(
+                    f'column "{f.name}" holds {_what(col.kind, col.arrow_type)} in "{first}" '
+                    f'but {_what(kind, f.type)} in "{file.name}"; write the files with one '
+                    "type for each column (or read them one at a time)"
+                )
+            col.files.append(i)
+
+    if columns is None:
+        wanted = [c for c in found.values() if c.kind in _READ or c.kind == "empty"]
+        left = [c for c in found.values() if c not in wanted]
+        keys = {_key(n) for n in named}
+        for col in left:
+            if _key(col.name) in keys:
+                _refuse_kind(col, label)
+    else:
+        missing = [c for c in columns if c not in found]
+        if missing:
+            raise StratPDInputError(
+                f'column "{missing[0]}" not found in "{label}"; its columns are: '
+                + ", ".join(list(found)[:50]) + (" ..." if len(found) > 50 else "")
+            )
+        wanted = [found[c] for c in dict.fromkeys(columns)]
+        for col in wanted:
+            if col.kind not in _READ and col.kind != "empty":
+                _refuse_kind(col, label)
+        left = []
+    if len(files) > 1:
+        absent = [(c, [f for j, f in enumerate(files) if j not in c.files]) for c in wanted]
+        absent = [(c, fs) for c, fs in absent if fs]
+        if absent:
+            col, where = absent[0]
+            raise StratPDInputError(
+                f'column "{col.name}" is missing from "{where[0].name}"'
+                + (f" and {len(where) - 1} more of the files" if len(where) > 1 else "")
+                + f' of "{label}" (it is in "{files[col.files[0]].name}"); write the files '
+                "with the same columns, or leave that file out"
+            )
+    notes: list[str] = []
+    if left:
+        kinds = sorted({c.kind for c in left})
+        notes.append(
+            f'left out {len(left)} column{"s" if len(left) > 1 else ""} of "{label}" that '
+            f"cannot be analysed ({', '.join(kinds)}): {_listed([c.name for c in left])}; "
+            "write their values into plain columns of numbers or text to analyse them"
+        )
+    if not wanted:
+        raise StratPDInputError(
+            f'"{label}" holds no columns of numbers, dates or text; write the table with '
+            "plain columns"
+        )
+    return ParquetPlan(path, label, files, metas, schemas, wanted, notes)
