@@ -29,7 +29,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-import numpy as np
 import pandas as pd
 
 from . import __version__, workflow
@@ -833,51 +832,11 @@ def _notes(notes: Sequence[str], where: str) -> None:
 
 
 def _print_table(table: pd.DataFrame) -> None:
-    """The table for a person: the workbook's number rule (about four significant digits,
-    one count of decimals per column, the curve and its band alike), shares in percent.
+    """The table for a person (:func:`stratpd_xl.presentation.tables.text_table`) on stdout;
+    ``--json`` and ``.csv`` keep every digit for scripts."""
+    from .presentation.tables import text_table
 
-    ``--json`` and ``.csv`` keep every digit for scripts.
-    """
-    from .presentation.labels import decimals
-
-    shown = inert_table(table)
-    band = [c for c in ("pd", "pd_low", "pd_high", "curve_low", "curve_high")
-            if c in shown.columns]
-    for name in shown.columns:
-        column = shown[name]
-        if pd.api.types.is_float_dtype(column.dtype) and _huge(column):
-            # A target near 1e306 printed 300 digits a number: four significant ones, as
-            # exponents, say the same.
-            shown[name] = [("" if v != v else f"{v:.4g}") for v in column.astype(float)]
-        elif name == "share":
-            shown[name] = [("" if v != v else f"{v:.1%}") for v in column.astype(float)]
-        elif name in ("x", "category") and pd.api.types.is_float_dtype(column.dtype):
-            # Feature values as the workbook shows them: no float noise (0.3, not
-            # 0.30000000000000004), one count of decimals for the column.
-            places = _value_places(column)
-            shown[name] = [("" if v != v else f"{v:,.{places}f}" if abs(v) >= 10_000
-                            else f"{v:.{places}f}") for v in column]
-        elif pd.api.types.is_float_dtype(column.dtype):
-            places = decimals(shown[band].to_numpy() if name in band else column)
-            shown[name] = [("" if v != v else f"{v:.{places or 0}f}") for v in column]
-    with pd.option_context("display.max_rows", None, "display.width", 200):
-        text = shown.to_string(index=False, float_format=lambda v: f"{v:.6g}")
-        sys.stdout.write(_visible(text) + "\n")
-
-
-def _huge(column: pd.Series) -> bool:
-    """True when a column holds a finite number of 1e15 or more, beyond plain digits."""
-    values = column.to_numpy(dtype=float, na_value=np.nan)
-    finite = np.abs(values[np.isfinite(values)])
-    return bool(finite.size) and float(finite.max()) >= 1e15
-
-
-def _value_places(column: pd.Series) -> int:
-    """Decimals a column of feature values has, counted at 12 significant digits (at most
-    6), the rule of the workbook's feature columns."""
-    finite = pd.to_numeric(column, errors="coerce").dropna().unique()[:2000]
-    return min(max((len(f"{float(f'{v:.12g}'):f}".rstrip("0").partition(".")[2])
-                    for v in finite), default=0), 6)
+    sys.stdout.write(_visible(text_table(table)) + "\n")
 
 
 def _conclude(found: Sequence[Any], target: str) -> None:

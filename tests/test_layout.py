@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "stratpd_xl"
@@ -147,3 +148,21 @@ def test_the_check_sees_lazy_and_relative_imports() -> None:
     assert "stratpd_xl.input._scan_kernels" in GRAPH["stratpd_xl.input._workbook_scan"]
     assert "stratpd_xl.engine" in GRAPH["stratpd_xl.workflow"]
     assert "stratpd_xl.presentation.report" in GRAPH["stratpd_xl.cli"]
+
+
+def test_the_command_line_formats_no_numbers_itself() -> None:
+    # The printed table's number rule (digits, exponents for 1e15+, percentages) lives in
+    # presentation/tables.py beside the workbook's; a front end that imports numpy has
+    # started doing arithmetic of its own.
+    tree = ast.parse((PACKAGE / "cli.py").read_text(encoding="utf-8"))
+    numeric = sorted({alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                      for alias in node.names if alias.name.split(".")[0] == "numpy"}
+                     | {node.module for node in ast.walk(tree)
+                        if isinstance(node, ast.ImportFrom) and node.module
+                        and node.module.split(".")[0] == "numpy"})
+    assert not numeric, numeric
+    from stratpd_xl.presentation.tables import text_table
+
+    printed = text_table(pd.DataFrame({"x": [0.1 + 0.2, 2.5], "pd": [3e306, -1e306],
+                                       "share": [0.25, 0.75]})).splitlines()
+    assert printed[1].split() == ["0.3", "3e+306", "25.0%"], printed

@@ -6,10 +6,11 @@ rename and order them for people.  No statistics are computed here.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..yesno import probability_label
-from .labels import PER_POINT, WHOLE_CURVE, is_categorical, share_fractions
+from .labels import PER_POINT, WHOLE_CURVE, decimals, is_categorical, share_fractions
 
 __all__ = [
     "ALL_HIGH",
@@ -30,6 +31,7 @@ __all__ = [
     "inert_table",
     "inert_text",
     "pd_header",
+    "text_table",
 ]
 
 PD = "partial dependence"
@@ -222,3 +224,53 @@ def impact_table(ranking: pd.DataFrame) -> pd.DataFrame:
             table[name] = ranking[name].to_numpy()
     table.attrs = dict(ranking.attrs)
     return table
+
+
+#: Numbers from this size on are printed with an exponent (four significant digits).
+HUGE = 1e15
+
+
+def text_table(table: pd.DataFrame) -> str:
+    """``table`` as plain text for a person, the command line's printout.
+
+    The workbook's number rule (:func:`~stratpd_xl.presentation.labels.decimals`: about four
+    significant digits, one count of decimals per column, a curve and its band alike), shares
+    in percent, feature values without float noise, numbers of 1e15 or more with an exponent
+    (a target near 1e306 would print 300 digits a number), and text cells made inert
+    (:func:`inert_table`).  Control characters are the caller's to make visible.
+    """
+    shown = inert_table(table)
+    band = [c for c in ("pd", "pd_low", "pd_high", "curve_low", "curve_high")
+            if c in shown.columns]
+    for name in shown.columns:
+        column = shown[name]
+        if pd.api.types.is_float_dtype(column.dtype) and _huge(column):
+            shown[name] = [("" if v != v else f"{v:.4g}") for v in column.astype(float)]
+        elif name == "share":
+            shown[name] = [("" if v != v else f"{v:.1%}") for v in column.astype(float)]
+        elif name in ("x", "category") and pd.api.types.is_float_dtype(column.dtype):
+            # Feature values as the workbook shows them: no float noise (0.3, not
+            # 0.30000000000000004), one count of decimals for the column.
+            places = _value_places(column)
+            shown[name] = [("" if v != v else f"{v:,.{places}f}" if abs(v) >= 10_000
+                            else f"{v:.{places}f}") for v in column]
+        elif pd.api.types.is_float_dtype(column.dtype):
+            places = decimals(shown[band].to_numpy() if name in band else column)
+            shown[name] = [("" if v != v else f"{v:.{places or 0}f}") for v in column]
+    with pd.option_context("display.max_rows", None, "display.width", 200):
+        return shown.to_string(index=False, float_format=lambda v: f"{v:.6g}")
+
+
+def _huge(column: pd.Series) -> bool:
+    """True when a column holds a finite number of :data:`HUGE` or more, beyond plain digits."""
+    values = column.to_numpy(dtype=float, na_value=np.nan)
+    finite = np.abs(values[np.isfinite(values)])
+    return bool(finite.size) and float(finite.max()) >= HUGE
+
+
+def _value_places(column: pd.Series) -> int:
+    """Decimals a column of feature values has, counted at 12 significant digits (at most
+    6), the rule of the workbook's feature columns."""
+    finite = pd.to_numeric(column, errors="coerce").dropna().unique()[:2000]
+    return min(max((len(f"{float(f'{v:.12g}'):f}".rstrip("0").partition(".")[2])
+                    for v in finite), default=0), 6)
