@@ -48,68 +48,18 @@ KNOWN_GAPS = {
     "stratpd_xl.input.sheet.leading_zeros",
     "stratpd_xl.input.sheet.usable_table",
     "stratpd_xl.input.sheet.whole_characters",
-    "stratpd_xl.model.Fitted",
-    "stratpd_xl.model.accumulated_local_effects",
-    "stratpd_xl.model.compare_curves",
-    "stratpd_xl.model.curve_grid",
-    "stratpd_xl.model.extrapolation_share",
-    "stratpd_xl.model.feature_grid",
-    "stratpd_xl.model.h_squared",
-    "stratpd_xl.model.ice_table",
-    "stratpd_xl.model.individual_curves",
-    "stratpd_xl.model.model_target",
-    "stratpd_xl.model.pair_table",
-    "stratpd_xl.model.two_way_partial_dependence",
     "stratpd_xl.params.Parameter",
     "stratpd_xl.params.column_argument",
     "stratpd_xl.params.column_arguments",
-    "stratpd_xl.presentation.charts.figure_bytes",
-    "stratpd_xl.presentation.charts.is_categorical",
-    "stratpd_xl.presentation.charts.share_fractions",
-    "stratpd_xl.presentation.compare.agreement_sentence",
-    "stratpd_xl.presentation.compare.compare_cells",
-    "stratpd_xl.presentation.compare.compare_figure",
-    "stratpd_xl.presentation.compare.model_check_figure",
-    "stratpd_xl.presentation.compare.pair_figure",
-    "stratpd_xl.presentation.compare.pair_sentence",
-    "stratpd_xl.presentation.compare.result_figure",
-    "stratpd_xl.presentation.compare.write_compare_workbook",
-    "stratpd_xl.presentation.compare.write_model_check_sheet",
-    "stratpd_xl.presentation.labels.left_out_note",
-    "stratpd_xl.presentation.labels.rows_ignored_note",
-    "stratpd_xl.presentation.labels.shown_band",
-    "stratpd_xl.presentation.labels.value_label",
-    "stratpd_xl.presentation.labels.visible_text",
-    "stratpd_xl.presentation.labels.xml_text",
-    "stratpd_xl.presentation.notes.more_line",
-    "stratpd_xl.presentation.notes.notes_table",
-    "stratpd_xl.presentation.notes.rank_key",
-    "stratpd_xl.presentation.pairs.by_group_figure",
-    "stratpd_xl.presentation.pairs.by_group_table",
-    "stratpd_xl.presentation.pairs.interactions_figure",
-    "stratpd_xl.presentation.pairs.interactions_table",
-    "stratpd_xl.presentation.pairs.is_by_group",
-    "stratpd_xl.presentation.pairs.surface_figure",
-    "stratpd_xl.presentation.pairs.surface_table",
-    "stratpd_xl.presentation.report.write_pairs_workbook",
-    "stratpd_xl.presentation.tables.band_headers",
-    "stratpd_xl.presentation.tables.curve_headers",
-    "stratpd_xl.presentation.tables.inert_table",
-    "stratpd_xl.presentation.tables.inert_text",
-    "stratpd_xl.presentation.tables.pd_header",
-    "stratpd_xl.presentation.words.pair_sentences",
     "stratpd_xl.schema.result_kind",
     "stratpd_xl.spreadsheet.Curve",
     "stratpd_xl.spreadsheet.FormulaResult",
     "stratpd_xl.spreadsheet.ReportSheet",
     "stratpd_xl.spreadsheet.start_warm_up",
     "stratpd_xl.workflow.AnalysisResult",
-    "stratpd_xl.workflow.CompareResult",
     "stratpd_xl.workflow.CurveResult",
-    "stratpd_xl.workflow.InteractionsResult",
     "stratpd_xl.workflow.Problem",
     "stratpd_xl.workflow.SurfaceResult",
-    "stratpd_xl.workflow.model_check",
     "stratpd_xl.yesno.YesNo",
     "stratpd_xl.yesno.probability_label",
     "stratpd_xl.yesno.yes_no_target",
@@ -182,6 +132,14 @@ def test_every_formula_argument_is_named_in_a_test_of_that_formula():
             if arg != "caller" and not _named(arg, texts):
                 missing.append(f"{formula}({arg})")
     assert not missing, f"named in no test of the formula: {', '.join(missing)}"
+
+
+def test_the_known_gaps_only_shrink():
+    # A name a test now names, or one no longer public, leaves the list: it cannot hide a
+    # new gap under an old entry.
+    public = {f"{module}.{name}" for name, module in _public_functions().items()}
+    stale = sorted(g for g in KNOWN_GAPS if g not in public or _named(g.rsplit(".", 1)[1]))
+    assert not stale, f"no longer gaps, take them out of KNOWN_GAPS: {', '.join(stale)}"
 
 
 def test_the_check_sees_a_name_no_test_has():
