@@ -10,16 +10,16 @@ band of the streamed and Dask engines, and a cheaper band in memory): the strata
 at random into ``T`` groups, and the curve is recomputed from the same rows and strata
 with one group left out at a time (a grouped, delete-a-group jackknife); the full curve's
 standard deviation is ``(T - 1) / sqrt(T)`` times the spread of those ``T`` curves, and the
-pointwise and simultaneous bands are the engine's own (``api._band``,
-``api._simultaneous_band``, with the smoothing bias where the engine counts it) on that
+pointwise and simultaneous bands are the engine's own (``_band._band``,
+``_band._simultaneous_band``, with the smoothing bias where the engine counts it) on that
 spread.  The variant "disjoint groups" recomputes the
 curve from each group alone (batch means, ``1 / sqrt(T)``).  Today's band
 (``n_trials=T``: halves of the rows, trees re-grown, the adjustment refitted) is computed in
 the same run on the same data.
 
 This is a prototype outside the engine: the curve's rows, adjusted target and strata are
-taken from a normal ``sx.stratpd`` call by wrapping ``api.slope_field`` (and the centring
-weights from ``api._centred``), then the grouped curves are made with the engine's
+taken from a normal ``sx.stratpd`` call by wrapping ``stages.slope_field`` (and the centring
+weights from ``stages._centred``), then the grouped curves are made with the engine's
 ``slope_field`` / ``curve_on_grid``.  The cases and the scoring are those of
 ``benchmarks/accuracy.py --only coverage`` (the truth centred on the rows; every point of
 the full-resolution curve).
@@ -46,10 +46,10 @@ def _captured(df: Any, target: str, feature: str, seed: int) -> tuple[Any, dict[
     """The full-resolution curve, and the x, adjusted y, strata and centring weights the
     engine used for it."""
     import stratpd_xl as sx
-    from stratpd_xl.engine import api
+    from stratpd_xl.engine import api, stages
 
     got: dict[str, Any] = {}
-    slope_field, centred, table = api.slope_field, api._centred, api._table
+    slope_field, centred, table = stages.slope_field, stages._centred, api._table
 
     def first_field(x, y, leaf, unique=None, **kw):
         if "x" not in got:
@@ -64,11 +64,11 @@ def _captured(df: Any, target: str, feature: str, seed: int) -> tuple[Any, dict[
         got["table"] = table(*args, **kwargs)
         return got["table"]
 
-    api.slope_field, api._centred, api._table = first_field, first_weights, the_table
+    stages.slope_field, stages._centred, api._table = first_field, first_weights, the_table
     try:
         curve = sx.stratpd(df, target, feature, random_state=seed, max_points=None)
     finally:
-        api.slope_field, api._centred, api._table = slope_field, centred, table
+        stages.slope_field, stages._centred, api._table = slope_field, centred, table
     return curve, got
 
 
@@ -77,7 +77,7 @@ def strata_band(got: dict[str, Any], grid: np.ndarray, centre: np.ndarray, group
                 ) -> tuple[np.ndarray, ...]:
     """Pointwise and simultaneous bands (engine units) from ``groups`` groups of strata,
     widened by the curve's smoothing bias as today's band is (where the engine has it)."""
-    from stratpd_xl.engine import _numeric, api
+    from stratpd_xl.engine import _band, _finish, _numeric
     from stratpd_xl.engine._numeric import curve_on_grid, integrate, slope_field
 
     leaf = got["leaf"]
@@ -88,7 +88,7 @@ def strata_band(got: dict[str, Any], grid: np.ndarray, centre: np.ndarray, group
         field = slope_field(got["x"][rows], got["y"][rows], leaf[rows], **got["kw"])
         # A group alone holds 1/T of the strata, so 1/T of the slopes behind a point.
         need = min_slopes_per_x if jackknife else max(1, min_slopes_per_x // groups)
-        trials[t] = api._centred(curve_on_grid(field, need, grid), got["weights"])
+        trials[t] = _finish._centred(curve_on_grid(field, need, grid), got["weights"])
     mean = np.nanmean(trials, axis=0)
     factor = (groups - 1) / math.sqrt(groups) if jackknife else 1 / math.sqrt(groups)
     # The engine's bands take the trials' spread as the full curve's (halves): rescaled.
@@ -98,10 +98,10 @@ def strata_band(got: dict[str, Any], grid: np.ndarray, centre: np.ndarray, group
     if hasattr(_numeric, "resmoothed"):  # the engine's bands count the smoothing bias
         field = slope_field(got["x"], got["y"], leaf, **got["kw"])
         curve = integrate(field, min_slopes_per_x)
-        bias = (api._centred(_numeric.resmoothed(field, curve), got["weights"])
-                - api._centred(curve.pd, got["weights"]),)
-    low, high = api._band(spread, centre, n, *bias)
-    s_low, s_high, _ = api._simultaneous_band(spread, centre, n, *bias)
+        bias = (_finish._centred(_numeric.resmoothed(field, curve), got["weights"])
+                - _finish._centred(curve.pd, got["weights"]),)
+    low, high = _band._band(spread, centre, n, *bias)
+    s_low, s_high, _ = _band._simultaneous_band(spread, centre, n, *bias)
     return low, high, s_low, s_high
 
 

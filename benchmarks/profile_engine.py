@@ -109,72 +109,81 @@ STAGES: list[tuple[str, str, str]] = [
     ("stratpd_xl.engine.api", "analyse", "set-up: public call, dispatch, waiting"),
     ("stratpd_xl.engine.api", "_run", "set-up: public call, dispatch, waiting"),
     ("stratpd_xl.params", "Settings.make", "set-up: parameter checks"),
-    ("stratpd_xl.engine.api", "_rows_for", "set-up: rows, attrs"),
-    ("stratpd_xl.engine.api", "_attrs", "set-up: rows, attrs"),
-    ("stratpd_xl.engine.api", "_stratpd_table", "set-up: feature glue (x scaling, result frame)"),
-    ("stratpd_xl.engine.api", "_catstratpd_table",
+    ("stratpd_xl.engine.stages", "_rows_for", "set-up: rows, attrs"),
+    ("stratpd_xl.engine.stages", "_attrs", "set-up: rows, attrs"),
+    ("stratpd_xl.engine.stages", "_stratpd_table",
+     "set-up: feature glue (x scaling, result frame)"),
+    ("stratpd_xl.engine.stages", "_catstratpd_table",
      "set-up: feature glue (x scaling, result frame)"),
     # the table: typing, identifiers, text to codes
     ("stratpd_xl.engine.api", "_table", "table: build (checks, yes/no, identifiers)"),
-    ("stratpd_xl.engine.api", "as_float", "table: column to float"),
+    ("stratpd_xl.engine.stages", "as_float", "table: column to float"),
+    ("stratpd_xl.engine._warnings", "as_float", "table: column to float"),
+    ("stratpd_xl.engine._design", "as_float", "table: column to float"),
     ("stratpd_xl.engine._table", "as_float", "table: column to float"),
-    ("stratpd_xl.engine.api", "category_codes", "table: text to category codes"),
+    ("stratpd_xl.engine._warnings", "category_codes", "table: text to category codes"),
     ("stratpd_xl.engine._table", "category_codes", "table: text to category codes"),
     # binning the other columns and gathering the strata matrix
     ("stratpd_xl.engine._table", "Table._compute_bins", "binning: other columns' bins"),
     ("stratpd_xl.engine._table", "Table.strata_matrix", "binning: strata matrix (gather)"),
     # the tree
-    ("stratpd_xl.engine.api", "stratify", "tree: split, threads, y standardised"),
+    ("stratpd_xl.engine.stages", "stratify", "tree: split, threads, y standardised"),
+    ("stratpd_xl.engine._band", "stratify", "tree: split, threads, y standardised"),
     ("stratpd_xl.engine._stratify", "_fit_and_place", "tree: split, threads, y standardised"),
     ("stratpd_xl.engine._stratify", "fit_tree", "tree: grow"),
     ("stratpd_xl.engine._stratify", "fit_forest", "tree: grow"),
     ("stratpd_xl.engine._stratify", "apply_tree", "tree: place the other half"),
     ("stratpd_xl.engine._stratify", "canonical_labels", "tree: leaf labels"),
     # the adjustment
-    ("stratpd_xl.engine.api", "_adjustment", "adjustment: design of the others"),
-    ("stratpd_xl.engine.api", "_others_design", "adjustment: design of the others"),
-    ("stratpd_xl.engine.api", "_compact", "adjustment: columns read for the design"),
-    ("stratpd_xl.engine.api", "_design_of", "adjustment: design of the others"),
+    ("stratpd_xl.engine.stages", "_adjustment", "adjustment: design of the others"),
+    ("stratpd_xl.engine._fit", "_others_design", "adjustment: design of the others"),
+    ("stratpd_xl.engine._design", "_compact", "adjustment: columns read for the design"),
+    ("stratpd_xl.engine._design", "_design_of", "adjustment: design of the others"),
+    ("stratpd_xl.engine._design", "_shared_design", "adjustment: design of the others"),
     ("stratpd_xl.engine.api", "_shared_design", "adjustment: design of the others"),
-    ("stratpd_xl.engine.api", "_fill_along", "adjustment: gaps filled along x"),
-    ("stratpd_xl.engine.api", "_bends", "adjustment: hinges of the others (columns)"),
-    ("stratpd_xl.engine.api", "numeric_basis", "adjustment: feature basis"),
-    ("stratpd_xl.engine.api", "_standardised", "adjustment: feature basis"),
-    ("stratpd_xl.engine.api", "fit_adjustment", "adjustment: folds, ridges, solves, part"),
+    ("stratpd_xl.engine._design", "_fill_along", "adjustment: gaps filled along x"),
+    ("stratpd_xl.engine._design", "_bends", "adjustment: hinges of the others (columns)"),
+    ("stratpd_xl.engine.stages", "numeric_basis", "adjustment: feature basis"),
+    ("stratpd_xl.engine.stages", "_standardised", "adjustment: feature basis"),
+    ("stratpd_xl.engine._design", "_standardised", "adjustment: feature basis"),
+    ("stratpd_xl.engine._fit", "fit_adjustment", "adjustment: folds, ridges, solves, part"),
     ("stratpd_xl.engine._adjust", "_within_grams",
      "adjustment: within-strata cross-products"),
     ("stratpd_xl.engine._adjust", "Adjustment.refit", "adjustment: refit on a trial's half"),
     # slopes / category effects
-    ("stratpd_xl.engine.api", "unique_x", "slopes: distinct x (sort)"),
-    ("stratpd_xl.engine.api", "slope_field", "slopes: slope field"),
+    ("stratpd_xl.engine.stages", "unique_x", "slopes: distinct x (sort)"),
+    ("stratpd_xl.engine.stages", "slope_field", "slopes: slope field"),
     ("stratpd_xl.engine._numeric", "SlopeField.for_target", "slopes: plain field beside adjusted"),
-    ("stratpd_xl.engine.api", "category_effects", "slopes: category effects solve"),
+    ("stratpd_xl.engine.stages", "category_effects", "slopes: category effects solve"),
     # integration and the curve's numbers
-    ("stratpd_xl.engine.api", "integrate", "integration: integrate, centre, summarise"),
-    ("stratpd_xl.engine.api", "curve_on_grid", "integration: integrate, centre, summarise"),
-    ("stratpd_xl.engine.api", "_row_weights", "integration: integrate, centre, summarise"),
-    ("stratpd_xl.engine.api", "_centred", "integration: integrate, centre, summarise"),
-    ("stratpd_xl.engine.api", "summarise", "integration: integrate, centre, summarise"),
-    ("stratpd_xl.engine.api", "_rise", "integration: rise, shape and strip"),
-    ("stratpd_xl.engine.api", "curve_shape", "integration: rise, shape and strip"),
-    ("stratpd_xl.engine.api", "_data_strip", "integration: rise, shape and strip"),
+    ("stratpd_xl.engine.stages", "integrate", "integration: integrate, centre, summarise"),
+    ("stratpd_xl.engine.stages", "curve_on_grid", "integration: integrate, centre, summarise"),
+    ("stratpd_xl.engine.stages", "_row_weights", "integration: integrate, centre, summarise"),
+    ("stratpd_xl.engine.stages", "_centred", "integration: integrate, centre, summarise"),
+    ("stratpd_xl.engine.stages", "summarise", "integration: integrate, centre, summarise"),
+    ("stratpd_xl.engine.stages", "_rise", "integration: rise, shape and strip"),
+    ("stratpd_xl.engine.stages", "curve_shape", "integration: rise, shape and strip"),
+    ("stratpd_xl.engine.stages", "_data_strip", "integration: rise, shape and strip"),
     # the band
-    ("stratpd_xl.engine.api", "_band", "band: pointwise and simultaneous"),
-    ("stratpd_xl.engine.api", "_simultaneous_band", "band: pointwise and simultaneous"),
+    ("stratpd_xl.engine.stages", "_band", "band: pointwise and simultaneous"),
+    ("stratpd_xl.engine._band", "_band", "band: pointwise and simultaneous"),
+    ("stratpd_xl.engine._finish", "_band", "band: pointwise and simultaneous"),
+    ("stratpd_xl.engine.stages", "_simultaneous_band", "band: pointwise and simultaneous"),
     # warnings
-    ("stratpd_xl.engine.api", "_table_warnings", "warnings: leaks and copies"),
-    ("stratpd_xl.engine.api", "_leaks_of", "warnings: leaks and copies"),
-    ("stratpd_xl.engine.api", "_copies", "warnings: leaks and copies"),
-    ("stratpd_xl.engine.api", "_duplicating", "warnings: columns duplicating the feature"),
-    ("stratpd_xl.engine.api", "_gap_warnings", "warnings: other columns' gaps"),
-    ("stratpd_xl.engine.api", "within_strata_share", "warnings: within-strata share"),
-    ("stratpd_xl.engine.api", "_code_like", "warnings: codes, reversal checks"),
-    ("stratpd_xl.engine.api", "_rise_check", "warnings: codes, reversal checks"),
-    ("stratpd_xl.engine.api", "_order_check", "warnings: codes, reversal checks"),
+    ("stratpd_xl.engine.stages", "_table_warnings", "warnings: leaks and copies"),
+    ("stratpd_xl.engine.stages", "_leaks_of", "warnings: leaks and copies"),
+    ("stratpd_xl.engine._warnings", "_copies", "warnings: leaks and copies"),
+    ("stratpd_xl.engine.stages", "_duplicating", "warnings: columns duplicating the feature"),
+    ("stratpd_xl.engine._warnings", "_gap_warnings", "warnings: other columns' gaps"),
+    ("stratpd_xl.engine.stages", "within_strata_share", "warnings: within-strata share"),
+    ("stratpd_xl.engine._warnings", "within_strata_share", "warnings: within-strata share"),
+    ("stratpd_xl.engine.stages", "_code_like", "warnings: codes, reversal checks"),
+    ("stratpd_xl.engine.stages", "_rise_check", "warnings: codes, reversal checks"),
+    ("stratpd_xl.engine.stages", "_order_check", "warnings: codes, reversal checks"),
 ]
 # Functions whose body is a generator: their time is that of the loop consuming them; the
 # trial loop's stages are named "trials: ..." while its generator is open.
-TRIAL_GENERATOR = ("stratpd_xl.engine.api", "_half_samples")
+TRIAL_GENERATOR = ("stratpd_xl.engine.stages", "_half_samples")
 POOL_MODULES = ("stratpd_xl.engine.api", "stratpd_xl.engine._stratify",
                 "stratpd_xl.engine._table")
 
@@ -333,7 +342,7 @@ def _pool_start_seconds(repeat: int = 30) -> float:
 
 def worker(case: str, n: int, repeat: int) -> dict[str, Any]:
     """Profile one case at one size in this process."""
-    from stratpd_xl.engine import api
+    from stratpd_xl.engine import _design
 
     run_case(case, make_table(2_000, seed=1))  # kernels loaded, imports done
     df = make_table(n)
@@ -354,11 +363,11 @@ def worker(case: str, n: int, repeat: int) -> dict[str, Any]:
     }
     hinged = profile.seconds.get("adjustment: hinges of the others (columns)", [0, 0, 0])[2]
     if hinged:
-        old, api.MAX_BENDS_CELLS = api.MAX_BENDS_CELLS, 0
+        old, _design.MAX_BENDS_CELLS = _design.MAX_BENDS_CELLS, 0
         try:
             out["without_hinges"] = _timed_call(lambda: run_case(case, df), repeat)
         finally:
-            api.MAX_BENDS_CELLS = old
+            _design.MAX_BENDS_CELLS = old
     return out
 
 

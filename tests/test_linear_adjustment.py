@@ -41,13 +41,13 @@ def test_each_curve_of_an_analysis_is_the_curve_of_that_feature_alone(table, ord
 def test_the_features_of_a_table_without_gaps_share_one_design(monkeypatch):
     # No gaps: every feature takes its columns of one design of all columns, and its curve
     # is still the one it gets alone, to the bit.
-    from stratpd_xl.engine import api
+    from stratpd_xl.engine import _design
 
     data = body_weight(n=1500, seed=6)
     data["noise"] = np.random.default_rng(2).normal(size=len(data))
     made = []
-    real = api._design_of
-    monkeypatch.setattr(api, "_design_of", lambda *a: made.append(1) or real(*a))
+    real = _design._design_of
+    monkeypatch.setattr(_design, "_design_of", lambda *a: made.append(1) or real(*a))
     result = sx.analyse(data, "weight", random_state=3)
     assert not made and len(result.curves) == len(data.columns) - 1
     for name, curve in result.curves.items():
@@ -113,7 +113,7 @@ def test_a_curved_effect_of_a_correlated_column_does_not_shrink_the_feature(seed
 def test_an_order_the_adjustment_reverses_is_named():
     # Ames: the old adjustment put an excellent exterior 146k below a good one, silently.
     from stratpd_xl.engine._categorical import Effects
-    from stratpd_xl.engine.api import _order_check
+    from stratpd_xl.engine._warnings import _order_check
 
     cats = pd.Index(["Fa", "TA", "Gd"])
     count = np.array([40, 400, 300])

@@ -20,6 +20,8 @@ import pandas as pd
 from .._backend import one_blas_thread
 from ..errors import StratPDInputError, argument
 from ..params import PARAMETERS, Settings, column_arguments
+from ._finish import _numeric_x_out, _params
+from ._fit import _table
 from ._groups import (
     MAX_GROUPS,
     Effects,
@@ -42,7 +44,8 @@ from ._table import (
     column_label,
     require_column,
 )
-from .api import _leaks_of, _numeric_x_out, _params, _roles, _table
+from ._warnings import _leaks_of
+from .api import _roles
 
 __all__ = ["interactions", "stratpd2"]
 

@@ -1,0 +1,209 @@
+"""Stage 4 of an analysis: a curve or a category table made from the estimate: the
+rows' weights and centring, the limits of a chance, the data strip, the headline contrast and
+the result's ``attrs``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..params import Settings
+from ..schema import Note
+from ._adjust import Adjustment
+from ._band import _band
+from ._fit import _Rows
+from ._table import CATEGORICAL, NUMERIC, Table
+
+
+def _params(p: Settings, table: Table, **kw: Any) -> dict[str, Any]:
+    """``attrs["params"]``: the settings, with the excluded columns' exact names."""
+    return p.as_dict(**kw) | {"exclude": list(table.excluded)}
+
+
+def _attrs(
+    table: Table, feature: str, kind: str, rows: _Rows, n_ignored: int, n_leaves: int,
+    p: Settings, **extra: Any,
+) -> dict[str, Any]:
+    # Columns the user excluded are no warning: attrs["left_out"] and params record them.
+    left = [Note(f'left out "{c}": {why}', "left out", columns=[c])
+            for c, why in table.left_out.items() if c not in table.excluded]
+    if left:
+        extra["warnings"] = left + list(extra.get("warnings", []))
+    return {
+        "method": "StratPD" if kind == NUMERIC else "CatStratPD",
+        "target": table.target,
+        "feature": feature,
+        "kind": kind,
+        "n_rows": table.n_rows,
+        "n_used": int(rows.y.size - n_ignored),
+        "n_dropped_missing": rows.n_dropped_missing,
+        "n_ignored": int(n_ignored),
+        "n_leaves": int(n_leaves),
+        "params": _params(p, table, categorical=kind == CATEGORICAL),
+        "left_out": dict(table.left_out),
+        **table.yes_no,
+        **extra,
+    }
+
+
+#: The data strip under a curve: one bar per value up to this many distinct values, else this
+#: many bins.
+STRIP_BARS = 40
+
+
+def _data_strip(values: np.ndarray, counts: np.ndarray) -> dict[str, Any]:
+    """How many rows have each value (the distinct ``values``, ascending, of the rows within
+    the curve's range, and the rows at each, ``counts``), for the strip under a curve.
+
+    Up to :data:`STRIP_BARS` distinct values: one bar per value (``values``, ``count``), so a
+    value with rows always has a bar (a last year with no slope still has rows).  More:
+    ``edges`` of :data:`STRIP_BARS` bins; whole numbers get bins a whole number of values
+    wide, centred on them, so ages do not alias into alternating tall and short bars.
+    """
+    if values.size <= STRIP_BARS:
+        return {"values": values.tolist(), "count": counts.tolist()}
+    lo, hi = float(values[0]), float(values[-1])
+    if np.all(values == np.round(values)) and hi - lo < 1e12:
+        width = math.ceil((hi - lo + 1) / STRIP_BARS)
+        edges = np.arange(lo - 0.5, hi + 0.5 + width, width)
+    else:
+        edges = np.histogram_bin_edges(values, bins=STRIP_BARS)
+    # The distinct values weighted by their rows: the rows' histogram without the rows.
+    hist, edges = np.histogram(values, bins=edges, weights=counts)
+    return {"edges": edges.tolist(), "count": hist.astype(np.int64).tolist()}
+
+
+def _probability_limits(table: Table, y: np.ndarray) -> tuple[float, float] | None:
+    """For a yes/no target, the changes a curve centred on the rows can show: the rows'
+    chance ``m`` plus a change must stay within 0 and 100 % (in the table's scaled units),
+    so the change stays within [-m, 100 - m].  None for any other target."""
+    if not table.yes_no:
+        return None
+    m = float(np.mean(y))
+    return -m, 100.0 / table.y_scale - m
+
+
+def _within(values: np.ndarray, limits: tuple[float, float] | None) -> np.ndarray:
+    """``values`` clipped to ``limits`` (NaN stays NaN); unchanged without limits."""
+    return values if limits is None else np.clip(values, *limits)
+
+
+def _scale_shape(shape: dict[str, Any], x_scale: float, y_scale: float,
+                 column: pd.Series) -> None:
+    """A curve's shape (:func:`curve_shape`) in the data's units, in place: its places as
+    the feature's values (whole numbers stay whole), its sizes in the target's units."""
+    for name in ("at", "x_from", "x_to", "at_high", "at_low"):
+        if name in shape:
+            value = _numeric_x_out(np.array([shape[name] * x_scale]), column)[0]
+            shape[name] = value.item() if hasattr(value, "item") else value
+    for name, value in list(shape.items()):
+        if name.startswith(("left", "right", "change", "low", "high")):
+            shape[name] = float(value) * y_scale
+
+
+def _numeric_x_out(x: np.ndarray, series: pd.Series) -> Any:
+    """Curve x values back in the feature's own type (dates stay dates in their time zone,
+    durations durations, ints ints)."""
+    if pd.api.types.is_timedelta64_dtype(series.dtype):
+        return pd.to_timedelta(np.round(x * 86_400e9).astype("int64"), unit="ns")
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        out = pd.to_datetime(np.round(x * 86_400e9).astype("int64"), unit="ns")
+        zone = getattr(series.dt, "tz", None)
+        return out.tz_localize("UTC").tz_convert(zone) if zone is not None else out
+    if pd.api.types.is_integer_dtype(series.dtype) and np.all(np.mod(x, 1) == 0):
+        return x.astype(np.int64)
+    return x
+
+
+def _adjust_attrs(adj: Adjustment | None) -> dict[str, Any]:
+    """attrs of the adjustment: whether it was used, and the numbers that decided it."""
+    if adj is None:
+        return {"adjusted": False, "others_r2": np.nan, "adjust_gain": np.nan,
+                "adjust_note": "adjust=False"}
+    return {"adjusted": adj.part is not None, "others_r2": adj.r2,
+            "adjust_gain": adj.gain, "adjust_note": adj.reason}
+
+
+
+def _row_weights(grid: np.ndarray, ux: np.ndarray, ux_rows: np.ndarray,
+                 up_to: np.ndarray | None = None) -> np.ndarray:
+    """Weight of each curve point in the rows' average: linear interpolation shares.
+
+    ``weights @ pd`` equals ``mean_i pd(x_i)`` over the rows inside the curve's range, with
+    ``pd(x_i)`` interpolated between curve points, as the impact ranking reads the curve.
+    The rows come as their distinct values ``ux`` (ascending) and the rows at each,
+    ``ux_rows``: the same sums, without searching every row's x.  ``up_to``: how many grid
+    points lie at or below each ``ux`` when known (:meth:`Curve.points_up_to`).
+    """
+    inside = (ux >= grid[0]) & (ux <= grid[-1])
+    x, rows = ux[inside], ux_rows[inside]
+    w = np.zeros(grid.size)
+    if grid.size == 1 or x.size == 0:
+        w[:] = 1.0 / grid.size
+        return w
+    at = np.searchsorted(grid, x, side="right") if up_to is None else up_to[inside]
+    right = np.clip(at, 1, grid.size - 1)
+    left = right - 1
+    frac = (x - grid[left]) / (grid[right] - grid[left])
+    w += np.bincount(left, weights=rows * (1.0 - frac), minlength=grid.size)
+    w += np.bincount(right, weights=rows * frac, minlength=grid.size)
+    return w / rows.sum()
+
+
+def _centred(pd_values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``pd_values`` shifted so that their row-weighted mean is 0 (NaN points ignored).
+
+    A curve anchored at its first x (the paper's choice) carries all the uncertainty of the
+    sparse left end into every later point, so a bootstrap band widens to the size of the
+    whole effect; centring on the rows puts the anchor where the data are.
+    """
+    ok = ~np.isnan(pd_values)
+    if not ok.any():
+        return pd_values
+    total = weights[ok].sum()
+    mean = float(weights[ok] @ pd_values[ok] / total) if total > 0 else float(
+        np.mean(pd_values[ok]))
+    return pd_values - mean
+
+
+#: A category (or value) held by fewer rows never leads a sentence (see :func:`_contrast`).
+WELL_BACKED = 20
+
+
+def _contrast(result: pd.DataFrame, baseline: Any, trials: np.ndarray | None, n: int
+              ) -> dict[str, Any]:
+    """The largest contrast between two well-backed categories, its rows and band.
+
+    Among the categories informed by at least :data:`WELL_BACKED` rows, the highest effect
+    against the lowest ("south is 20,000 above north"), said against the baseline when the
+    baseline is one of the two; with fewer than two such categories, the two informed by the
+    most rows.  A category of two houses is never the
+    headline, however far its effect lies.  With trials (one row per trial, one column per
+    category of ``result``) the band is the trials' contrasts' (as :func:`_band`).
+    """
+    values = result["pd"].to_numpy(dtype=float)
+    count = result["count"].to_numpy(dtype=np.int64)
+    backed = np.flatnonzero((count >= WELL_BACKED) & np.isfinite(values))
+    if backed.size < 2:
+        backed = np.argsort(-count, kind="stable")[:2]
+    hi = int(backed[np.argmax(values[backed])])
+    lo = int(backed[np.argmin(values[backed])])
+    base = np.flatnonzero(result["category"].to_numpy(dtype=object) == baseline)
+    if base.size and base[0] == hi:
+        # The baseline (the first category, or the first of a given order) is what the
+        # other is compared with: "no is 30,000 below yes".
+        hi, lo = lo, hi
+    out: dict[str, Any] = {"category": result["category"].iloc[hi],
+                           "versus": result["category"].iloc[lo],
+                           "change": float(values[hi] - values[lo]),
+                           "rows": int(count[hi]), "versus_rows": int(count[lo]),
+                           "well_backed": bool(min(count[hi], count[lo]) >= WELL_BACKED),
+                           "baseline": baseline}
+    if trials is not None:
+        low, high = _band((trials[:, hi] - trials[:, lo])[:, None],
+                          np.array([out["change"]]), n)
+        out.update(low=float(low[0]), high=float(high[0]))
+    return out

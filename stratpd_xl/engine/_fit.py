@@ -1,0 +1,177 @@
+"""Stage 1 of an analysis: the table, the identifiers left out, the rows of a feature and
+the adjustment fitted on them (docs/engine.md, "The four stages")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StratPDInputError
+from ..identifiers import identifier_reason
+from ..params import Settings, column_argument
+from ..schema import counted
+from ..yesno import POINTS, yes_no_target
+from ._adjust import Adjustment, fit_adjustment
+from ._design import _others_design
+from ._table import (
+    CATEGORICAL,
+    EXCLUDED,
+    Table,
+    as_frame,
+    build_table,
+    column_label,
+    excluded_columns,
+    numbers_as_text,
+)
+
+
+def _table(data: Any, target: str, positive: Any = None, keep: Iterable[str] = (),
+           exclude: Iterable[str] = (), roles: dict[str, str] | None = None) -> Table:
+    """:func:`build_table`, with a yes/no target read as 100 (positive value) or 0, the
+    ``exclude`` columns dropped, and identifier-like columns not in ``keep`` left out (see
+    :func:`_leave_out_identifiers`).
+
+    Scaling to 100 puts every curve, band and impact in percentage points of probability.
+    ``roles`` names the columns the analysis needs (feature -> "feature"), which cannot be
+    excluded.
+    """
+    column_argument(target, "target")
+    data, excluded = _without_excluded(data, target, tuple(exclude), roles)
+    table = _yes_no_table(data, target, positive)
+    if table.y.size and np.ptp(table.y) == 0:
+        # Every curve and impact would be 0, which reads as "no feature matters": the
+        # command line refuses this target in the same words.
+        raise StratPDInputError(
+            f'target "{table.target}" has the same value ({_target_value(table)}) in every '
+            "row; nothing varies to explain: pick a target whose values vary"
+        )
+    table.excluded = excluded
+    table.left_out.update(dict.fromkeys(excluded, EXCLUDED))
+    _leave_out_identifiers(table, {str(k) for k in keep})
+    return table
+
+
+def _without_excluded(data: Any, target: str, exclude: tuple[str, ...],
+                      roles: dict[str, str] | None) -> tuple[Any, list[str]]:
+    """``data`` without the columns ``exclude`` names (checked), and their exact names.
+
+    Dropped before the table is built, so nothing of them is read: a column of anything
+    (lists in cells, a million distinct texts) can be excluded.
+    """
+    if not exclude:
+        return data, []
+    data = as_frame(data)
+    labels = [column_label(c, j) for j, c in enumerate(data.columns)]
+    names = excluded_columns(labels, column_label(target, role="target"), exclude, roles)
+    kept = [j for j, c in enumerate(labels) if c not in names]
+    return data.set_axis(labels, axis=1).iloc[:, kept], names
+
+
+def _target_value(table: Table, y: np.ndarray | None = None) -> str:
+    """The one value of a constant target as the user knows it (a yes/no target's text)."""
+    first = float((table.y if y is None else y)[0])
+    if table.yes_no:
+        positive = table.yes_no["positive"]
+        return f'"{positive}"' if first > 0 else f'not "{positive}"'
+    return f"{first * table.y_scale:.15g}"
+
+
+# Identifier-like: a text column with a different value in at least this share of its (at
+# least ID_MIN_ROWS) filled rows, the rule the command line and the formulas apply
+# (input/sheet/_policy.py; tests/test_linear_adjustment.py checks that the two agree).
+ID_SHARE = 0.9
+ID_MIN_ROWS = 20
+
+
+def _leave_out_identifiers(table: Table, keep: set[str]) -> None:
+    """Take identifier-like text columns (customer ids, comments) out of the strata and
+    the adjustment, with a sentence in ``table.left_out``, unless named in ``keep``.
+
+    Such a column splits the rows into groups of one: a customer id among the columns
+    halved x1's slope (1.17 for a true 3) and was ranked first by the impact.
+    """
+    for position, c in enumerate(list(table.columns)):
+        if c in keep:
+            continue
+        if table.kinds[c] != CATEGORICAL:
+            # Row numbers and numeric keys: the rule every front end applies.
+            why = identifier_reason(c, table.frame[c], pd.Series(table.y), position)
+            if why:
+                table.columns.remove(c)
+                table.left_out[c] = f"{why}; name it as the feature to analyse it anyway"
+            continue
+        series = table.frame[c]
+        if pd.api.types.is_bool_dtype(series.dtype):
+            continue
+        values = series.dropna()
+        if len(values) < ID_MIN_ROWS:
+            continue
+        distinct = values.nunique()
+        if distinct >= ID_SHARE * len(values):
+            table.columns.remove(c)
+            table.left_out[c] = (
+                f"it looks like an identifier ({distinct:,} different texts in "
+                f"{len(values):,} rows); name it as the feature to analyse it anyway"
+            )
+
+
+def _yes_no_table(data: Any, target: str, positive: Any = None) -> Table:
+    if isinstance(data, pd.DataFrame) and str(target) in [str(c) for c in data.columns]:
+        column = data.loc[:, [c for c in data.columns if str(c) == str(target)]]
+        if column.shape[1] == 1 and numbers_as_text(column.iloc[:, 0]) is not None:
+            return build_table(data, target)  # says: numbers stored as text, convert them
+        if column.shape[1] == 1:
+            yes_no = yes_no_target(column.iloc[:, 0], str(target), positive)
+            if yes_no is not None:
+                data = data.copy(deep=False)
+                data[column.columns[0]] = yes_no.y
+                table = build_table(data, target)
+                table.yes_no = {"positive": yes_no.positive, "target_label": yes_no.label,
+                                "units": POINTS}
+                return table
+    return build_table(data, target)
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The rows usable for one feature (target and feature both present)."""
+
+    index: np.ndarray  # positions in table.frame
+    y: np.ndarray
+    n_dropped_missing: int
+
+
+def _rows_for(table: Table, feature: str, present: np.ndarray, p: Settings) -> _Rows:
+    index = np.flatnonzero(present)
+    n = index.size
+    if n < 2 * p.min_samples_leaf:
+        raise StratPDInputError(
+            f'only {counted(n)} {"has" if n == 1 else "have"} values in both "{table.target}" '
+            f'and "{feature}"; StratPD '
+            f"needs at least 2 x min_samples_leaf ({2 * p.min_samples_leaf}): add rows or "
+            "lower min_samples_leaf"
+        )
+    y = table.y[index]
+    if np.ptp(y) == 0:
+        raise StratPDInputError(
+            f'target "{table.target}" has the same value ({_target_value(table, y)}) in every '
+            f'row that has "{feature}"; nothing varies to explain: pick a target whose values '
+            "vary there"
+        )
+    return _Rows(index, y, table.n_missing_target + int((~present).sum()))
+
+
+def _adjustment(
+    table: Table, feature: str, index: np.ndarray, own: np.ndarray, y: np.ndarray,
+    leaf: np.ndarray, rng: np.random.Generator, numeric: bool,
+) -> Adjustment:
+    """:func:`fit_adjustment` of the feature's rows, or why there is none."""
+    z, reason, n_curved = _others_design(table, feature, index, own)
+    if z is None:
+        return Adjustment(None, np.nan, np.nan, reason)
+    # Its own stream: the trials' halves are the same with and without the adjustment.
+    return fit_adjustment(own, z, y, leaf, rng, numeric=numeric, n_curved=n_curved)
