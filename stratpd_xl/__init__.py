@@ -82,13 +82,23 @@ def __dir__() -> list[str]:
 
 
 def _in_memory(function: Any) -> Any:
-    """``function`` refusing a Dask table in one sentence before the engine sees it."""
+    """``function`` handing a Dask DataFrame or a file path to the drivers of
+    :mod:`stratpd_xl.scale` (``stratpd``, ``catstratpd``, ``impact``), and refusing a Dask
+    table in one sentence before the engine sees it (the other functions)."""
     import functools
+    import os
 
     from .input.tables import refuse_lazy_table
 
+    scaled = function.__name__ in ("stratpd", "catstratpd", "impact")
+
     @functools.wraps(function)
     def checked(data: Any, *args: Any, **kw: Any) -> Any:
+        if scaled:
+            from . import scale
+
+            if scale.is_dask_frame(data) or isinstance(data, str | os.PathLike):
+                return getattr(scale, function.__name__)(data, *args, **kw)
         refuse_lazy_table(data)
         return function(data, *args, **kw)
 

@@ -1,0 +1,395 @@
+"""The drivers: pass 0, the fit on the sample, one pass adding up Partials, the finish.
+
+Two sources of rows share one driver (:func:`run`): a file read in chunks
+(:class:`FileRows`) and a Dask DataFrame (:class:`DaskRows`).  Either gives pass 0's
+:class:`~stratpd_xl.input.stream.Sketch` (whose sample the strata are fitted on) and, for a
+list of fitted strata, the sum of each one's Partials over all rows, so an impact ranking
+reads the rows once for every feature.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import pandas as pd
+
+from ..errors import StratPDInputError
+from ..input import stream
+from ..params import DEFAULT_SEED
+
+__all__ = [
+    "CHUNK_ROWS",
+    "STRATA_ROWS",
+    "DaskRows",
+    "FileRows",
+    "Stages",
+    "catstratpd",
+    "impact",
+    "is_dask_frame",
+    "needs_streaming",
+    "run",
+    "stratpd",
+]
+
+CHUNK_ROWS = stream.CHUNK_ROWS
+STRATA_ROWS = stream.SAMPLE_ROWS
+#: Partials added per node of Dask's tree reduction (as Dask's own reductions do).
+SPLIT_EVERY = 8
+DASK_EXTRA = 'pip install "stratpd-xl[dask]"'
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The engine's stage functions (``engine.stages``), passed to workers by reference."""
+
+    fit_strata: Callable[..., Any]
+    pass_chunk: Callable[[Any, pd.DataFrame], Any]
+    finish: Callable[[Any, Any], pd.DataFrame]
+
+    @classmethod
+    def engine(cls) -> Stages | None:
+        """The engine's stages, or None while the engine has no partial sums (then a table
+        is analysed only when its sample holds every row, by the in-memory functions)."""
+        try:
+            from ..engine import stages
+
+            return cls(stages.fit_strata, stages.pass_chunk, stages.finish)
+        except (ImportError, AttributeError):
+            return None
+
+
+def is_dask_frame(data: Any) -> bool:
+    """True for a ``dask.dataframe.DataFrame`` (by its type's module: dask is not imported)."""
+    module = getattr(type(data), "__module__", "") or ""
+    return (module == "dask" or module.startswith("dask.")) and hasattr(data, "columns")
+
+
+def needs_streaming(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a Parquet file or folder, or a text file, larger than a table
+    held in memory may be (``input.files.MAX_HELD_BYTES``, ``MAX_FILE_BYTES``)."""
+    from ..input import files
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    try:
+        if suffix in files.PARQUET_SUFFIXES or path.is_dir():
+            table = stream.open_table(path)
+            return (table.rows or 0) * table.row_bytes > files.MAX_HELD_BYTES
+        if suffix in files.TEXT_SUFFIXES:
+            return path.stat().st_size > files.MAX_FILE_BYTES
+    except (OSError, StratPDInputError):
+        return False  # the whole read says what is wrong, in its own words
+    return False
+
+
+# --------------------------------------------------------------------------- sources
+
+
+class FileRows:
+    """The rows of a file read in chunks, with progress per chunk on ``stream`` (stderr)."""
+
+    def __init__(self, table: stream.StreamedTable, *, quiet: bool = False,
+                 out: TextIO | None = None) -> None:
+        self.table = table
+        self.quiet = quiet
+        self.out = out
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.table.names)
+
+    def _progress(self, what: str) -> stream.ChunkProgress:
+        return stream.ChunkProgress(f"{what} {self.table.path.name}", total_rows=self.table.rows,
+                                    stream=self.out, quiet=self.quiet)
+
+    def sketch(self, target: str, seed: int, sample_rows: int) -> stream.Sketch:
+        return stream.sketch(self.table, target, seed=seed, sample_rows=sample_rows,
+                             progress=self._progress("pass 0 (sample and counts) of"))
+
+    def partials(self, strata: Sequence[Any], pass_chunk: Callable[[Any, pd.DataFrame], Any]
+                 ) -> list[Any]:
+        progress = self._progress("pass 1 (sums per stratum) of")
+        total: list[Any] | None = None
+        for chunk in self.table.chunks(progress=progress):
+            chunk = self.table.typing.final(chunk)
+            parts = [pass_chunk(s, chunk) for s in strata]
+            total = parts if total is None else [a + b for a, b in zip(total, parts, strict=True)]
+        progress.close()
+        assert total is not None  # pass 0 found rows
+        return total
+
+    @property
+    def notes(self) -> list[str]:
+        return list(self.table.notes)
+
+
+class DaskRows:
+    """The rows of a Dask DataFrame: each partition is a chunk whose row ids continue the
+    previous partition's, and Partials are added by Dask's tree reduction
+    (``Bag.reduction(..., split_every=8)``) on whatever scheduler is active."""
+
+    def __init__(self, frame: Any) -> None:
+        _dask()
+        self.frame = frame
+        self._offsets: list[int] | None = None
+
+    @property
+    def columns(self) -> list[str]:
+        return [str(c) for c in self.frame.columns]
+
+    @property
+    def notes(self) -> list[str]:
+        return []
+
+    def offsets(self) -> list[int]:
+        """Each partition's first row id (one small task per partition: its length)."""
+        if self._offsets is None:
+            lengths = self.frame.map_partitions(len).compute()
+            starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))[:-1]])
+            self._offsets = [int(s) for s in starts]
+        return self._offsets
+
+    def _reduce(self, tasks: list[Any], combine: Callable[[Any, Any], Any]) -> Any:
+        import dask
+        import dask.bag as db
+
+        bag = db.from_delayed([dask.delayed(_as_list)(t) for t in tasks])
+        return bag.reduction(
+            _folder(combine), _folder(combine), split_every=SPLIT_EVERY
+        ).compute()
+
+    def sketch(self, target: str, seed: int, sample_rows: int) -> stream.Sketch:
+        import dask
+
+        parts = self.frame.to_delayed()
+        tasks = [dask.delayed(_sketch_partition)(p, start, target, seed, sample_rows)
+                 for p, start in zip(parts, self.offsets(), strict=True)]
+        found = self._reduce(tasks, _add)
+        if found is None or found.rows == 0:
+            raise StratPDInputError("the Dask DataFrame holds no rows; check how it was made")
+        return found
+
+    def partials(self, strata: Sequence[Any], pass_chunk: Callable[[Any, pd.DataFrame], Any]
+                 ) -> list[Any]:
+        import dask
+
+        fitted = dask.delayed(list(strata), pure=True)  # sent to each worker once
+        parts = self.frame.to_delayed()
+        tasks = [dask.delayed(_pass_partition)(fitted, p, start, pass_chunk)
+                 for p, start in zip(parts, self.offsets(), strict=True)]
+        return list(self._reduce(tasks, _add_each))
+
+
+def _as_list(item: Any) -> list[Any]:
+    return [item]
+
+
+def _add(a: Any, b: Any) -> Any:
+    return a + b
+
+
+def _add_each(a: Sequence[Any], b: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(x + y for x, y in zip(a, b, strict=True))
+
+
+class _folder:
+    """``functools.reduce(combine, items)`` as a picklable callable (a bag's per-partition
+    and aggregate step); an empty partition gives None, which the next step skips."""
+
+    def __init__(self, combine: Callable[[Any, Any], Any]) -> None:
+        self.combine = combine
+
+    def __call__(self, items: Iterable[Any]) -> Any:
+        total = None
+        for item in items:
+            if item is None:
+                continue
+            total = item if total is None else self.combine(total, item)
+        return total
+
+
+def _with_ids(part: pd.DataFrame, start: int) -> pd.DataFrame:
+    part = part.copy(deep=False)
+    part.index = pd.RangeIndex(start, start + len(part))
+    part.columns = [str(c) for c in part.columns]
+    return part
+
+
+def _sketch_partition(part: pd.DataFrame, start: int, target: str, seed: int,
+                      sample_rows: int) -> stream.Sketch | None:
+    if len(part) == 0:
+        return None
+    return stream.sketch_frame(_with_ids(part, start), target, seed=seed,
+                               sample_rows=sample_rows)
+
+
+def _pass_partition(strata: list[Any], part: pd.DataFrame, start: int,
+                    pass_chunk: Callable[[Any, pd.DataFrame], Any]) -> tuple[Any, ...] | None:
+    if len(part) == 0:
+        return None
+    chunk = _with_ids(part, start)
+    return tuple(pass_chunk(s, chunk) for s in strata)
+
+
+def _dask() -> Any:
+    try:
+        import dask.bag  # noqa: F401
+        import dask.dataframe  # noqa: F401
+    except ImportError as exc:
+        raise StratPDInputError(
+            f"analysing a Dask DataFrame needs the dask extra: {DASK_EXTRA}"
+        ) from exc
+
+
+# --------------------------------------------------------------------------- the driver
+
+
+@dataclass
+class Run:
+    """What a driven analysis gives: each feature's finished table, pass 0's sketch and the
+    reading's notes."""
+
+    tables: list[pd.DataFrame]
+    sketch: stream.Sketch
+    notes: list[str]
+
+
+def run(rows: FileRows | DaskRows, target: str, features: Sequence[str], *,
+        kinds: Sequence[str | None] | None = None, strata_rows: int = STRATA_ROWS,
+        seed: int = DEFAULT_SEED, stages: Stages | None = None, **params: Any) -> Run:
+    """Pass 0, each feature's strata fitted on the sample, one pass for all of them, finish.
+
+    ``kinds`` gives each feature's ``kind`` (``"numeric"``, ``"categorical"`` or None:
+    decided by its column) for ``fit_strata``; ``params`` are :func:`stratpd_xl.stratpd`'s
+    keywords, passed to ``fit_strata`` as they are.
+    """
+    if strata_rows < 2:
+        raise StratPDInputError(f"strata_rows must be at least 2; got {strata_rows}")
+    _check_names(rows, target, features)
+    stages = stages or Stages.engine()
+    sketch = rows.sketch(target, seed, strata_rows)
+    kinds = list(kinds) if kinds is not None else [None] * len(features)
+    if stages is None:
+        frame = _whole(sketch, rows)
+        tables = [_in_memory(frame, target, f, k, params) for f, k in zip(features, kinds,
+                                                                          strict=True)]
+        return Run(tables, sketch, rows.notes)
+    strata = []
+    for feature, kind in zip(features, kinds, strict=True):
+        extra = {"kind": kind} if kind is not None else {}
+        strata.append(stages.fit_strata(sketch.sample, target, feature, **extra, **params))
+    sums = rows.partials(strata, stages.pass_chunk)
+    tables = [stages.finish(s, p) for s, p in zip(strata, sums, strict=True)]
+    return Run(tables, sketch, rows.notes)
+
+
+def _check_names(rows: FileRows | DaskRows, target: str, features: Sequence[str]) -> None:
+    for name in (target, *features):
+        if name not in rows.columns:
+            raise StratPDInputError(
+                f'column "{name}" not found; the columns are: ' + ", ".join(rows.columns[:50])
+            )
+
+
+def _whole(sketch: stream.Sketch, rows: FileRows | DaskRows) -> pd.DataFrame:
+    """The table itself, when pass 0's sample holds every row (in row order)."""
+    if not sketch.complete:
+        raise StratPDInputError(
+            f"the table has {sketch.rows:,} rows, more than the {len(sketch.sample):,} its "
+            "strata can be fitted on in memory, and this version adds up larger tables in "
+            "memory only; write a sample of the rows (or only the columns to analyse) to a "
+            "smaller file"
+        )
+    return sketch.sample.reset_index(drop=True)
+
+
+def _in_memory(frame: pd.DataFrame, target: str, feature: str, kind: str | None,
+               params: dict[str, Any]) -> pd.DataFrame:
+    from .. import engine
+
+    if kind == "categorical":
+        return engine.catstratpd(frame, target, feature, **params)
+    if kind == "numeric":
+        return engine.stratpd(frame, target, feature, **params)
+    return engine.partial_dependence(frame, target, feature, **params)
+
+
+def _rows(data: Any, *, chunk_rows: int, quiet: bool, out: TextIO | None
+          ) -> FileRows | DaskRows:
+    if is_dask_frame(data):
+        return DaskRows(data)
+    if isinstance(data, str | os.PathLike):
+        return FileRows(stream.open_table(data, chunk_rows=chunk_rows), quiet=quiet, out=out)
+    raise StratPDInputError(
+        f"expected a file path or a Dask DataFrame; got {type(data).__name__}"
+    )
+
+
+def _seed(params: dict[str, Any]) -> int:
+    seed = params.get("random_state", DEFAULT_SEED)
+    return DEFAULT_SEED if seed is None else int(seed)
+
+
+def stratpd(data: Any, target: str, feature: str, *, strata_rows: int = STRATA_ROWS,
+            chunk_rows: int = CHUNK_ROWS, quiet: bool = False, out: TextIO | None = None,
+            **params: Any) -> pd.DataFrame:
+    """:func:`stratpd_xl.stratpd` of a file read in chunks or of a Dask DataFrame."""
+    rows = _rows(data, chunk_rows=chunk_rows, quiet=quiet, out=out or sys.stderr)
+    done = run(rows, target, [feature], kinds=["numeric"], strata_rows=strata_rows,
+               seed=_seed(params), **params)
+    return _noted(done.tables[0], done)
+
+
+def catstratpd(data: Any, target: str, feature: str, *, strata_rows: int = STRATA_ROWS,
+               chunk_rows: int = CHUNK_ROWS, quiet: bool = False, out: TextIO | None = None,
+               **params: Any) -> pd.DataFrame:
+    """:func:`stratpd_xl.catstratpd` of a file read in chunks or of a Dask DataFrame."""
+    rows = _rows(data, chunk_rows=chunk_rows, quiet=quiet, out=out or sys.stderr)
+    done = run(rows, target, [feature], kinds=["categorical"], strata_rows=strata_rows,
+               seed=_seed(params), **params)
+    return _noted(done.tables[0], done)
+
+
+def impact(data: Any, target: str, features: Iterable[str] | None = None, *,
+           strata_rows: int = STRATA_ROWS, chunk_rows: int = CHUNK_ROWS, quiet: bool = False,
+           out: TextIO | None = None, **params: Any) -> pd.DataFrame:
+    """:func:`stratpd_xl.impact` of a file read in chunks or of a Dask DataFrame: every
+    feature's strata fitted on one sample, their sums added up in one pass."""
+    rows = _rows(data, chunk_rows=chunk_rows, quiet=quiet, out=out or sys.stderr)
+    names = list(features) if features is not None else None
+    _check_names(rows, target, names or [])
+    stages = Stages.engine()
+    if stages is None or not hasattr(_engine_stages(), "rank"):
+        # Until the engine ranks from its Partials: the ranking of the table in memory.
+        sketch = rows.sketch(target, _seed(params), strata_rows)
+        from .. import engine
+
+        ranking = engine.impact(_whole(sketch, rows), target, names, **params)
+        return _noted(ranking, Run([], sketch, rows.notes))
+    names = names if names is not None else [c for c in rows.columns if c != target]
+    done = run(rows, target, names, strata_rows=strata_rows, seed=_seed(params),
+               stages=stages, **params)
+    return _noted(_engine_stages().rank(names, done.tables), done)
+
+
+def _engine_stages() -> Any:
+    from ..engine import stages
+
+    return stages
+
+
+def _noted(table: pd.DataFrame, done: Run) -> pd.DataFrame:
+    table.attrs["scale"] = {
+        "rows_read": done.sketch.rows,
+        "strata_rows": len(done.sketch.sample),
+        "sample_is_all_rows": done.sketch.complete,
+    }
+    if done.notes:
+        table.attrs["reading_notes"] = list(done.notes)
+    return table

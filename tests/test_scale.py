@@ -1,0 +1,134 @@
+"""The drivers (stratpd_xl.scale): a file read in chunks and a Dask DataFrame on a
+LocalCluster of processes give what one pass over the table in memory gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from stratpd_xl.errors import StratPDInputError
+from stratpd_xl.input import stream
+from stratpd_xl.scale import _run
+
+from . import scale_stages
+
+FAKE = _run.Stages(scale_stages.fit_strata, scale_stages.pass_chunk, scale_stages.finish)
+
+
+def table(n: int = 6000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 10, n)
+    return pd.DataFrame({"y": np.sin(x) + rng.normal(0, 0.1, n), "x": x,
+                         "z": rng.normal(size=n), "k": rng.choice(["a", "b", "c"], n)})
+
+
+def in_memory(frame: pd.DataFrame, feature: str = "x") -> pd.DataFrame:
+    strata = scale_stages.fit_strata(frame, "y", feature)
+    return scale_stages.finish(strata, scale_stages.pass_chunk(strata, frame))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as c, distributed.Client(c) as client:
+        yield client
+
+
+def test_a_file_in_chunks_gives_the_one_pass_numbers(tmp_path):
+    data = table()
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), path, row_group_size=1000)
+    expected = in_memory(data)
+    for chunk_rows in (700, 6000):
+        rows = _run.FileRows(stream.open_table(path, chunk_rows=chunk_rows), quiet=True)
+        done = _run.run(rows, "y", ["x", "z"], stages=FAKE)
+        assert done.sketch.complete
+        pd.testing.assert_frame_equal(done.tables[0], expected, rtol=1e-12)
+        pd.testing.assert_frame_equal(done.tables[1], in_memory(data, "z"), rtol=1e-12)
+
+
+def test_a_sampled_fit_still_adds_up_every_row(tmp_path):
+    data = table(20_000)
+    path = tmp_path / "t.csv"
+    data.to_csv(path, index=False)
+    rows = _run.FileRows(stream.open_table(path, chunk_rows=3000), quiet=True)
+    done = _run.run(rows, "y", ["x"], stages=FAKE, strata_rows=2000)
+    assert not done.sketch.complete and len(done.sketch.sample) == 2000
+    got = done.tables[0]
+    assert got["rows"].sum() == 20_000  # the pass saw every row, the fit only the sample
+    assert got["first"].min() == 0
+
+
+def test_dask_on_a_local_cluster_gives_the_in_memory_numbers(cluster):
+    dd = pytest.importorskip("dask.dataframe")
+    data = table()
+    ddf = dd.from_pandas(data, npartitions=5)
+    done = _run.run(_run.DaskRows(ddf), "y", ["x", "z"], stages=FAKE)
+    assert done.sketch.complete and done.sketch.rows == len(data)
+    # Dask keeps text as pyarrow strings (missing = NA), pandas as str (missing = NaN).
+    pd.testing.assert_frame_equal(done.sketch.sample.reset_index(drop=True), data,
+                                  check_dtype=False)
+    pd.testing.assert_frame_equal(done.tables[0], in_memory(data), rtol=1e-9)
+    pd.testing.assert_frame_equal(done.tables[1], in_memory(data, "z"), rtol=1e-9)
+    # The same sample however the table is partitioned.
+    small = _run.run(_run.DaskRows(dd.from_pandas(data, npartitions=3)), "y", ["x"],
+                     stages=FAKE, strata_rows=500)
+    streamed = stream.sketch_frame(data, "y", sample_rows=500)
+    assert small.sketch.sample.index.tolist() == streamed.sample.index.tolist()
+
+
+def test_names_that_are_not_columns_are_one_sentence(tmp_path):
+    table(50).to_csv(tmp_path / "t.csv", index=False)
+    rows = _run.FileRows(stream.open_table(tmp_path / "t.csv"), quiet=True)
+    with pytest.raises(StratPDInputError, match='column "w" not found; the columns are: y, x'):
+        _run.run(rows, "y", ["w"], stages=FAKE)
+
+
+# --------------------------------------------------------------------------- through sx
+
+
+def _same(got: pd.DataFrame, expected: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True),
+                                  rtol=1e-9, atol=1e-12, check_dtype=False)
+
+
+def test_sx_takes_a_parquet_file_or_a_csv_and_gives_the_in_memory_answer(tmp_path):
+    import stratpd_xl as sx
+    from stratpd_xl.input.files import read_table
+
+    data = table(3000, seed=2)
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), path, row_group_size=700)
+    data.to_csv(tmp_path / "t.csv", index=False)
+    whole = read_table(path)
+    expected = sx.stratpd(whole, "y", "x")
+    _same(sx.stratpd(path, "y", "x", chunk_rows=1000, quiet=True), expected)
+    _same(sx.stratpd(str(tmp_path / "t.csv"), "y", "x", quiet=True), expected)
+    _same(sx.catstratpd(path, "y", "k", quiet=True), sx.catstratpd(whole, "y", "k"))
+    _same(sx.impact(path, "y", quiet=True), sx.impact(whole, "y"))
+
+
+def test_sx_takes_a_dask_dataframe_on_a_local_cluster(cluster):
+    import stratpd_xl as sx
+
+    dd = pytest.importorskip("dask.dataframe")
+    data = table(3000, seed=3)
+    ddf = dd.from_pandas(data, npartitions=4)
+    _same(sx.stratpd(ddf, "y", "x"), sx.stratpd(data, "y", "x"))
+    _same(sx.catstratpd(ddf, "y", "k"), sx.catstratpd(data, "y", "k"))
+    _same(sx.impact(ddf, "y", ["x", "z", "k"]), sx.impact(data, "y", ["x", "z", "k"]))
+
+
+def test_a_table_larger_than_its_sample_is_one_sentence_until_the_sums(tmp_path):
+    import stratpd_xl as sx
+
+    if _run.Stages.engine() is not None:
+        pytest.skip("the engine adds up partial sums: a sampled fit is analysed")
+    table(500).to_csv(tmp_path / "t.csv", index=False)
+    with pytest.raises(StratPDInputError, match="the table has 500 rows, more than the 100 its "
+                       "strata can be fitted on in memory"):
+        sx.stratpd(tmp_path / "t.csv", "y", "x", strata_rows=100, quiet=True)
