@@ -400,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _table_option(p, "by", "--by")
     _table_option(p, "bands", "--bands")
+    _scale_option(p)
 
     p = sub.add_parser(
         "interactions",
@@ -462,6 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", "-t", required=True, help="column to explain (numbers, or yes/no)")
     _features_option(p)
     _outputs_option(p)
+    _scale_option(p)
 
     p = sub.add_parser(
         "report",
@@ -563,6 +565,72 @@ def _cmd_libreoffice(args: argparse.Namespace) -> int:
         extension.uninstall(shared=args.shared, profile=args.profile)
         print("removed the StratPD extension; restart LibreOffice")
     return 0
+
+
+def _scale_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dask-scheduler", metavar="ADDRESS",
+        help="run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786): the "
+        ".parquet file or folder is read by the cluster's workers, which must see the same "
+        'path (needs pip install "stratpd-xl[dask]"); without it a .parquet or text file too '
+        "large to hold is read here in chunks",
+    )
+
+
+def _scaled_input(args: argparse.Namespace) -> Any:
+    """What a command reads in chunks or on a Dask cluster instead of in memory: a Dask
+    DataFrame (--dask-scheduler), a path (a file too large to hold), or None."""
+    address = getattr(args, "dask_scheduler", None)
+    if address is None:
+        if args.input == STDIN or getattr(args, "by", None) is not None:
+            return None
+        from .scale import needs_streaming
+
+        return Path(args.input) if needs_streaming(args.input) else None
+    if args.input == STDIN or not (Path(args.input).is_dir()
+                                   or Path(args.input).suffix.lower() == ".parquet"):
+        raise _UserError("--dask-scheduler reads a .parquet file or a folder of them; write "
+                         "the table as Parquet (the cluster's workers read it)")
+    for option in ("by", "sheet", "encoding", "decimal", "order"):
+        if getattr(args, option, None):
+            raise _UserError(f"--{option} does not apply with --dask-scheduler; leave it out")
+    try:
+        import dask.dataframe as dd
+        import distributed
+    except ImportError:
+        raise _UserError('--dask-scheduler needs the dask extra: pip install '
+                         '"stratpd-xl[dask]"') from None
+    try:
+        client = distributed.Client(address, timeout="20s", set_as_default=True)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise _UserError(f"cannot reach the Dask scheduler at {address} ({exc}); check the "
+                         "address (tcp://host:8786) and that the scheduler is running") from exc
+    _clients.append(client)
+    _step(f"reading {Path(args.input).name} on {address}")
+    return dd.read_parquet(args.input)
+
+
+class _ChunkLines:
+    """Where the per-chunk progress lines go: after the step on a terminal's progress line,
+    else one line each on stderr."""
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if _progress is not None and _progress.isatty:
+                _progress.detail(line.split(": ", 1)[-1])
+            elif line:
+                sys.stderr.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+#: Dask clients opened by --dask-scheduler, closed when the command ends.
+_clients: list[Any] = []
 
 
 def _table_option(p: argparse.ArgumentParser, name: str, option: str) -> None:
@@ -905,15 +973,26 @@ def _input_path(args: argparse.Namespace) -> Path | None:
 
 def _cmd_curve(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
-    frame = _read(args)
-    _step("analysing")
-    result = workflow.curve(
-        frame, args.target, args.feature, settings=_settings(args),
-        categorical=args.categorical or (), orders=dict(args.order or ()),
-        how_to_keep=KEEP_HINT, how_to_expand="--all-points", positive=args.positive,
-    )
+    scaled = _scaled_input(args)
+    if scaled is not None:
+        _step("analysing")
+        result = workflow.scaled_curve(
+            scaled, args.target, args.feature, settings=_settings(args),
+            categorical=args.categorical or (), how_to_expand="--all-points",
+            positive=args.positive, quiet=args.quiet, out=_ChunkLines(),
+        )
+        source = {"path": str(args.input), "format": "parquet or text, read in chunks"}
+    else:
+        frame = _read(args)
+        source = frame.attrs.get("source")
+        _step("analysing")
+        result = workflow.curve(
+            frame, args.target, args.feature, settings=_settings(args),
+            categorical=args.categorical or (), orders=dict(args.order or ()),
+            how_to_keep=KEEP_HINT, how_to_expand="--all-points", positive=args.positive,
+        )
     a = result.curve.attrs
-    used, given = a.get("n_used"), a.get("n_rows", len(frame))
+    used, given = a.get("n_used"), a.get("n_rows", 0 if scaled is not None else len(frame))
     used_text = (f"{used:,} of {counted(given)}" if isinstance(used, int)
                  else counted(given))
     _notes(result.notes, "every one is in the output of --json")
@@ -922,7 +1001,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     found = [result.finding] if result.finding is not None else []
     grouped = getattr(args, "by", None) is not None
     _deliver(
-        result.curve, outs, frame.attrs.get("source"), args.force,
+        result.curve, outs, source, args.force,
         _lazy(".presentation.charts", "curve_figure"),
         partial(_lazy(".presentation.report", "write_pairs_workbook"), "curve") if grouped
         else _lazy(".presentation.report", "write_curve_workbook"),
@@ -1123,11 +1202,22 @@ def _analyse(
 
 def _cmd_impact(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
-    frame = _read(args)
-    result = _analyse(frame, args.target, args,
-                      "every one is in the output of --json and on the Notes sheet of a report")
+    scaled = _scaled_input(args)
+    where = "every one is in the output of --json and on the Notes sheet of a report"
+    if scaled is not None:
+        _step("analysing")
+        result = workflow.scaled_analysis(
+            scaled, args.target, args.features or None, settings=_settings(args),
+            positive=args.positive, quiet=args.quiet, out=_ChunkLines(),
+        )
+        _notes(result.notes, where)
+        source = {"path": str(args.input), "format": "parquet or text, read in chunks"}
+    else:
+        frame = _read(args)
+        result = _analyse(frame, args.target, args, where)
+        source = frame.attrs.get("source")
     _deliver(
-        result.impact, outs, frame.attrs.get("source"), args.force,
+        result.impact, outs, source, args.force,
         _lazy(".presentation.charts", "impact_figure"),
         _lazy(".presentation.report", "write_impact_workbook"),
         json_of=(result.notes, result.findings, result.target) if args.json else None,
@@ -1311,6 +1401,8 @@ def _run_command(args: argparse.Namespace) -> int:
             if _progress is not None:
                 _progress.close(done=ok)
                 _progress = None
+            while _clients:  # --dask-scheduler's client: the cluster itself runs on
+                _clients.pop().close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

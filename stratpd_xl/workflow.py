@@ -46,6 +46,8 @@ __all__ = [
     "interactions",
     "model_check",
     "prepare",
+    "scaled_analysis",
+    "scaled_curve",
     "surface",
     "warm_up",
 ]
@@ -483,6 +485,87 @@ def analysis(
         problem.left_out, notes, len(frame),
     )
     return dataclasses.replace(answer, findings=findings(answer))
+
+
+def scaled_curve(
+    data: Any,
+    target: Any,
+    feature: Any,
+    *,
+    settings: Settings | None = None,
+    categorical: Sequence[Any] = (),
+    how_to_expand: str = EVERY_POINT,
+    positive: Any = None,
+    quiet: bool = False,
+    out: Any = None,
+) -> CurveResult:
+    """:func:`curve` of a file read in chunks or of a Dask DataFrame (:mod:`stratpd_xl.scale`).
+
+    Names resolve as typed (case, spaces and underscores ignored) against the file's or
+    frame's columns; the reading's notes and the curve's warnings are the notes.  Progress
+    per chunk goes to ``out`` (default stderr) unless ``quiet``.
+    """
+    from . import scale
+
+    settings = settings or Settings()
+    target_name, (name,), excluded, wanted = _scaled_names(data, target, [feature], settings,
+                                                          categorical)
+    kind = "categorical" if name in wanted else None
+    result = scale.partial_dependence(
+        data, target_name, name, kind=kind, positive=positive, quiet=quiet, out=out,
+        **_scaled_kwargs(settings, excluded),
+    )
+    notes = [Note.of(n, "reading") for n in result.attrs.get("reading_notes") or []]
+    notes = note_list(notes + _curve_notes(name, result, how_to_expand))
+    return CurveResult(result, target_name, name, notes)
+
+
+def scaled_analysis(
+    data: Any,
+    target: Any,
+    features: Sequence[Any] | None = None,
+    *,
+    settings: Settings | None = None,
+    positive: Any = None,
+    quiet: bool = False,
+    out: Any = None,
+) -> AnalysisResult:
+    """The impact ranking of a file read in chunks or of a Dask DataFrame (no curves)."""
+    from . import scale
+
+    settings = settings or Settings()
+    target_name, names, excluded, _ = _scaled_names(data, target, features or [], settings, ())
+    ranking = scale.impact(data, target_name, names or None, positive=positive, quiet=quiet,
+                           out=out, **_scaled_kwargs(settings, excluded))
+    notes = [Note.of(n, "reading") for n in ranking.attrs.get("reading_notes") or []]
+    notes += list(ranking.attrs.get("warnings") or [])
+    rows = (ranking.attrs.get("scale") or {}).get("rows_read", 0)
+    return AnalysisResult(ranking, {}, target_name, notes=note_list(notes), n_rows=rows)
+
+
+def _scaled_names(data: Any, target: Any, features: Sequence[Any], settings: Settings,
+                  categorical: Sequence[Any]) -> tuple[str, list[str], list[str], set[str]]:
+    from . import scale
+
+    header = pd.DataFrame(columns=scale.columns(data))
+    target_name = resolve_column(header, target, role="target")
+    names = [resolve_column(header, f, role="feature") for f in features]
+    excluded = [resolve_column(header, c, role="exclude") for c in settings.exclude or ()]
+    wanted = {resolve_column(header, c, role="categorical") for c in categorical}
+    return target_name, names, excluded, wanted
+
+
+def _scaled_kwargs(settings: Settings, excluded: list[str]) -> dict[str, Any]:
+    return {
+        "exclude": excluded or None,
+        "min_samples_leaf": settings.min_samples_leaf,
+        "min_slopes_per_x": settings.min_slopes_per_x,
+        "n_trials": settings.n_trials,
+        "random_state": settings.random_state,
+        "max_points": settings.max_points,
+        "honest": settings.honest,
+        "adjust": settings.adjust,
+    }
 
 
 def _thin_notes(ranking: pd.DataFrame, n_rows: int) -> list[Note]:

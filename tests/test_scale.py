@@ -3,6 +3,9 @@ LocalCluster of processes give what one pass over the table in memory gives."""
 
 from __future__ import annotations
 
+import json
+import sys
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -132,3 +135,57 @@ def test_a_table_larger_than_its_sample_is_one_sentence_until_the_sums(tmp_path)
     with pytest.raises(StratPDInputError, match="the table has 500 rows, more than the 100 its "
                        "strata can be fitted on in memory"):
         sx.stratpd(tmp_path / "t.csv", "y", "x", strata_rows=100, quiet=True)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _parquet(tmp_path, n: int = 4000):
+    path = tmp_path / "big.parquet"
+    pq.write_table(pa.Table.from_pandas(table(n, seed=4), preserve_index=False), path,
+                   row_group_size=1000)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx", ".png", ".svg"])
+def test_cli_streams_a_parquet_file_too_large_to_hold_to_every_output(tmp_path, monkeypatch,
+                                                                       capsys, suffix):
+    from stratpd_xl.cli import main
+    from stratpd_xl.input import files
+
+    path = _parquet(tmp_path)
+    assert main(["curve", str(path), "-t", "y", "-f", "x", "-q", "-o",
+                 str(tmp_path / "whole.csv")]) == 0
+    monkeypatch.setattr(files, "MAX_HELD_BYTES", 100_000)  # now too large to hold
+    out = tmp_path / f"streamed{suffix}"
+    assert main(["curve", str(path), "-t", "y", "-f", "x", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "pass 0 (sample and counts) of big.parquet: 1,000 rows (25%) in " in err
+    assert "StratPD: y on x, 4,000 of 4,000 rows used" in err
+    assert out.stat().st_size > 0
+    if suffix == ".csv":
+        _same(pd.read_csv(out), pd.read_csv(tmp_path / "whole.csv"))
+    assert main(["impact", str(path), "-t", "y", "--json", "-q"]) == 0
+    ranking = json.loads(capsys.readouterr().out)
+    assert [row["feature"] for row in ranking["rows"]][:2] == ["x", "z"]
+
+
+def test_cli_runs_on_a_dask_scheduler_and_names_the_extra_without_it(tmp_path, capsys,
+                                                                     cluster, monkeypatch):
+    from stratpd_xl.cli import main
+
+    path = _parquet(tmp_path)
+    address = cluster.scheduler.address
+    assert main(["curve", str(path), "-t", "y", "-f", "x", "-q", "-o",
+                 str(tmp_path / "whole.csv")]) == 0
+    assert main(["curve", str(path), "-t", "y", "-f", "x", "-q", "--dask-scheduler", address,
+                 "-o", str(tmp_path / "dask.csv")]) == 0
+    _same(pd.read_csv(tmp_path / "dask.csv"), pd.read_csv(tmp_path / "whole.csv"))
+    capsys.readouterr()
+    assert main(["curve", str(tmp_path / "t.csv"), "-t", "y", "-f", "x",
+                 "--dask-scheduler", address]) == 2
+    assert "--dask-scheduler reads a .parquet file or a folder of them" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    assert main(["curve", str(path), "-t", "y", "-f", "x", "--dask-scheduler", address]) == 2
+    assert '--dask-scheduler needs the dask extra: pip install "stratpd-xl[dask]"' in \
+        capsys.readouterr().err

@@ -14,9 +14,11 @@ from ._run import (
     CHUNK_ROWS,
     STRATA_ROWS,
     catstratpd,
+    columns,
     impact,
     is_dask_frame,
     needs_streaming,
+    partial_dependence,
     stratpd,
 )
 
@@ -24,8 +26,10 @@ __all__ = [
     "CHUNK_ROWS",
     "STRATA_ROWS",
     "catstratpd",
+    "columns",
     "impact",
     "is_dask_frame",
     "needs_streaming",
+    "partial_dependence",
     "stratpd",
 ]

@@ -30,9 +30,11 @@ __all__ = [
     "FileRows",
     "Stages",
     "catstratpd",
+    "columns",
     "impact",
     "is_dask_frame",
     "needs_streaming",
+    "partial_dependence",
     "run",
     "stratpd",
 ]
@@ -317,7 +319,7 @@ def _in_memory(frame: pd.DataFrame, target: str, feature: str, kind: str | None,
         return engine.catstratpd(frame, target, feature, **params)
     if kind == "numeric":
         return engine.stratpd(frame, target, feature, **params)
-    return engine.partial_dependence(frame, target, feature, **params)
+    return engine.partial_dependence(frame, target, feature, kind=kind, **params)
 
 
 def _rows(data: Any, *, chunk_rows: int, quiet: bool, out: TextIO | None
@@ -344,6 +346,25 @@ def stratpd(data: Any, target: str, feature: str, *, strata_rows: int = STRATA_R
     done = run(rows, target, [feature], kinds=["numeric"], strata_rows=strata_rows,
                seed=_seed(params), **params)
     return _noted(done.tables[0], done)
+
+
+def partial_dependence(data: Any, target: str, feature: str, *, kind: str | None = None,
+                       strata_rows: int = STRATA_ROWS, chunk_rows: int = CHUNK_ROWS,
+                       quiet: bool = False, out: TextIO | None = None,
+                       **params: Any) -> pd.DataFrame:
+    """:func:`stratpd_xl.partial_dependence` of a file read in chunks or of a Dask
+    DataFrame: StratPD or CatStratPD by the column's kind, or by ``kind``."""
+    rows = _rows(data, chunk_rows=chunk_rows, quiet=quiet, out=out or sys.stderr)
+    done = run(rows, target, [feature], kinds=[kind], strata_rows=strata_rows,
+               seed=_seed(params), **params)
+    return _noted(done.tables[0], done)
+
+
+def columns(data: Any) -> list[str]:
+    """The column names of a file to be read in chunks, or of a Dask DataFrame."""
+    if is_dask_frame(data):
+        return [str(c) for c in data.columns]
+    return list(stream.open_table(data).names)
 
 
 def catstratpd(data: Any, target: str, feature: str, *, strata_rows: int = STRATA_ROWS,
