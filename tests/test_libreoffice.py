@@ -164,14 +164,15 @@ def converted(tmp_path_factory) -> dict[str, dict]:
         "report": {"result": analysis},
         "table": {"result": numeric_result()},
         "wide band": {"result": _wide_band()},
+        "wide report": {"result": _wide_analysis()},
     }
     files = []
     for name, case in cases.items():
         if name == "impact":
             path = work / "impact.xlsx"
             write_impact_workbook(case["result"], path)
-        elif name == "report":
-            path = work / "report.xlsx"
+        elif name in ("report", "wide report"):
+            path = work / f"{name.replace(' ', '-')}.xlsx"
             write_report(case["result"], path)
         elif name == "table":
             # What the CLI's .csv output is: the user-facing table, written by pandas.
@@ -268,6 +269,35 @@ def test_report_prints_every_sheet_with_its_picture(converted):
         if parts[2] == "image":
             x_ppi, y_ppi = int(parts[12]), int(parts[13])
             assert abs(x_ppi - y_ppi) <= 1, line
+
+
+def _wide_analysis():
+    """A wide export in small: gaps, a duplicated sum, thin columns, so notes under the
+    sentences and more notes than the summary shows."""
+    from stratpd_xl import workflow
+    from tests.test_notes import _wide
+
+    return workflow.analysis(_wide(), "y", settings=sx.Settings.make(min_samples_leaf=10,
+                                                                      n_trials=1))
+
+
+def test_the_report_prints_its_ranking_on_page_one_before_the_notes(converted):
+    case = converted["wide report"]
+    ranking = case["result"].impact
+    assert len(case["result"].notes) > 5  # more than the summary shows
+    first = subprocess.run(["pdftotext", "-layout", "-f", "1", "-l", "1", str(case["pdf"]),
+                            "-"], capture_output=True, text=True, check=True).stdout
+    lines = [line.strip() for line in first.splitlines()]
+    top = ranking.iloc[0]
+    at = [i for i, line in enumerate(lines) if line.startswith(f"{top.feature} ")
+          and "numeric" in line]
+    assert at, first  # the ranking's first row is on the first printed page
+    # ... and comes before the other notes and the settings, whatever is printed on page 1.
+    pages = subprocess.run(["pdftotext", "-layout", "-f", "1", "-l", "3", str(case["pdf"]),
+                            "-"], capture_output=True, text=True, check=True).stdout
+    lines = [" ".join(line.split()) for line in pages.splitlines()]
+    header = lines.index("feature kind impact share rows thin")
+    assert header < lines.index("Notes") < lines.index("Settings"), lines
 
 
 def test_pandas_csv_opens_in_libreoffice(converted):

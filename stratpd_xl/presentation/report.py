@@ -893,8 +893,12 @@ def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFr
                         title: str, links: Sequence[str | None] | None = None,
                         said: Sequence[tuple[str, Sequence[str]]] = (),
                         notes: Sequence[str] = ()) -> _Slot:
-    """Title, the conclusion in words (with each sentence's caveats), the other notes, the
-    settings in plain words, the ranking table and its native chart beside the table."""
+    """Title, the conclusion in words (with each sentence's caveats), the ranking table and
+    its native chart beside it; under them the other notes and the settings in plain words.
+
+    The ranking comes before the notes so that it is on the first printed page however
+    many notes a wide table has (the Notes sheet holds them all).
+    """
     fmts = wb.formats
     _page_setup(ws)
     table = impact_table(ranking)
@@ -905,35 +909,43 @@ def _write_impact_sheet(wb: _Book, ws: Worksheet, sheet: str, ranking: pd.DataFr
     # Merged cells across the table and the chart hold more text than their widths in "0"s
     # suggest (the chart's columns are counted at their default width).
     row = _paragraphs(ws, fmts, 2, "What the data say", said, n_cols, chars * 1.15)
-    row = _paragraphs(ws, fmts, row, "Notes", [(n, ()) for n in notes], n_cols, chars * 1.15)
-    items: list[tuple[str, Any]] = [("target", ranking.attrs.get("target", ""))]
-    if "n_rows" in ranking.attrs:
-        items.append(("rows in data", ranking.attrs["n_rows"]))
-    items += _param_items(ranking.attrs.get("params"))
-    row = _write_info(ws, fmts, row if row > 2 else 2, items)
+    row = max(row, 2)
     if links is not None:
         ws.write_string(row, 0, "Click a feature to open its curve.", fmts.label)
         row += 1
     table_top = row + 1
     last_row, last_col, widths = _write_table(ws, fmts, table, table_top, 0, links=links,
                                               percent_columns=["share"])
+    row = last_row + 2
     skipped = ranking.attrs.get("skipped") or {}
     if skipped:
         # Features the engine could not estimate are named with the reason, not dropped
         # silently: an analyst looking for "zip code" needs to know why it is missing.
-        ws.write_string(last_row + 2, 0, "Not estimated", fmts.get(bold=True))
+        ws.write_string(row, 0, "Not estimated", fmts.get(bold=True))
         for i, (feature, reason) in enumerate(skipped.items()):
-            ws.write_string(last_row + 3 + i, 0, str(feature), fmts.get(valign="top"))
-            _write_wrapped(ws, fmts, last_row + 3 + i, 1, str(reason), max(last_col, 1),
+            ws.write_string(row + 1 + i, 0, str(feature), fmts.get(valign="top"))
+            _write_wrapped(ws, fmts, row + 1 + i, 1, str(reason), max(last_col, 1),
                            max(sum(guess[1:]), 30.0), fmts.get(text_wrap=True, valign="top"))
-    widths[0] = max(min(max(len(label) for label, _ in items) + 2.0, _LABEL_CHARS),
-                    widths[0], 12.0)
-    ws.set_column(0, 0, widths[0])
+        row += len(skipped) + 2
     chart = _impact_chart(wb.book, ranking, table, sheet, table_top)
     chart_col = last_col + 2
     chart_h = _impact_chart_height(_impact_bars(table))
     wb.insert_chart(ws, table_top, chart_col, chart, (_CHART_W, chart_h),
                     impact_title(ranking))
+    # The notes and settings run across the chart's columns too: below whichever of the
+    # table and the chart ends lower.
+    row = max(row, table_top + _rows_for(chart_h) + 1)
+    row = _paragraphs(ws, fmts, row, "Notes", [(n, ()) for n in notes], n_cols, chars * 1.15)
+    items: list[tuple[str, Any]] = [("target", ranking.attrs.get("target", ""))]
+    if "n_rows" in ranking.attrs:
+        items.append(("rows in data", ranking.attrs["n_rows"]))
+    items += _param_items(ranking.attrs.get("params"))
+    ws.write_string(row, 0, "Settings", fmts.get(bold=True, font_size=12))
+    row = _write_info(ws, fmts, row + 1, items)
+    widths[0] = max(min(max(len(label) for label, _ in items) + 2.0, _LABEL_CHARS),
+                    widths[0], 12.0)
+    ws.set_column(0, 0, widths[0])
+    # A picture of the ranking (the impact workbook's) goes right under the native chart.
     return _Slot(ws, sheet, table_top + _rows_for(chart_h), chart_col, widths,
                  impact_title(ranking))
 
