@@ -580,6 +580,7 @@ def _thin_notes(ranking: pd.DataFrame, n_rows: int) -> list[Note]:
             f"rests on {counted(rows)} of {n_rows:,} ({rows / max(n_rows, 1):.0%}; thin in "
             "the ranking), so its impact is measured on far less evidence than theirs",
             "thin", columns=[row.feature], features=[row.feature], moves=0.3, rows=rows,
+            ranked=True,  # the ranking's own mark, merged apart from the engine's "thin"
         ))
     return out
 

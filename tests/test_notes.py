@@ -86,6 +86,26 @@ def test_a_column_s_gaps_are_one_note_for_every_feature_they_touch():
     assert set(first.columns) == {"x0", "x1"} or first.features[0] in {"x0", "x1"}
 
 
+def test_only_features_the_ranking_marks_thin_are_said_to_be_ranked_after():
+    # A small table's uncertain changes are notes of the same kind ("thin") about other
+    # features; merged into the ranking's note they called 800-row features "ranked after
+    # those backed by more rows".
+    from stratpd_xl import workflow
+
+    result = workflow.analysis(_wide(), "y", settings=sx.Settings.make(min_samples_leaf=10,
+                                                                       n_trials=1))
+    marked = set(result.impact.loc[result.impact["thin"], "feature"])
+    assert marked == {"porch", "pool"}
+    ranked = [n for n in result.notes if "ranked after" in n]
+    assert len(ranked) == 1 and set(ranked[0].features) == marked, ranked
+    small = [n for n in result.notes if n.kind == "thin" and n not in ranked]
+    assert len(small) == 1 and small[0].startswith("with 800 rows the changes of ")
+    assert not set(small[0].features) & marked and len(small[0].features) > 1
+    for feature in small[0].features:  # each with its change and band
+        assert re.search(rf'"{feature}" \([+-][\d.e+-]+: [+-][\d.e+-]+ to [+-][\d.e+-]+\)',
+                         small[0]), small[0]
+
+
 def test_ranked_notes_follow_the_rule_of_the_method():
     from stratpd_xl.presentation.notes import collect
 

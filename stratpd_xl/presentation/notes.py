@@ -39,6 +39,9 @@ def _quoted(names: Sequence[str], limit: int = NAMED) -> str:
     return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
+_SMALL_TABLE = re.compile(r'^with ([\d,]+) rows the change of ".*" from the (\d+)th to the '
+                          r"(\d+)th percentile \(([^()]*)\) is uncertain: .* from (\S+) to "
+                          r"(\S+); read it as that range, or add rows$", re.DOTALL)
 _IDENTIFIER = re.compile(r'^left out "(.*)": it looks like an identifier \((.*)\); (.*)$',
                          re.DOTALL)
 
@@ -71,7 +74,21 @@ def _merge_kind(group: list[Note], order: dict[str, int]) -> Note:
             text = (f"left out {len(group):,} columns that look like identifiers: {listed}"
                     + (f"; {how}" if how else ""))
             return Note(text, kind, columns=columns, features=features, moves=moves)
-    if kind == "thin" and all("rows" in n.facts for n in group):
+    small = [_SMALL_TABLE.match(str(n)) for n in group]
+    if kind == "thin" and all(small) and len({m.group(1) for m in small if m}) == 1:
+        first = small[0]
+        assert first is not None
+        by_feature = {n.features[0]: m for n, m in zip(group, small, strict=True)
+                      if m and n.features}
+        listed = ", ".join(f'"{f}" ({m.group(4)}: {m.group(5)} to {m.group(6)})'
+                           for f, m in sorted(by_feature.items(),
+                                              key=lambda fm: order.get(fm[0], 1e9)))
+        text = (f"with {first.group(1)} rows the changes of {len(group):,} features from the "
+                f"{first.group(2)}th to the {first.group(3)}th percentile are uncertain, "
+                f"their 95 % bands wider than a quarter of the change either way: {listed}; "
+                "read them as those ranges, or add rows")
+        return Note(text, kind, columns=columns, features=features, moves=moves)
+    if kind == "thin" and all(n.facts.get("ranked") and "rows" in n.facts for n in group):
         listed = ", ".join(f'"{n.columns[0]}" ({int(n.facts["rows"]):,} rows)' for n in group
                            if n.columns)
         text = (f"{len(group):,} features are ranked after those backed by more rows, their "
@@ -114,6 +131,11 @@ def collect(notes: Iterable[str], ranking: pd.DataFrame | None = None) -> list[N
         note = Note.of(text)
         if note.kind == "gap" and note.columns:
             key: tuple = ("gap", note.columns[0])
+        elif note.kind == "thin":
+            # The ranking's thin features, a small table's uncertain changes and each rare
+            # yes/no outcome are different facts: merged only with their own kind.
+            key = (("thin", "ranked") if note.facts.get("ranked") else
+                   ("thin", "small") if _SMALL_TABLE.match(str(note)) else ("one", len(groups)))
         elif note.kind in BY_KIND:
             key = (note.kind,)
         else:
