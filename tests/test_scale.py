@@ -126,15 +126,15 @@ def test_sx_takes_a_dask_dataframe_on_a_local_cluster(cluster):
     _same(sx.impact(ddf, "y", ["x", "z", "k"]), sx.impact(data, "y", ["x", "z", "k"]))
 
 
-def test_a_table_larger_than_its_sample_is_one_sentence_until_the_sums(tmp_path):
+def test_categories_of_a_table_larger_than_its_sample_are_one_sentence(tmp_path):
+    # The engine's stages add up numeric features; categories are analysed in memory, from a
+    # sample that holds every row, and a larger table is refused, not sampled silently.
     import stratpd_xl as sx
 
-    if _run.Stages.engine() is not None:
-        pytest.skip("the engine adds up partial sums: a sampled fit is analysed")
     table(500).to_csv(tmp_path / "t.csv", index=False)
     with pytest.raises(StratPDInputError, match="the table has 500 rows, more than the 100 its "
-                       "strata can be fitted on in memory"):
-        sx.stratpd(tmp_path / "t.csv", "y", "x", strata_rows=100, quiet=True)
+                       "strata can be fitted on in memory, and this analysis"):
+        sx.catstratpd(tmp_path / "t.csv", "y", "k", strata_rows=100, quiet=True)
 
 
 # --------------------------------------------------------------------------- command line

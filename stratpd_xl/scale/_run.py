@@ -277,18 +277,34 @@ def run(rows: FileRows | DaskRows, target: str, features: Sequence[str], *,
     stages = stages or Stages.engine()
     sketch = rows.sketch(target, seed, strata_rows)
     kinds = list(kinds) if kinds is not None else [None] * len(features)
-    if stages is None:
-        frame = _whole(sketch, rows)
-        tables = [_in_memory(frame, target, f, k, params) for f, k in zip(features, kinds,
-                                                                          strict=True)]
-        return Run(tables, sketch, rows.notes)
-    strata = []
-    for feature, kind in zip(features, kinds, strict=True):
-        extra = {"kind": kind} if kind is not None else {}
-        strata.append(stages.fit_strata(sketch.sample, target, feature, **extra, **params))
-    sums = rows.partials(strata, stages.pass_chunk)
-    tables = [stages.finish(s, p) for s, p in zip(strata, sums, strict=True)]
+    staged = [stages is not None and _numeric(sketch.sample, f, k)
+              for f, k in zip(features, kinds, strict=True)]
+    frame = _whole(sketch, rows) if not all(staged) else None
+    strata: dict[int, Any] = {}
+    for i, feature in enumerate(features):
+        if staged[i]:
+            assert stages is not None
+            strata[i] = stages.fit_strata(sketch.sample, target, feature, n_rows=sketch.rows,
+                                          **params)
+    sums = dict(zip(strata, rows.partials(list(strata.values()), stages.pass_chunk),
+                    strict=True)) if strata else {}
+    tables = []
+    for i, (feature, kind) in enumerate(zip(features, kinds, strict=True)):
+        if i in strata:
+            assert stages is not None
+            tables.append(stages.finish(strata[i], sums[i]))
+        else:
+            tables.append(_in_memory(frame, target, feature, kind, params))
     return Run(tables, sketch, rows.notes)
+
+
+def _numeric(sample: pd.DataFrame, feature: str, kind: str | None) -> bool:
+    """Whether a feature goes through the engine's stages (numbers and dates: StratPD); a
+    categorical one is analysed in memory, from a sample that holds every row."""
+    if kind is not None:
+        return kind == "numeric"
+    dtype = sample[feature].dtype
+    return dtype.kind in "iufM"
 
 
 def _check_names(rows: FileRows | DaskRows, target: str, features: Sequence[str]) -> None:
@@ -300,13 +316,14 @@ def _check_names(rows: FileRows | DaskRows, target: str, features: Sequence[str]
 
 
 def _whole(sketch: stream.Sketch, rows: FileRows | DaskRows) -> pd.DataFrame:
-    """The table itself, when pass 0's sample holds every row (in row order)."""
+    """The table itself, when pass 0's sample holds every row (in row order): for what the
+    engine's stages do not add up yet (categories, the impact ranking)."""
     if not sketch.complete:
         raise StratPDInputError(
             f"the table has {sketch.rows:,} rows, more than the {len(sketch.sample):,} its "
-            "strata can be fitted on in memory, and this version adds up larger tables in "
-            "memory only; write a sample of the rows (or only the columns to analyse) to a "
-            "smaller file"
+            "strata can be fitted on in memory, and this analysis (categories, or a ranking) "
+            "is made of larger tables in memory only; write a sample of the rows (or only the "
+            "columns to analyse) to a smaller file"
         )
     return sketch.sample.reset_index(drop=True)
 
