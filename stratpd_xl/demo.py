@@ -13,13 +13,10 @@ from importlib import resources
 
 import pandas as pd
 
-from .params import Settings
-
 __all__ = [
     "DEMO_FILE",
     "DEMO_LEFT_OUT",
     "DEMO_ORDERS",
-    "DEMO_SETTINGS",
     "DEMO_TARGET",
     "demo_csv_bytes",
     "demo_data",
@@ -36,8 +33,6 @@ DEMO_ORDERS = {
     "color": ["J", "I", "H", "G", "F", "E", "D"],
     "clarity": ["I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1", "IF"],
 }
-# The demo is a report: a band, and the default seed, so the same numbers every time.
-DEMO_SETTINGS = Settings.for_report()
 # The stone's length, width and depth in mm are, together, almost a function of carat: no
 # stratum can hold carat fixed while one of them varies, so their "all else equal" curves are
 # noise amplified (and they blur carat's own curve).  The demo asks the analyst's question:

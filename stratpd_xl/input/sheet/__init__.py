@@ -22,7 +22,7 @@ whole_characters    text holding half a character (a lone surrogate) made whole,
 from ._block import find_header, frame_from_cells, frame_from_columns, whole_characters
 from ._columns import blank_mask, leading_zeros, typed_column
 from ._output import cells_from_frame
-from ._policy import check_rows, default_features, is_numeric, resolve_column, usable_table
+from ._policy import check_rows, default_features, resolve_column, usable_table
 from ._values import EXCEL_ERRORS, LOCALISED_ERRORS, guess_decimal, is_blank
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "frame_from_columns",
     "guess_decimal",
     "is_blank",
-    "is_numeric",
     "leading_zeros",
     "resolve_column",
     "typed_column",
