@@ -43,11 +43,12 @@ __all__ = [
     "Cells", "Chart", "Curve", "stratcompare",
     "FormulaResult", "Layout", "NumberFormat", "ReportSheet", "chart_png", "clear_cache",
     "report_sheet", "start_warm_up", "stratimpact", "stratpd", "stratpd2", "stratpdby",
-    "wait_for_warm_up", "STRATPD2_ARGS", "STRATPDBY_ARGS",
+    "wait_for_warm_up", "STRATPD2_ARGS", "STRATPDBY_ARGS", "keep_hint",
 ]
 
-#: How a formula user analyses a column the sheet layer leaves out of rankings (an ID-like text).
-KEEP_HINT = "name it as col in =STRATPD to analyse it anyway"
+#: How *Analyse selection* tells its user to analyse a column left out as a row number or an
+#: id; a formula names its own ``keep`` argument instead (:func:`keep_hint`).
+KEEP_HINT = "list it in the workbook name StratPD_keep to analyse it anyway"
 
 DEFAULT_MIN_SAMPLES_LEAF = PARAMETERS["min_samples_leaf"].default
 # A formula must show the same numbers on every recalculation, so the seed is fixed.
@@ -76,10 +77,13 @@ STRATPD_ARGS: dict[str, str] = {
     "exclude": "Columns to leave out of the analysis (e.g. parts of the target): a name, names "
     "separated by commas such as \"casual, registered\", or a range holding names (default "
     "none).",
+    # After exclude, for the same reason.
+    "keep": "Columns to analyse even if they look like row numbers or ids, e.g. \"store_id\": "
+    "a name, names separated by commas, or a range holding names (default none).",
 }
 STRATIMPACT_ARGS: dict[str, str] = {
     name: STRATPD_ARGS[name]
-    for name in ("data", "target", "min_samples_leaf", "positive", "exclude")
+    for name in ("data", "target", "min_samples_leaf", "positive", "exclude", "keep")
 }
 STRATPDBY_ARGS: dict[str, str] = {
     **{name: STRATPD_ARGS[name] for name in ("data", "target", "col")},
@@ -87,7 +91,7 @@ STRATPDBY_ARGS: dict[str, str] = {
     "its values if it holds numbers.",
     "bands": f"Bands of a numeric by column (default {PARAMETERS['bands'].default}).",
     **{name: STRATPD_ARGS[name] for name in ("min_samples_leaf", "trials", "chart",
-                                              "positive", "exclude")},
+                                              "positive", "exclude", "keep")},
 }
 STRATPD2_ARGS: dict[str, str] = {
     **{name: STRATPD_ARGS[name] for name in ("data", "target")},
@@ -98,6 +102,7 @@ STRATPD2_ARGS: dict[str, str] = {
     "chart": "FALSE: no heat map picture beside the table (default TRUE).",
     "positive": STRATPD_ARGS["positive"],
     "exclude": STRATPD_ARGS["exclude"],
+    "keep": STRATPD_ARGS["keep"],
 }
 STRATCOMPARE_ARGS: dict[str, str] = {
     **{name: STRATPD_ARGS[name] for name in ("data", "target", "col", "min_samples_leaf",
@@ -105,6 +110,7 @@ STRATCOMPARE_ARGS: dict[str, str] = {
     "chart": "FALSE: no picture of the curves beside the table (default TRUE).",
     "positive": STRATPD_ARGS["positive"],
     "exclude": STRATPD_ARGS["exclude"],
+    "keep": STRATPD_ARGS["keep"],
 }
 #: Formula -> its arguments in order: the signature every host's wrapper is generated from.
 FORMULA_ARGS: dict[str, dict[str, str]] = {
@@ -123,6 +129,7 @@ MENU_NAMES: dict[str, str] = {
     "exclude": "StratPD_exclude",
     "positive": "StratPD_positive",
     "trials": "StratPD_trials",
+    "keep": "StratPD_keep",
 }
 
 
@@ -138,6 +145,12 @@ def formula_argument_words(formula: str) -> Callable[[str], str]:
         return f"{name} (argument {order.index(name) + 1} of {formula})"
 
     return words
+
+
+def keep_hint(formula: str) -> str:
+    """How ``=FORMULA(...)`` tells its user to analyse a column it left out as a row number or
+    an id: by its ``keep`` argument, named with its place in the signature."""
+    return f"give its name as {formula_argument_words(formula)('keep')} to analyse it anyway"
 
 
 def menu_argument_words(setting: str) -> str:
@@ -322,7 +335,8 @@ def _curve(data: Any, target: Any, col: Any, settings: Settings, positive: Any =
     if cached is not None:
         return cached
     result = workflow.curve(
-        frame, target, col, settings=settings, how_to_keep=KEEP_HINT, positive=positive
+        frame, target, col, settings=settings, how_to_keep=keep_hint("STRATPD"),
+        positive=positive,
     )
     curve = Curve(sheet.cells_from_frame(tables.curve_table(result.curve)), result.curve)
     _cache.put(key, curve)
@@ -366,12 +380,14 @@ def stratpd(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
     target, col : str
         The column to explain and the one whose effect is wanted, as the user typed them.
     **optional
-        ``min_samples_leaf``, ``trials``, ``chart``, ``max_points``, ``positive`` and
-        ``exclude`` as :data:`STRATPD_ARGS` explains them.  A blank (``None``, empty text)
-        or left-out argument takes its default from :data:`~stratpd_xl.params.PARAMETERS`;
+        ``min_samples_leaf``, ``trials``, ``chart``, ``max_points``, ``positive``,
+        ``exclude`` and ``keep`` as :data:`STRATPD_ARGS` explains them.  A blank (``None``,
+        empty text) or left-out argument takes its default from
+        :data:`~stratpd_xl.params.PARAMETERS`;
         ``chart`` (whether the host should draw the curve) defaults to yes, ``positive``
         (the value of a yes/no target that counts) to TRUE/yes/1, else the rarer value,
-        ``exclude`` (columns to leave out; a range's blank cells are ignored) to none.
+        ``exclude`` (columns to leave out; a range's blank cells are ignored) and ``keep``
+        (columns to analyse even if they look like row numbers or ids) to none.
 
     Returns
     -------
@@ -385,6 +401,7 @@ def stratpd(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
         settings = _settings(
             min_samples_leaf=given.get("min_samples_leaf"), n_trials=given.get("trials"),
             max_points=given.get("max_points"), exclude=given.get("exclude"),
+            keep=given.get("keep"),
         )
         want_chart = _flag(given.get("chart"), "chart")
         curve = _curve(data, target, col, settings, _positive(given.get("positive")))
@@ -398,7 +415,8 @@ def stratcompare(data: Any, target: Any, col: Any, **optional: Any) -> FormulaRe
     """``=STRATCOMPARE(...)``'s cells: StratPD beside a fitted model's PDP and ALE.
 
     Parameters are as for :func:`stratpd`; the optional ones are ``min_samples_leaf``,
-    ``trials``, ``chart``, ``positive`` and ``exclude`` (:data:`STRATCOMPARE_ARGS`).
+    ``trials``, ``chart``, ``positive``, ``exclude`` and ``keep``
+    (:data:`STRATCOMPARE_ARGS`).
 
     Returns
     -------
@@ -416,11 +434,12 @@ def stratcompare(data: Any, target: Any, col: Any, **optional: Any) -> FormulaRe
 
     def check() -> None:
         settings.append(_settings(min_samples_leaf=given.get("min_samples_leaf"),
-                                  n_trials=given.get("trials"), exclude=given.get("exclude")))
+                                  n_trials=given.get("trials"), exclude=given.get("exclude"),
+                                  keep=given.get("keep")))
 
     def compute(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         table = workflow.compare(frame, target, col, settings=settings[0],
-                                 how_to_keep=KEEP_HINT, positive=chosen).table
+                                 how_to_keep=keep_hint("STRATCOMPARE"), positive=chosen).table
         return table, compare_cells(table)
 
     key = (str(target), str(col), repr(sorted(given.items())))
@@ -432,7 +451,7 @@ def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
     """``=STRATIMPACT(...)``'s cells: the columns ranked by how much each alone moves target.
 
     Parameters are as for :func:`stratpd`; the optional ones are ``min_samples_leaf``,
-    ``positive`` and ``exclude`` (:data:`STRATIMPACT_ARGS`).
+    ``positive``, ``exclude`` and ``keep`` (:data:`STRATIMPACT_ARGS`).
 
     Returns
     -------
@@ -443,14 +462,15 @@ def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
     given = _optional(optional, STRATIMPACT_ARGS, "STRATIMPACT")
     try:
         settings = _settings(min_samples_leaf=given.get("min_samples_leaf"),
-                             exclude=given.get("exclude"))
+                             exclude=given.get("exclude"), keep=given.get("keep"))
         frame = _table(data)
         chosen = _positive(given.get("positive"))
         key = ("STRATIMPACT", _frame_key(frame), str(target), settings, repr(chosen))
         cells = _cache.get(key)
         if cells is None:
             result = workflow.analysis(
-                frame, target, settings=settings, how_to_keep=KEEP_HINT, positive=chosen
+                frame, target, settings=settings, how_to_keep=keep_hint("STRATIMPACT"),
+                positive=chosen,
             )
             cells = sheet.cells_from_frame(tables.impact_table(result.impact))
             _cache.put(key, cells)
@@ -491,8 +511,9 @@ def stratpdby(data: Any, target: Any, col: Any, by: Any, **optional: Any) -> For
     by : str
         The column to group by: at most 12 levels, or numbers cut into ``bands`` bands.
     **optional
-        ``bands``, ``min_samples_leaf``, ``trials``, ``chart``, ``positive`` and ``exclude``
-        as :data:`STRATPDBY_ARGS` explains them; blank or left out takes the default.
+        ``bands``, ``min_samples_leaf``, ``trials``, ``chart``, ``positive``, ``exclude``
+        and ``keep`` as :data:`STRATPDBY_ARGS` explains them; blank or left out takes the
+        default.
 
     Returns
     -------
@@ -510,13 +531,14 @@ def stratpdby(data: Any, target: Any, col: Any, by: Any, **optional: Any) -> For
     def check() -> None:
         settings.append(_settings(min_samples_leaf=given.get("min_samples_leaf"),
                                   n_trials=given.get("trials"), by=by,
-                                  bands=given.get("bands"), exclude=given.get("exclude")))
+                                  bands=given.get("bands"), exclude=given.get("exclude"),
+                                  keep=given.get("keep")))
         if settings[0].by is None:
             raise StratPDInputError('by is missing; name the column to group by, e.g. "region"')
 
     def compute(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         result = workflow.curve(frame, target, col, settings=settings[0],
-                                how_to_keep=KEEP_HINT, positive=chosen).curve
+                                how_to_keep=keep_hint("STRATPDBY"), positive=chosen).curve
         return result, by_group_table(result)
 
     key = (str(target), str(col), repr(by), repr(sorted(given.items())))
@@ -533,7 +555,7 @@ def stratpd2(data: Any, target: Any, col1: Any, col2: Any, **optional: Any) -> F
     col1, col2 : str
         Two different columns.
     **optional
-        ``grid``, ``min_samples_leaf``, ``chart``, ``positive`` and ``exclude`` as
+        ``grid``, ``min_samples_leaf``, ``chart``, ``positive``, ``exclude`` and ``keep`` as
         :data:`STRATPD2_ARGS` explains them; blank or left out takes the default.
 
     Returns
@@ -549,9 +571,10 @@ def stratpd2(data: Any, target: Any, col1: Any, col2: Any, **optional: Any) -> F
 
     def compute(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         settings = _settings(min_samples_leaf=given.get("min_samples_leaf"),
-                             grid=given.get("grid"), exclude=given.get("exclude"))
+                             grid=given.get("grid"), exclude=given.get("exclude"),
+                             keep=given.get("keep"))
         result = workflow.surface(frame, target, col1, col2, settings=settings,
-                                  how_to_keep=KEEP_HINT, positive=chosen).surface
+                                  how_to_keep=keep_hint("STRATPD2"), positive=chosen).surface
         return result, surface_table(result)
 
     key = (str(target), str(col1), str(col2), repr(sorted(given.items())))

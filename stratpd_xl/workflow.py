@@ -88,6 +88,9 @@ class Problem:
     excluded : list of str
         Exact names of the columns the user excluded (``settings.exclude``): still in
         ``frame``, for the engine to drop and record; never features, never in a model.
+    kept : list of str
+        Exact names of the columns to analyse even if they look like row numbers or ids
+        (``settings.keep``), which the engine must not leave out of the strata either.
     """
 
     frame: pd.DataFrame
@@ -96,6 +99,7 @@ class Problem:
     left_out: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
 
     @property
     def model_columns(self) -> list[str]:
@@ -288,7 +292,7 @@ def prepare(
         notes.insert(0, Note(f'"{target_name}" is a yes/no target: results are changes in '
                              f"{yes_no.label}, in percentage points", "target",
                              columns=[target_name]))
-    return Problem(frame, target_name, chosen, left_out, notes, excluded)
+    return Problem(frame, target_name, chosen, left_out, notes, excluded, kept)
 
 
 def _kept(frame: pd.DataFrame, given: Sequence[str]) -> list[str]:
@@ -753,7 +757,7 @@ def surface(
         problem.frame, problem.target, f1, f2, positive=positive,
         min_samples_leaf=settings.min_samples_leaf, min_slopes_per_x=settings.min_slopes_per_x,
         random_state=settings.random_state, honest=settings.honest, grid=settings.grid,
-        exclude=problem.excluded,
+        exclude=problem.excluded, keep=problem.kept,
     )
     # "named twice" notes from prepare are replaced by the sentence above
     notes = [n for n in problem.notes if "is named" not in n]
@@ -762,9 +766,11 @@ def surface(
 
 
 def _engine_kwargs(settings: Settings, problem: Problem) -> dict[str, Any]:
-    """The engine's keywords: the settings, and the excluded columns by their exact names."""
+    """The engine's keywords: the settings, and the excluded and kept columns by their exact
+    names (a kept column not named as a feature would otherwise leave the engine's strata)."""
     return {
         "exclude": problem.excluded,
+        "keep": problem.kept,
         "min_samples_leaf": settings.min_samples_leaf,
         "min_slopes_per_x": settings.min_slopes_per_x,
         "n_trials": settings.n_trials,

@@ -103,3 +103,42 @@ def test_the_menu_takes_positive_and_draws_the_band_by_default():
     assert report.settings.n_trials == spreadsheet.PARAMETERS["n_trials"].report_default > 1
     one = spreadsheet.report_sheet(DATA, target="price", n_trials=1)
     assert one.settings.n_trials == 1
+
+
+@pytest.mark.parametrize("formula", FORMULAS)
+def test_a_column_left_out_as_an_id_is_told_where_keep_goes_and_that_place_works(formula):
+    from tests.test_identifiers import _credit
+
+    frame = _credit()
+    credit = [list(frame.columns), *frame.to_numpy().tolist()]
+    order = _signature(formula)
+    place = order.index("keep") + 1
+    assert f"keep (argument {place} of {formula})" in spreadsheet.keep_hint(formula)
+    columns = {"STRATPD": ["income"], "STRATIMPACT": [], "STRATPDBY": ["income", "limit"],
+               "STRATPD2": ["income", "limit"], "STRATCOMPARE": ["income"]}[formula]
+    # Following the advice: the name at that place, all others blank, as a user types it.
+    values = [None] * len(order)
+    values[:2 + len(columns)] = [credit, "balance", *columns]
+    if "grid" in order:
+        values[order.index("grid")] = 4
+    plain = getattr(udfs, formula)(*values)
+    values[place - 1] = "rownames"
+    kept = getattr(udfs, formula)(*values)
+    assert len(kept) > 2 and kept != plain, kept[0][0]
+    if formula == "STRATIMPACT":
+        assert {r[0] for r in plain[1:]} == {"income", "limit"}
+        assert {r[0] for r in kept[1:]} == {"income", "limit", "rownames"}
+
+
+def test_the_menu_names_stratpd_keep():
+    from tests.test_identifiers import _credit
+
+    frame = _credit()
+    credit = [list(frame.columns), *frame.to_numpy().tolist()]
+    report = spreadsheet.report_sheet(credit, target="balance", n_trials=1)
+    notes = [row[0] for item in report.items if isinstance(item, spreadsheet.Cells)
+             for row in item.cells if "identifiers" in str(row[0])]
+    assert len(notes) == 1 and notes[0].endswith(
+        "list it in the workbook name StratPD_keep to analyse it anyway"), notes
+    kept = spreadsheet.report_sheet(credit, target="balance", n_trials=1, keep=["ID"])
+    assert set(kept.result.impact["feature"]) == {"income", "limit", "ID"}

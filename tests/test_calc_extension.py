@@ -31,6 +31,7 @@ from stratpd_xl.libreoffice import extension
 from stratpd_xl.presentation import words
 from stratpd_xl.presentation.tables import BAND_HIGH, BAND_LOW
 from tests.office import folder_for_calc, install_extension, require_calc_tools, run_calc
+from tests.test_identifiers import _credit
 from tests.test_ribbon import _diamonds as diamonds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +65,11 @@ EXPECTED_COMPARE = spreadsheet.stratcompare(DATA, "price", "carat").cells
 DIMENSIONS = [["x"], ["y"], [None]]
 EXPECTED_EXCLUDE_RANGE = spreadsheet.stratimpact(DATA, "price", exclude=DIMENSIONS)
 EXPECTED_EXCLUDE_TEXT = spreadsheet.stratpd(DATA, "price", "carat", exclude="x, y, z").cells
+# Columns kept although they look like row numbers or ids: by a text and by a range of cells.
+CREDIT = [[*_credit().columns], *_credit().to_numpy().tolist()]
+KEPT = [["ID"], [None], ["rownames"]]
+EXPECTED_KEEP_TEXT = spreadsheet.stratimpact(CREDIT, "balance", keep="rownames, ID")
+EXPECTED_KEEP_RANGE = spreadsheet.stratpd(CREDIT, "balance", "income", keep=KEPT).cells
 
 # A formula that computes for about a CPU second (200 trials on 3,000 rows; 30 took under
 # the killer's 0.3 s once BLAS ran one thread), for the worker to die in the
@@ -106,6 +112,11 @@ FORMULAS = {
     "exclude_text": ("Data", _address(len(EXPECTED_EXCLUDE_TEXT),
                                       len(EXPECTED_EXCLUDE_TEXT[0]), "S340"),
                      'STRATPD(A1:J301;"price";"carat";;;;;;"x, y, z")'),
+    "keep_text": ("Credit", _address(len(EXPECTED_KEEP_TEXT), len(EXPECTED_KEEP_TEXT[0]), "H1"),
+                  'STRATIMPACT(A1:E401;"balance";;;;"rownames, ID")'),
+    "keep_range": ("Credit", _address(len(EXPECTED_KEEP_RANGE), len(EXPECTED_KEEP_RANGE[0]),
+                                      "P1"),
+                   'STRATPD(A1:E401;"balance";"income";;;;;;;$Kept.A1:A3)'),
     # Whole columns: the extension reads only the used part of the 1,048,576 rows.
     "whole_columns": ("Whole", _address(len(EXPECTED_IMPACT), len(EXPECTED_IMPACT[0])),
                       'STRATIMPACT(A:J;"price")'),
@@ -126,7 +137,8 @@ def _run_calc(base: Path, python: str) -> dict[str, Any]:
         assert cli_main(["libreoffice", "install", "--profile", str(profile)]) == 0
     request = {
         "tables": {"Data": DATA, "Gaps": GAPPY, "Errors": DATA[:121], "Names": DIMENSIONS,
-                   "Slow": diamonds(3000, last="z"), "Whole": DATA},
+                   "Slow": diamonds(3000, last="z"), "Whole": DATA, "Credit": CREDIT,
+                   "Kept": KEPT},
         "cell_formulas": {"Errors": {"G12": "=NA()"}},
         "formulas": {k: {"sheet": s, "range": r, "formula": f}
                      for k, (s, r, f) in FORMULAS.items()},
@@ -215,6 +227,14 @@ def test_exclude_by_a_range_by_a_text_and_by_the_named_range_of_the_report(calc)
     texts = {str(v) for row in cells for v in row if v}
     assert any(t.startswith('note: left out "x" and "y" as asked (exclude)') for t in texts)
     assert "x" not in {row[0] for row in cells if row}
+
+
+def test_keep_by_a_text_and_by_a_range(calc):
+    _numbers_close(calc["formulas"]["keep_text"]["cells"], EXPECTED_KEEP_TEXT)
+    assert {r[0] for r in EXPECTED_KEEP_TEXT[1:]} == {"income", "limit", "rownames", "ID"}
+    _numbers_close(calc["formulas"]["keep_range"]["cells"], EXPECTED_KEEP_RANGE)
+    # Kept in the strata, the row numbers (sorted by balance) change income's curve.
+    assert EXPECTED_KEEP_RANGE != spreadsheet.stratpd(CREDIT, "balance", "income").cells
 
 
 def test_a_larger_array_range_shows_na_below_the_result(calc):

@@ -266,11 +266,12 @@ def test_vba_wrapper_shows_the_excel_signature_without_caller(xl):
     vba = out.getvalue()
     assert (
         "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart, Optional max_points, Optional positive, Optional exclude)"
+        "Optional chart, Optional max_points, Optional positive, Optional exclude, "
+        "Optional keep)"
     ) in vba
     # New arguments go last, so formulas written before them keep their meaning.
     assert ("Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive, "
-            "Optional exclude)") in vba
+            "Optional exclude, Optional keep)") in vba
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in vba
     assert "ActiveWorkbook, Application.Caller" in vba  # add-ins call with the active book
     assert "CommandBars" not in vba, "the wizard guard makes UDFs show 0 on open"
@@ -758,6 +759,31 @@ def test_exclude_as_a_range_or_a_comma_text_in_every_formula(xl):
     target = call_like_excel(xl, xl.udfs.STRATIMPACT, bikes, "bikers", MISSING, MISSING,
                              "bikers")
     assert target[0][0].startswith("STRATIMPACT: \"bikers\" is the target, so it cannot be")
+
+
+def test_keep_as_a_range_or_a_comma_text_in_every_formula(xl):
+    from tests.test_identifiers import _credit
+
+    frame = _credit()
+    credit = (tuple(frame.columns), *(tuple(float(v) for v in row)
+                                      for row in frame.itertuples(index=False)))
+    plain = call_like_excel(xl, xl.udfs.STRATIMPACT, credit, "balance")
+    assert {r[0] for r in plain[1:]} == {"income", "limit"}
+    # A column of names with a blank cell, as Excel hands a range over COM; then one text.
+    names = (("RowNames",), (None,), ("id",))
+    for keep in (names, "rownames, ID"):
+        kept = call_like_excel(xl, xl.udfs.STRATIMPACT, credit, "balance", *[MISSING] * 3,
+                               keep)
+        assert {r[0] for r in kept[1:]} == {"income", "limit", "rownames", "ID"}, kept[:3]
+    for func, args in ((xl.udfs.STRATPD, ("income", *[MISSING] * 6)),
+                       (xl.udfs.STRATPDBY, ("income", "limit", *[MISSING] * 6)),
+                       (xl.udfs.STRATPD2, ("income", "limit", 4.0, *[MISSING] * 4)),
+                       (xl.udfs.STRATCOMPARE, ("income", *[MISSING] * 5))):
+        before = call_like_excel(xl, func, credit, "balance", *args)
+        after = call_like_excel(xl, func, credit, "balance", *args, "rownames")
+        assert len(after) > 3 and after != before, after[0][0]
+        bad = call_like_excel(xl, func, credit, "balance", *args, "rownmes")
+        assert len(bad) == 1 and 'kept column "rownmes" not found' in bad[0][0], bad
 
 
 def _first(rows: tuple[tuple[Any, ...], ...], width: int) -> tuple[tuple[Any, ...], ...]:

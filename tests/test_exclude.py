@@ -232,10 +232,11 @@ def test_every_command_that_analyses_offers_exclude():
 # --------------------------------------------------------------------------- every front end
 
 
-def test_exclude_is_declared_by_every_front_end():
-    """The one parameter reaches every place a setting is typed: the formulas of the shared
-    layer, Excel's and xlwings Lite's signatures (last, so older formulas keep their
-    meaning), Calc's type library and Function Wizard, and both menu commands."""
+def test_exclude_and_keep_are_declared_by_every_front_end():
+    """The two column lists reach every place a setting is typed: the formulas of the shared
+    layer, Excel's and xlwings Lite's signatures (``exclude`` then ``keep``, last, so older
+    formulas keep their meaning), Calc's type library and Function Wizard, and both menu
+    commands."""
     import ast
     import inspect
 
@@ -246,22 +247,27 @@ def test_exclude_is_declared_by_every_front_end():
         from stratpd_xl.excel import lite, ribbon, udfs
     from stratpd_xl.libreoffice import extension
 
+    last = ["exclude", "keep"]
     for name, args in extension.FORMULAS.items():
-        assert list(args)[-1] == "exclude", name
+        assert list(args)[-2:] == last, name
         assert args["exclude"] == spreadsheet.STRATPD_ARGS["exclude"]
-        assert "[in] any exclude)" in next(
+        assert args["keep"] == spreadsheet.STRATPD_ARGS["keep"]
+        assert "[in] any exclude, [in] any keep)" in next(
             line for line in extension.idl().splitlines() if f" {name}(" in line)
         excel = inspect.signature(getattr(udfs, name)).parameters
-        assert [p for p in excel if p != "caller"][-1] == "exclude", name
-    assert extension.calc_addins_xcu().count('<node oor:name="exclude"') == len(
-        extension.FORMULAS)
+        assert [p for p in excel if p != "caller"][-2:] == last, name
+    for argument in last:
+        assert extension.calc_addins_xcu().count(f'<node oor:name="{argument}"') == len(
+            extension.FORMULAS)
     for function in (lite.stratpd, lite.stratimpact, lite.stratcompare):
-        assert list(inspect.signature(function).parameters)[-1] == "exclude"
+        assert list(inspect.signature(function).parameters)[-2:] == last
     main_py = Path(__file__).resolve().parents[1] / "addin" / "xlwings_lite" / "main.py"
     for node in ast.parse(main_py.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("STRAT"):
-            assert node.args.args[-1].arg == "exclude", node.name
+            assert [a.arg for a in node.args.args[-2:]] == last, node.name
     # Calc's component runs inside LibreOffice (it imports uno): read its source.
     component = (Path(extension.__file__).parent / "calc_component.py").read_text("utf-8")
     assert f'EXCLUDE_NAME = "{ribbon.EXCLUDE_NAME}"' in component
-    assert "exclude=_exclude(doc)" in component
+    assert f'KEEP_NAME = "{ribbon.KEEP_NAME}"' in component
+    assert "exclude=_columns(doc, EXCLUDE_NAME)" in component
+    assert "keep=_columns(doc, KEEP_NAME)" in component

@@ -53,6 +53,16 @@ def test_the_engine_leaves_them_out_too_and_keep_overrides():
     assert set(result.impact["feature"]) == {"income", "limit", "rownames", "ID"}
 
 
+def test_a_kept_column_stays_in_the_strata_of_one_feature_s_curve():
+    # Not the feature, so only keep holds it in: sorted by the target, the row numbers
+    # group the rows by balance and change income's curve.
+    plain = workflow.curve(_credit(), "balance", "income").curve
+    kept = workflow.curve(_credit(), "balance", "income",
+                          settings=sx.Settings.make(keep="rownames")).curve
+    assert kept.attrs["params"]["keep"] == ["rownames"]
+    assert not np.allclose(kept.iloc[:, 1], plain.iloc[:, 1])
+
+
 def test_a_pandas_index_saved_to_csv_is_left_out_on_the_command_line(tmp_path, capsys):
     from stratpd_xl.cli import main
 

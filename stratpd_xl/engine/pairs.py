@@ -430,6 +430,7 @@ def stratpd2(
     grid: int = _DEFAULT["grid"],
     positive: Any = None,
     exclude: str | Iterable[str] | None = None,
+    keep: str | Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """Two-way partial dependence of ``target`` on ``f1`` and ``f2``, from the data alone.
 
@@ -454,6 +455,8 @@ def stratpd2(
         rows) and bands of a numeric f2.
     min_samples_leaf, min_slopes_per_x, random_state, honest, positive, exclude
         As for :func:`stratpd_xl.stratpd`.
+    keep : str or list of str, optional
+        Columns to stratify on even if they look like row numbers or ids.
 
     Returns
     -------
@@ -475,7 +478,8 @@ def stratpd2(
         12 levels (or f1 with more than 40), or no curve of f1 in two bands.
     """
     p = Settings.make(min_samples_leaf=min_samples_leaf, min_slopes_per_x=min_slopes_per_x,
-                      random_state=random_state, honest=honest, grid=grid, exclude=exclude)
+                      random_state=random_state, honest=honest, grid=grid, exclude=exclude,
+                      keep=keep or ())
     f1, f2 = str(f1), str(f2)
     if f1 == f2:
         raise StratPDInputError(

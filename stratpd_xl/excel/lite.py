@@ -55,6 +55,7 @@ def stratpd(
     max_points: Any = None,
     positive: Any = None,
     exclude: Any = None,
+    keep: Any = None,
 ) -> list[list[Any]]:
     """``=STRATPD(...)``: see :func:`stratpd_xl.excel.udfs.STRATPD` (``chart`` has no effect)."""
     return udfs.STRATPD(
@@ -67,6 +68,7 @@ def stratpd(
         max_points=max_points,
         positive=positive,
         exclude=exclude,
+        keep=keep,
     )
 
 
@@ -76,10 +78,12 @@ def stratimpact(
     min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
     positive: Any = None,
     exclude: Any = None,
+    keep: Any = None,
 ) -> list[list[Any]]:
     """``=STRATIMPACT(...)``: see :func:`stratpd_xl.excel.udfs.STRATIMPACT`."""
     return udfs.STRATIMPACT(
-        data, target, min_samples_leaf=min_samples_leaf, positive=positive, exclude=exclude
+        data, target, min_samples_leaf=min_samples_leaf, positive=positive, exclude=exclude,
+        keep=keep,
     )
 
 
@@ -92,12 +96,13 @@ def stratcompare(
     chart: Any = True,
     positive: Any = None,
     exclude: Any = None,
+    keep: Any = None,
 ) -> list[list[Any]]:
     """``=STRATCOMPARE(...)``: see :func:`stratpd_xl.excel.udfs.STRATCOMPARE` (``chart`` has
     no effect)."""
     return udfs.STRATCOMPARE(
         data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
-        positive=positive, exclude=exclude,
+        positive=positive, exclude=exclude, keep=keep,
     )
 
 

@@ -74,6 +74,6 @@ STRATCOMPARE = FORMULAS["STRATCOMPARE"]
 @script
 def analyse_selection(book: xw.Book) -> None:
     """Analyse the selected table (header row included) into a new sheet, as the ribbon does;
-    the workbook names StratPD_target, StratPD_exclude, StratPD_positive and StratPD_trials
-    set what they set there."""
+    the workbook names StratPD_target, StratPD_exclude, StratPD_keep, StratPD_positive and
+    StratPD_trials set what they set there."""
     lite.analyse_selection(book)

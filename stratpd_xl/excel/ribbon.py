@@ -8,7 +8,8 @@ What the button does
    (Formulas > Define Name: ``StratPD_target`` referring to ``="price"`` or to a cell holding
    ``price``); otherwise the selection's last column is the target.  The workbook name
    ``StratPD_exclude`` (referring to ``="casual, registered"`` or to cells holding column
-   names) leaves those columns out of the analysis, as ``exclude`` does in the formulas.
+   names) leaves those columns out of the analysis, as ``exclude`` does in the formulas;
+   ``StratPD_keep`` analyses columns that look like row numbers or ids, as ``keep`` does.
 3. Adds a new sheet ``StratPD <target>`` (``StratPD price (2)`` when that exists) and writes the
    impact ranking with its chart, then per feature (largest impact first) the curve table with
    its chart picture beside it.  Existing sheets are never written to.
@@ -32,14 +33,16 @@ from ..errors import StratPDInputError, error_text
 from ..spreadsheet import Layout
 
 __all__ = [
-    "EXCLUDE_NAME", "TARGET_NAME", "Layout", "analyse_selection", "excluded_names", "main",
-    "read_selection", "target_name", "warning_text",
+    "EXCLUDE_NAME", "KEEP_NAME", "TARGET_NAME", "Layout", "analyse_selection", "excluded_names",
+    "kept_names", "main", "read_selection", "target_name", "warning_text",
 ]
 
 #: Workbook name that sets the target column for the ribbon button.
 TARGET_NAME = spreadsheet.MENU_NAMES["target"]
 #: Workbook name that lists the columns the ribbon button leaves out (``exclude``).
 EXCLUDE_NAME = spreadsheet.MENU_NAMES["exclude"]
+#: Workbook name that lists columns to analyse even if they look like ids (``keep``).
+KEEP_NAME = spreadsheet.MENU_NAMES["keep"]
 POSITIVE_NAME = spreadsheet.MENU_NAMES["positive"]  # a yes/no target's value that counts
 TRIALS_NAME = spreadsheet.MENU_NAMES["trials"]  # more than 1: the curves carry a band
 
@@ -141,6 +144,13 @@ def excluded_names(book: Any) -> Any:
                        'out, or to a text such as ="casual, registered"')[1]
 
 
+def kept_names(book: Any) -> Any:
+    """The columns the workbook name ``StratPD_keep`` lists (analysed even if they look like
+    row numbers or ids), or None when there is none; written as for ``StratPD_exclude``."""
+    return _name_value(book, KEEP_NAME, "cells holding the names of the columns to keep, or "
+                       'to a text such as ="store_id"')[1]
+
+
 def setting_name(book: Any, wanted: str) -> Any:
     """The value of the workbook name ``wanted`` (``StratPD_positive``, ``StratPD_trials``):
     a constant (``="yes"``, ``=10``) or the first cell it refers to; None when there is none
@@ -223,9 +233,9 @@ def analyse_selection(
         Positions on the new sheet (default: :class:`Layout`'s).
     **engine_kw
         Passed to :func:`stratpd_xl.spreadsheet.report_sheet` (e.g. ``min_samples_leaf``);
-        without ``exclude``, ``n_trials`` or ``positive`` here, the workbook names
-        ``StratPD_exclude``, ``StratPD_trials`` and ``StratPD_positive`` give them
-        (:func:`excluded_names`, :func:`setting_name`).
+        without ``exclude``, ``keep``, ``n_trials`` or ``positive`` here, the workbook names
+        ``StratPD_exclude``, ``StratPD_keep``, ``StratPD_trials`` and ``StratPD_positive``
+        give them (:func:`excluded_names`, :func:`kept_names`, :func:`setting_name`).
 
     Returns
     -------
@@ -246,6 +256,7 @@ def analyse_selection(
     try:
         sheets = list(book.sheets)
         engine_kw.setdefault("exclude", excluded_names(book))
+        engine_kw.setdefault("keep", kept_names(book))
         engine_kw.setdefault("n_trials", setting_name(book, TRIALS_NAME))
         engine_kw.setdefault("positive", setting_name(book, POSITIVE_NAME))
         report = spreadsheet.report_sheet(

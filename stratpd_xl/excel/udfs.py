@@ -105,6 +105,7 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     max_points: Any = None,
     positive: Any = None,
     exclude: Any = None,
+    keep: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """Partial dependence of target on col, from the data alone (StratPD / CatStratPD).
@@ -132,6 +133,10 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
         Columns to leave out of the analysis: a name, names separated by commas, or a range
         holding names (blank cells ignored).  After ``positive``, so formulas written before
         either keep working.
+    keep : optional
+        Columns to analyse even if they look like row numbers or ids (left out otherwise,
+        with a note): a name, names separated by commas, or a range holding names.  Last,
+        for the same reason.
     caller : xlwings.Range, optional
         Filled in by xlwings with the formula's cell; ``None`` from Python.
 
@@ -143,7 +148,7 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     """
     out = spreadsheet.stratpd(
         data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
-        max_points=max_points, positive=positive, exclude=exclude,
+        max_points=max_points, positive=positive, exclude=exclude, keep=keep,
     )
     return _with_picture(out, caller)
 
@@ -158,6 +163,7 @@ def STRATCOMPARE(  # noqa: N802 - Excel formula names are upper case
     chart: Any = True,
     positive: Any = None,
     exclude: Any = None,
+    keep: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """StratPD beside a fitted model's partial dependence (PDP) and ALE for col.
@@ -174,7 +180,7 @@ def STRATCOMPARE(  # noqa: N802 - Excel formula names are upper case
     """
     out = spreadsheet.stratcompare(
         data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
-        positive=positive, exclude=exclude,
+        positive=positive, exclude=exclude, keep=keep,
     )
     return _with_picture(out, caller)
 
@@ -202,6 +208,7 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
     min_samples_leaf: Any = DEFAULT_MIN_SAMPLES_LEAF,
     positive: Any = None,
     exclude: Any = None,
+    keep: Any = None,
 ) -> list[list[Any]]:
     """Model-free ranking of the columns by how much each alone moves the target.
 
@@ -217,6 +224,8 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
         For a yes/no target, the value that counts (as in ``STRATPD``).
     exclude : optional
         Columns to leave out, neither ranked nor used to group the rows (as in ``STRATPD``).
+    keep : optional
+        Columns to rank even if they look like row numbers or ids (as in ``STRATPD``).
 
     Returns
     -------
@@ -225,7 +234,8 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
         on bad input one cell ``"STRATIMPACT: <what to fix>"``.
     """
     return spreadsheet.stratimpact(
-        data, target, min_samples_leaf=min_samples_leaf, positive=positive, exclude=exclude
+        data, target, min_samples_leaf=min_samples_leaf, positive=positive, exclude=exclude,
+        keep=keep,
     )
 
 
@@ -251,13 +261,14 @@ def STRATPDBY(  # noqa: N802 - Excel formula names are upper case
     chart: Any = True,
     positive: Any = None,
     exclude: Any = None,
+    keep: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """The curve of col in each group of by, one under the other, and a chart of them.
 
     Parameters
     ----------
-    data, target, col, min_samples_leaf, trials, chart, positive, exclude, caller
+    data, target, col, min_samples_leaf, trials, chart, positive, exclude, keep, caller
         As for :func:`STRATPD`.
     by : str
         The column to group by: at most 12 levels, or numbers cut into ``bands`` bands.
@@ -272,7 +283,7 @@ def STRATPDBY(  # noqa: N802 - Excel formula names are upper case
     """
     return _with_picture(spreadsheet.stratpdby(
         data, target, col, by, bands=bands, min_samples_leaf=min_samples_leaf, trials=trials,
-        chart=chart, positive=positive, exclude=exclude,
+        chart=chart, positive=positive, exclude=exclude, keep=keep,
     ), caller)
 
 
@@ -287,13 +298,14 @@ def STRATPD2(  # noqa: N802 - Excel formula names are upper case
     chart: Any = True,
     positive: Any = None,
     exclude: Any = None,
+    keep: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """The two-way surface of target over col1 and col2 (experimental), and its heat map.
 
     Parameters
     ----------
-    data, target, min_samples_leaf, chart, positive, exclude, caller
+    data, target, min_samples_leaf, chart, positive, exclude, keep, caller
         As for :func:`STRATPD`.
     col1, col2 : str
         Two different columns.
@@ -308,7 +320,7 @@ def STRATPD2(  # noqa: N802 - Excel formula names are upper case
     """
     return _with_picture(spreadsheet.stratpd2(
         data, target, col1, col2, grid=grid, min_samples_leaf=min_samples_leaf, chart=chart,
-        positive=positive, exclude=exclude,
+        positive=positive, exclude=exclude, keep=keep,
     ), caller)
 
 

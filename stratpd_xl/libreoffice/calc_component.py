@@ -29,6 +29,7 @@ ANALYSE = "org.stratpd.xl.calc.AnalyseSelection"
 PROTOCOL = "org.stratpd.xl.calc:"  # the menu's command: org.stratpd.xl.calc:analyse
 TARGET_NAME = "StratPD_target"
 EXCLUDE_NAME = "StratPD_exclude"
+KEEP_NAME = "StratPD_keep"  # columns to analyse even if they look like row numbers or ids
 POSITIVE_NAME = "StratPD_positive"  # a yes/no target's value that counts
 TRIALS_NAME = "StratPD_trials"  # more than 1: the curves carry a band
 CHART_SIZE = (16000, 9000)  # 1/100 mm: 16 x 9 cm, about the rows the report leaves free
@@ -222,14 +223,15 @@ def _target(doc):
     return text if found else None
 
 
-def _exclude(doc):
-    """The columns the document's named range StratPD_exclude names, or None.
+def _columns(doc, wanted=EXCLUDE_NAME):
+    """The columns the document's named range ``wanted`` (StratPD_exclude, StratPD_keep)
+    names, or None.
 
     It may hold a text (``"casual, registered"``) or refer to cells holding names (blank
     ones ignored); the worker matches them against the selection's header.
     """
-    found, text, cells = _named(doc, EXCLUDE_NAME, "cells holding the names of the columns "
-                                'to leave out, or to a text such as "casual, registered"')
+    found, text, cells = _named(doc, wanted, "cells holding column names, or to a text "
+                                'such as "casual, registered"')
     if cells is not None:
         return [_plain(v) for row in cells.getDataArray() for v in row if v != ""]
     return [text] if found else None
@@ -377,7 +379,9 @@ class AnalyseSelection(unohelper.Base, XDispatchProvider, XDispatch, XInitializa
             taken = list(doc.getSheets().getElementNames())
             plan = worker().call("REPORT", values=client.pack_block(values),
                                  target=_target(doc), source=source, taken=taken,
-                                 exclude=_exclude(doc), positive=_setting(doc, POSITIVE_NAME),
+                                 exclude=_columns(doc, EXCLUDE_NAME),
+                                 keep=_columns(doc, KEEP_NAME),
+                                 positive=_setting(doc, POSITIVE_NAME),
                                  trials=_setting(doc, TRIALS_NAME))
             write_report(doc, plan)
         except (SelectionError, client.WorkerError) as exc:

@@ -71,12 +71,14 @@ def _chart(item: spreadsheet.Chart, report: spreadsheet.ReportSheet) -> dict[str
 def plan(
     values: Sequence[Sequence[Any]], target: Any = None, source: str = "",
     taken: Sequence[str] = (), exclude: Any = None, positive: Any = None, trials: Any = None,
+    keep: Any = None,
 ) -> dict[str, Any]:
     """Analyse the selection and say what to write where on the new sheet.
 
     Parameters are those of :func:`stratpd_xl.spreadsheet.report_sheet`; ``exclude``,
-    ``positive`` and ``trials`` (what the document's ``StratPD_exclude``, ``StratPD_positive``
-    and ``StratPD_trials`` hold; blank for the defaults) are its settings of those names.
+    ``keep``, ``positive`` and ``trials`` (what the document's ``StratPD_exclude``,
+    ``StratPD_keep``, ``StratPD_positive`` and ``StratPD_trials`` hold; blank for the
+    defaults) are its settings of those names.
 
     Returns
     -------
@@ -87,7 +89,8 @@ def plan(
         ``[row, col, height, width]`` and the charted ``columns``).
     """
     report = spreadsheet.report_sheet(values, target=target, taken=taken, source=source,
-                                      exclude=exclude, positive=positive, n_trials=trials)
+                                      exclude=exclude, keep=keep, positive=positive,
+                                      n_trials=trials)
     blocks, formats, charts = [], [], []
     for item in report.items:
         if isinstance(item, spreadsheet.Cells):
