@@ -44,6 +44,9 @@ if case.startswith("curve"):
 else:
     call = lambda d: sx.impact(d, target, random_state=0, **kw)
 call(warm)
+from stratpd_xl import _backend
+if hasattr(_backend, "ENGINE"):  # numba takes over from numpy once its kernels are ready
+    _backend.ENGINE.wait()
 load = float(open("/proc/loadavg").read().split()[0])
 c0, t0 = time.process_time(), time.perf_counter()
 call(df)

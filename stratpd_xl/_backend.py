@@ -2,11 +2,20 @@
 
 The engine's kernels and the .ods pre-scan (:mod:`stratpd_xl.input._scan_kernels`) use it.  Both
 backends implement the same algorithms and give the same numbers (the tests check it); numba
-is only faster.  Set ``STRATPD_XL_BACKEND=numpy`` to force the fallback.
+is only faster.
+
+numba compiles a kernel on its first call (after installing: about 5 s of CPU for the
+engine's), or loads it from its on-disk cache (about 0.5 s).  So that no call waits for that,
+each set of kernels (:class:`Kernels`) is made ready in a background thread the first time
+it is asked for, and the numpy fallback answers until it is; a call on at least
+:data:`WAIT_ROWS` rows waits for it instead, as numpy's extra time there outweighs a load
+from the cache.  ``STRATPD_XL_BACKEND=numpy`` forces the fallback, ``STRATPD_XL_BACKEND=numba``
+(or :func:`set_backend`) numba from the first call, compiling in the caller's thread.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
@@ -22,24 +31,184 @@ except ImportError:  # pragma: no cover - exercised by forcing the numpy backend
     _numba = None
 
 HAVE_NUMBA: bool = _numba is not None
-_backend: str = "numba" if HAVE_NUMBA else "numpy"
-if os.environ.get("STRATPD_XL_BACKEND", "").lower() == "numpy":
-    _backend = "numpy"
+# "auto": numba once its kernels are ready, numpy until then (see Kernels); "numba": numba
+# from the first call; "numpy": never numba.
+_mode: str = "auto" if HAVE_NUMBA else "numpy"
+if os.environ.get("STRATPD_XL_BACKEND", "").lower() in ("numba", "numpy") and HAVE_NUMBA:
+    _mode = os.environ["STRATPD_XL_BACKEND"].lower()
+
+#: Rows from which a call waits for the kernels rather than run on numpy meanwhile: numpy
+#: takes about twice numba's time (a 200,000-row curve: 1.7 s of CPU against 0.8 s), far
+#: more than loading the kernels from numba's cache (0.5 s).
+WAIT_ROWS = 100_000
 
 
-def get_backend() -> str:
-    """Return the active backend, ``"numba"`` or ``"numpy"``."""
-    return _backend
+class _Stopped(BaseException):
+    """Raised in the compiling thread when the process exits: it stops between kernels.
+
+    A BaseException, so that no ``except Exception`` on the way swallows it."""
+
+
+class Kernels:
+    """A set of numba kernels made ready in a background thread, numpy answering meanwhile.
+
+    Parameters
+    ----------
+    name : str
+        What the kernels are for (the thread's name says it).
+    compile : callable, optional
+        Calls every kernel of the set once, with the argument types real calls give, so
+        numba compiles each (or loads it from its cache); it runs in the thread, which sees
+        the numba backend whatever the readiness.  Set later with :meth:`set_compile` when
+        the function lives above this module.
+    """
+
+    def __init__(self, name: str, compile: Callable[[], object] | None = None) -> None:
+        self.name = name
+        self._compile = compile
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._failed: BaseException | None = None
+
+    def set_compile(self, compile: Callable[[], object]) -> None:
+        self._compile = compile
+
+    @property
+    def failed(self) -> BaseException | None:
+        """The error that stopped the compile (the kernels then stay on numpy), or None."""
+        return self._failed
+
+    def ready(self) -> bool:
+        """Whether the kernels are compiled (or loaded) in this process."""
+        return self._ready.is_set()
+
+    def use_numba(self, rows: int = 0) -> bool:
+        """Whether a call on ``rows`` rows takes the numba kernels now.
+
+        Starts the background compile the first time; a call on :data:`WAIT_ROWS` rows or
+        more waits for it.
+        """
+        if getattr(_compiling, "active", False):
+            return True  # the compiling thread itself, whatever the caller's choice
+        if _mode != "auto":
+            return _mode == "numba"
+        if self._ready.is_set():
+            return True
+        if self._failed is not None or self._compile is None:
+            return False
+        if rows < WAIT_ROWS and not _background:
+            return False  # a one-shot process: numpy, no compile it would not live to use
+        if not can_start_threads():  # nothing to answer meanwhile with: compile here
+            self._run()
+            return self._ready.is_set()
+        self.start()
+        if rows >= WAIT_ROWS:
+            return self.wait()
+        return False
+
+    def start(self) -> None:
+        """Start the background compile (once; nothing when numba is not in use)."""
+        with self._lock:
+            if (self._thread is not None or self._ready.is_set() or self._compile is None
+                    or _mode == "numpy"):
+                return
+            self._thread = threading.Thread(target=self._run, daemon=True,
+                                            name=f"stratpd-compile-{self.name}")
+            _started.append(self)
+            self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Start the compile if need be and wait for it; True once the kernels are ready."""
+        if self._ready.is_set():
+            return True
+        self.start()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        return self._ready.is_set()
+
+    def _run(self) -> None:
+        _compiling.active = True
+        try:
+            if self._compile is not None:
+                self._compile()
+            self._ready.set()
+        except _Stopped:
+            pass  # what was compiled is in numba's cache; the next process goes on from there
+        except Exception as exc:  # noqa: BLE001 - numba failed: numpy answers, as without it
+            self._failed = exc
+        finally:
+            _compiling.active = False
+
+
+_compiling = threading.local()  # .active: this thread runs a Kernels compile
+_background = True  # whether a small call starts the background compile (see one_shot)
+
+
+@contextlib.contextmanager
+def one_shot() -> Iterator[None]:
+    """A context for a process that answers once and exits (the command line).
+
+    Calls under :data:`WAIT_ROWS` rows then run on numpy without starting the background
+    compile: the process would end before numba could take over, and would wait at exit for
+    the kernel being compiled (up to 6 s for the tree's).  Larger calls still wait for the
+    kernels; a warm cache loads them in 0.5 s, which they win back.
+    """
+    global _background
+    previous, _background = _background, False
+    try:
+        yield
+    finally:
+        _background = previous
+_started: list[Kernels] = []
+_exiting = threading.Event()
+
+
+@atexit.register
+def _stop_compiling() -> None:
+    # A process that exits while numba compiles in a daemon thread aborts ("terminate called
+    # without an active exception"): stop the compiles at their next kernel and wait for that.
+    _exiting.set()
+    for kernels in _started:
+        if kernels._thread is not None:
+            kernels._thread.join()
+
+
+#: The engine's kernels (their compile is set by :mod:`stratpd_xl.engine`).
+ENGINE = Kernels("engine")
+
+
+def checkpoint() -> None:
+    """In a compiling thread of an exiting process, stop here (between two kernels)."""
+    if _exiting.is_set() and getattr(_compiling, "active", False):
+        raise _Stopped
+
+
+def numba_in_use() -> bool:
+    """Whether the kernels run on numba once ready (numba installed and not switched off)."""
+    return _mode != "numpy"
+
+
+def get_backend(rows: int = 0) -> str:
+    """The backend the engine's kernels take now, ``"numba"`` or ``"numpy"``.
+
+    ``rows``: the size of the call, from which it waits for the kernels (see :class:`Kernels`).
+    """
+    checkpoint()
+    return "numba" if ENGINE.use_numba(rows) else "numpy"
 
 
 def set_backend(name: str) -> str:
-    """Select ``"numba"`` or ``"numpy"`` and return the previous backend."""
-    global _backend
-    if name not in ("numba", "numpy"):
-        raise ValueError(f'backend must be "numba" or "numpy", not {name!r}')
-    if name == "numba" and not HAVE_NUMBA:
+    """Select ``"numba"`` (from the next call on, compiling in the caller's thread when need
+    be), ``"numpy"`` or ``"auto"`` (the default: see :class:`Kernels`); return the previous
+    choice."""
+    global _mode
+    if name not in ("numba", "numpy", "auto"):
+        raise ValueError(f'backend must be "numba", "numpy" or "auto", not {name!r}')
+    if name != "numpy" and not HAVE_NUMBA:
         raise ValueError("numba is not installed; pip install numba or use the numpy backend")
-    previous, _backend = _backend, name
+    previous, _mode = _mode, name
     return previous
 
 
@@ -125,6 +294,17 @@ def njit(func: Callable[..., Any]) -> Callable[..., Any]:
     """
     if _numba is None:
         return func
+    compiled = _cached_njit(func)
+    DISPATCHERS.append(compiled)
+    return compiled
+
+
+#: Every kernel made by :func:`njit` (the tests check the compiles cover what analyses call).
+DISPATCHERS: list[Any] = []
+
+
+def _cached_njit(func: Callable[..., Any]) -> Any:
+    assert _numba is not None
     try:
         return _numba.njit(cache=True, nogil=True)(func)
     except RuntimeError as exc:

@@ -1323,7 +1323,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_warm_up(args: argparse.Namespace) -> int:
     from . import _backend
 
-    if _backend.get_backend() != "numba":
+    if not _backend.numba_in_use():
         print("nothing to compile: the engine runs on numpy here (numba is not in use)")
         return 0
     started = time.perf_counter()
@@ -1435,9 +1435,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    from . import _backend  # here: it loads numba, which --help and usage errors need not
+
     stdout, sys.stdout = sys.stdout, _Output(sys.stdout)
     try:
-        return _run_command(args)
+        with _backend.one_shot():
+            return _run_command(args)
     except (StratPDInputError, _UserError) as exc:
         sys.stderr.write(f"{PROG}: {_visible(' '.join(str(exc).split()))}\n")
         return 2

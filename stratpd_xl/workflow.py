@@ -590,12 +590,13 @@ def _thin_notes(ranking: pd.DataFrame, n_rows: int) -> list[Note]:
 
 
 def warm_up() -> pd.DataFrame:
-    """Run a numeric and a categorical curve once on a tiny table, through :func:`curve`.
+    """Make numba's kernels ready, then run a numeric and a categorical curve once on a tiny
+    table, through :func:`curve`.
 
-    numba compiles the engine's kernels on first use (or loads them from its on-disk cache,
-    which still takes a moment); a front end whose user waits on the first call (an Excel
-    formula) runs this in the background beforehand, and the installer runs it once to fill
-    the cache.
+    numba compiles the kernels on first use (or loads them from its on-disk cache, which
+    still takes a moment; the numpy fallback answers meanwhile); a front end whose user
+    waits on the first call (an Excel formula) runs this in the background beforehand, and
+    the installers and ``stratpd-xl warm-up`` run it once to fill the cache.
 
     Returns
     -------
@@ -604,6 +605,11 @@ def warm_up() -> pd.DataFrame:
     """
     import numpy as np
 
+    from . import _backend
+    from .input._scan_kernels import SCAN
+
+    _backend.ENGINE.wait()  # the compiles themselves, in their threads (see _backend)
+    SCAN.wait()
     rng = np.random.default_rng(0)
     n = 80
     frame = pd.DataFrame({"x": rng.normal(size=n), "c": rng.choice(["a", "b", "c"], size=n)})

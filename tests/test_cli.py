@@ -375,10 +375,10 @@ def test_warm_up_fills_the_compile_cache_through_the_formulas_path(capsys, monke
 
     ran = []
     monkeypatch.setattr(workflow, "warm_up", lambda: ran.append(1))
-    monkeypatch.setattr(_backend, "_backend", "numba")
+    monkeypatch.setattr(_backend, "_mode", "numba")
     code, out, _ = run(["warm-up"], capsys)
     assert code == 0 and ran == [1] and "compiled and cached" in out
-    monkeypatch.setattr(_backend, "_backend", "numpy")  # nothing to compile: said, not done
+    monkeypatch.setattr(_backend, "_mode", "numpy")  # nothing to compile: said, not done
     code, out, _ = run(["warm-up"], capsys)
     assert code == 0 and ran == [1] and "numpy" in out
 

@@ -284,7 +284,7 @@ def test_analyse_on_two_features_at_a_time_gives_the_serial_numbers(monkeypatch,
     # numba also grows each feature's two trees in threads; numpy grows them in one pass.
     from stratpd_xl import _backend
 
-    monkeypatch.setattr(_backend, "_backend", backend)
+    monkeypatch.setattr(_backend, "_mode", backend)
     data = _large_table()
     calls = []
     both = sx.analyse(data, "weight", random_state=3,

@@ -178,13 +178,13 @@ def test_numpy_forest_grows_each_set_the_numba_tree(inputs, hist_cells_per_row):
     every = np.arange(xb.shape[0], dtype=np.int64)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_tree, "_HIST_CELLS_PER_ROW", hist_cells_per_row)
-        mp.setattr(_tree, "get_backend", lambda: "numpy")
+        mp.setattr(_tree, "get_backend", lambda rows=0: "numpy")
         forest = _tree.fit_forest(xb, y, sets, msl)
         placed = [_tree.apply_tree(xb, every, forest, i) for i in range(len(sets))]
     assert len(forest.roots) == len(sets)
     for i, rows in enumerate(sets):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(_tree, "get_backend", lambda: "numba")
+            mp.setattr(_tree, "get_backend", lambda rows=0: "numba")
             alone = _tree.fit_tree(xb, y, rows, msl)
             expected = _tree.apply_tree(xb, every, alone)
         np.testing.assert_array_equal(canonical_labels(placed[i]), canonical_labels(expected))
@@ -201,7 +201,7 @@ def test_a_forest_with_a_set_that_cannot_be_split_keeps_it_one_leaf():
     sets = [np.arange(0, 300), np.arange(300, 400), np.arange(0)]
     for backend in BACKENDS:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(_tree, "get_backend", lambda backend=backend: backend)
+            mp.setattr(_tree, "get_backend", lambda rows=0, backend=backend: backend)
             forest = _tree.fit_forest(xb, y, sets, 10)
             assert forest.feature[forest.roots[0]] >= 0
             assert forest.feature[forest.roots[1]] == -1
@@ -212,8 +212,8 @@ def test_a_forest_with_a_set_that_cannot_be_split_keeps_it_one_leaf():
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_min_samples_leaf_is_respected_and_a_small_node_is_a_leaf(monkeypatch, backend):
-    monkeypatch.setattr(_backend, "get_backend", lambda: backend)
-    monkeypatch.setattr(_tree, "get_backend", lambda: backend)
+    monkeypatch.setattr(_backend, "get_backend", lambda rows=0: backend)
+    monkeypatch.setattr(_tree, "get_backend", lambda rows=0: backend)
     rng = np.random.default_rng(0)
     xb = rng.integers(0, 256, (200, 2)).astype(np.uint8)
     y = xb[:, 0].astype(float)
@@ -242,7 +242,7 @@ def test_leaf_labels_are_the_same_from_both_backends(keys):
     got = {}
     for backend in ("numba", "numpy"):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(_stratify, "get_backend", lambda b=backend: b)
+            mp.setattr(_stratify, "get_backend", lambda rows=0, b=backend: b)
             got[backend] = canonical_labels(keys)
     np.testing.assert_array_equal(got["numba"], got["numpy"])
     # Labels 0..k-1 in order of first appearance.
@@ -339,6 +339,7 @@ _CURVE = textwrap.dedent(
     z = rng.uniform(0, 1, 500)
     df = pd.DataFrame({"x": x, "z": z, "y": 3 * x + z})
     curve = stratpd(df, "y", "x")
+    assert engine.ENGINE.wait(), engine.ENGINE.failed  # the background compile, cached
     assert get_backend() == "numba", get_backend()
     assert len(curve) > 5
     print("OK")

@@ -329,7 +329,7 @@ def _leaf_means(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray
     """Each leaf's mean of every column of ``[own | z | y]`` (leaves x columns)."""
     leaf = np.ascontiguousarray(leaf, np.int64)
     n_leaves = int(leaf.max()) + 1 if leaf.size else 0
-    if get_backend() == "numba":  # one pass over the rows instead of one per column
+    if get_backend(y.shape[0]) == "numba":  # one pass over the rows instead of one per column
         return _leaf_means_kernel(own, z, y, leaf, n_leaves)
     counts = np.maximum(np.bincount(leaf, minlength=n_leaves), 1)
     columns = [own[:, j] for j in range(own.shape[1])] + [z[:, j] for j in range(z.shape[1])]
@@ -340,7 +340,7 @@ def _leaf_means(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray
 def _within_rows(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray,
                  means: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The rows ``rows`` of ``[own | z | y]`` minus their leaf's means."""
-    if get_backend() == "numba":
+    if get_backend(y.shape[0]) == "numba":
         return _within_rows_kernel(own, z, y, np.ascontiguousarray(leaf, np.int64), means,
                                    np.ascontiguousarray(rows, np.int64))
     at = means[leaf[rows]]

@@ -89,7 +89,7 @@ def unique_x(x: np.ndarray) -> UniqueX:
     ux, xi = np.unique(x, return_inverse=True)
     xi = xi.reshape(-1).astype(np.int64, copy=False)
     by_x = None
-    if get_backend() == "numba":
+    if get_backend(x.size) == "numba":
         by_x = _counting_order(xi, ux.size, np.arange(xi.size, dtype=np.int64))
     return UniqueX(ux, xi, by_x)
 

@@ -42,7 +42,7 @@ def canonical_labels(keys: np.ndarray) -> np.ndarray:
     (small non-negative integers): with numba, one pass over a table of them instead of a
     sort.
     """
-    if get_backend() == "numba" and keys.size and keys.min() >= 0:
+    if get_backend(keys.size) == "numba" and keys.size and keys.min() >= 0:
         keys = np.ascontiguousarray(keys, np.int64)
         return _first_seen(keys, int(keys.max()) + 1)
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)

@@ -916,7 +916,7 @@ def fit_forest(xb: np.ndarray, y: np.ndarray, row_sets: list[np.ndarray],
             on_grid[rows], steps[i] = exact_sum_grid(y_fit)
             grown.append(i)
     msl = int(min_samples_leaf)
-    if get_backend() == "numpy" and len(grown) == len(sets):
+    if get_backend(xb.shape[0]) == "numpy" and len(grown) == len(sets):
         owner = np.full(xb.shape[0], -1, np.intp)
         for i, rows in enumerate(sets):
             owner[rows] = i
@@ -953,7 +953,7 @@ def apply_tree(xb: np.ndarray, rows: np.ndarray, tree: Tree, index: int = 0) -> 
     (node indices are unique across its trees)."""
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     root = tree.roots[index]
-    if get_backend() == "numba":
+    if get_backend(rows.size) == "numba":
         return _apply_numba(xb, rows, tree.feature, tree.threshold, tree.left, tree.right,
                             root)
     return _apply_numpy(xb, rows, tree, root)

@@ -423,7 +423,7 @@ def _each_feature(
     # threads would mostly wait for each other, so each feature grows its two trees in one
     # pass (measured at 100,000 rows x 10 columns: 10 % faster than features one at a time
     # with threaded trees; four threads were slower than either).
-    tree_threads = _backend.get_backend() == "numba"
+    tree_threads = _backend.get_backend(table.y.size) == "numba"
     # Every column's bins before the threads share them.
     table.bin_columns(table.columns)
     pool = ThreadPoolExecutor(max_workers=2)

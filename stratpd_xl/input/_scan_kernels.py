@@ -223,8 +223,9 @@ def _ods_rows(a: np.ndarray, words: np.ndarray) -> tuple[bool, np.ndarray, np.nd
 def ods_rows(chunk: bytes) -> tuple[np.ndarray, np.ndarray, int] | None:
     """(rows each row element stands for, used columns of each, filled cells) of a stretch of
     whole rows, as :func:`._workbook_scan._ods_rows` gives it; ``None`` when this scan
-    leaves the stretch to that one (numba missing or off, error cells, anything unusual)."""
-    if _backend.get_backend() != "numba":
+    leaves the stretch to that one (numba missing, off or still compiling, error cells,
+    anything unusual)."""
+    if not SCAN.use_numba(_backend.WAIT_ROWS):  # see SCAN
         return None
     if chunk.rfind(b'value-type="error"') >= 0:  # error cells: their texts are read tag by tag
         return None
@@ -297,11 +298,29 @@ def _xlsx_refs(
 
 def xlsx_refs(buffer: bytes) -> tuple[int, int, int, int, np.ndarray, np.ndarray] | None:
     """:func:`stratpd_xl.input._workbook_scan._xlsx_refs` of a stretch of sheet XML in one pass, or
-    ``None`` when this scan leaves it to that one (numba missing or off, anything unusual)."""
-    if _backend.get_backend() != "numba":
+    ``None`` when this scan leaves it to that one (numba missing, off or still compiling,
+    anything unusual)."""
+    if not SCAN.use_numba(_backend.WAIT_ROWS):  # see SCAN
         return None
     a = np.frombuffer(buffer + bytes(_XLSX_PAD), np.uint8)
     answered, width, height, with_column, without, cells, rows = _xlsx_refs(a, len(buffer))
     if not answered:
         return None
     return int(width), int(height), int(with_column), int(without), cells, rows
+
+
+# --------------------------------------------------------------------------- compiling
+
+def _compile() -> None:
+    # Both scans once, on the types real stretches give them (bytes, so the same arrays).
+    ods_rows(b'<table:table-row><table:table-cell office:value-type="float" '
+             b'office:value="1"><text:p>1</text:p></table:table-cell></table:table-row>')
+    _backend.checkpoint()
+    xlsx_refs(b'<row r="1"><c r="A1"><v>1</v></c></row>')
+
+
+#: The two scans' kernels.  The reader asks for them only on files of 4 MB and more
+#: (``_workbook_scan.COMPILED_SCAN_FROM``), where they win back their compile: a scan waits
+#: for them as a large analysis does, unless :func:`stratpd_xl.workflow.warm_up` has
+#: compiled them already.
+SCAN = _backend.Kernels("scan", _compile)
