@@ -294,6 +294,31 @@ def test_workbook_name_leaves_columns_out():
     assert [s.name for s in bad.sheets] == ["Data"]
 
 
+def test_workbook_name_keeps_a_column_that_looks_like_an_id():
+    from tests.test_identifiers import _credit
+
+    frame = _credit()
+    credit = [list(frame.columns), *frame.to_numpy().tolist()]
+
+    def ranked(book):
+        new = book.sheets[ribbon.analyse_selection(book, credit, n_trials=1)]
+        (top,) = [r for (r, c), v in new.cells.items() if v == "Impact ranking"]
+        return {r[0] for r in _table_at(new, top + 1)[1:]}, new
+
+    plain, new = ranked(FakeBook())
+    assert plain == {"income", "limit"}
+    notes = [v for v in new.cells.values() if isinstance(v, str) and "identifiers" in v]
+    assert len(notes) == 1 and "in the workbook name StratPD_keep" in notes[0]
+    # Cells holding names (one blank), as xlwings reads the range; or a text constant.
+    cells = FakeBook(names=[FakeName("StratPD_keep", "=Data!$L$1:$L$3", ["ID", None, "ROWNAMES"])])
+    assert ribbon.kept_names(cells) == ["ID", None, "ROWNAMES"]
+    assert ranked(cells)[0] == {"income", "limit", "ID", "rownames"}
+    text = FakeBook(names=[FakeName("StratPD_keep", '="ID"')])
+    assert ribbon.kept_names(text) == "ID"
+    assert ranked(text)[0] == {"income", "limit", "ID"}
+    assert ribbon.kept_names(FakeBook()) is None
+
+
 def test_bad_selection_writes_nothing():
     book = FakeBook()
     with pytest.raises(StratPDInputError, match='target "cut" is not numeric'):
