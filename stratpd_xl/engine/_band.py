@@ -71,20 +71,25 @@ def _band(trials: np.ndarray, centre: np.ndarray, n: int, bias: np.ndarray | Non
 RISE_PERCENTILES = (10, 90)
 
 
-def _rise(x: np.ndarray, grid: np.ndarray, pd_values: np.ndarray,
-          trials: np.ndarray | None, n: int, bias: np.ndarray | None = None) -> dict[str, Any]:
-    """How much the curve moves from the 10th to the 90th percentile of ``x`` (the rows).
-
-    The percentiles are values the rows have (``inverted_cdf``), so a whole-number feature
+def rise_ends(x: np.ndarray) -> np.ndarray:
+    """Where a curve's rise is read (see :func:`_rise`): the 10th and 90th percentiles of
+    ``x`` (the rows), values the rows have (``inverted_cdf``), so a whole-number feature
     rises from one age to another, not from 24.7; when they coincide (a feature that is
-    mostly one value) the rows' smallest and largest values are used.  ``swing`` is the
-    curve's largest minus smallest value between the two, so a curve that rises and falls
-    back is not read as flat.  With trials, ``low``/``high`` is the 95 % band of the rise
-    itself (the trials' rises, as :func:`_band`), not of either end.
-    """
+    mostly one value) the rows' smallest and largest values."""
     ends = np.percentile(x, RISE_PERCENTILES, method="inverted_cdf")
     if ends[0] == ends[1]:
         ends = np.array([x.min(), x.max()])
+    return ends
+
+
+def _rise(ends: np.ndarray, grid: np.ndarray, pd_values: np.ndarray,
+          trials: np.ndarray | None, n: int, bias: np.ndarray | None = None) -> dict[str, Any]:
+    """How much the curve moves between ``ends`` (:func:`rise_ends` of the rows' x).
+
+    ``swing`` is the curve's largest minus smallest value between the two, so a curve that
+    rises and falls back is not read as flat.  With trials, ``low``/``high`` is the 95 %
+    band of the rise itself (the trials' rises, as :func:`_band`), not of either end.
+    """
     at = np.interp(ends, grid, pd_values)
     inside = (grid > ends[0]) & (grid < ends[1])
     between = np.concatenate([at, pd_values[inside]])

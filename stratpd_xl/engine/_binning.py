@@ -20,27 +20,45 @@ _QUANTILE_SAMPLE = 200_000  # bin edges from a subsample, as HistGradientBoostin
 
 def bin_numeric(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Bin a float column (NaN = missing) into ``uint8`` codes 0..255."""
-    out = np.zeros(values.shape[0], np.uint8)
-    ok = ~np.isnan(values)
-    v = values[ok]
+    return bin_with_edges(values, numeric_edges(values, rng))
+
+
+def numeric_edges(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The bin edges :func:`bin_numeric` uses for ``values`` (empty for no values): fixed
+    once on a table (or a sample of one), they bin any other rows of it the same way."""
+    v = values[~np.isnan(values)]
     if v.size == 0:
-        return out
+        return np.empty(0)
     sample = v if v.size <= _QUANTILE_SAMPLE else rng.choice(v, _QUANTILE_SAMPLE, replace=False)
     s = np.sort(sample)  # one sort serves both the distinct values and the quantiles
     new_value = np.r_[True, s[1:] != s[:-1]]
     if np.count_nonzero(new_value) <= MAX_VALUE_BINS:
         # Few distinct values: one bin per value (exact whenever the sample is the column).
-        edges = s[new_value]
-    else:
-        # Upper edges of quantile bins; np.unique drops edges repeated by heavy ties.
-        at = np.linspace(0, 1, MAX_VALUE_BINS + 1)[1:-1] * (s.size - 1)
-        edges = np.unique(s[at.astype(np.int64)])
-    out[ok] = 1 + np.minimum(np.searchsorted(edges, v, side="left"), MAX_VALUE_BINS - 1)
+        return s[new_value]
+    # Upper edges of quantile bins; np.unique drops edges repeated by heavy ties.
+    at = np.linspace(0, 1, MAX_VALUE_BINS + 1)[1:-1] * (s.size - 1)
+    return np.unique(s[at.astype(np.int64)])
+
+
+def bin_with_edges(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``uint8`` bins of a float column (NaN = missing = 0) by :func:`numeric_edges`."""
+    out = np.zeros(values.shape[0], np.uint8)
+    if edges.size == 0:
+        return out
+    ok = ~np.isnan(values)
+    out[ok] = 1 + np.minimum(np.searchsorted(edges, values[ok], side="left"),
+                             MAX_VALUE_BINS - 1)
     return out
 
 
 def bin_codes_by_target(codes: np.ndarray, n_levels: int, y: np.ndarray) -> np.ndarray:
     """Bin integer level codes (-1 = missing), ordering levels by their mean ``y``."""
+    return bin_codes(codes, level_bins(codes, n_levels, y))
+
+
+def level_bins(codes: np.ndarray, n_levels: int, y: np.ndarray) -> np.ndarray:
+    """The bin (1..255) of each of ``n_levels`` levels, as :func:`bin_codes_by_target`
+    makes them: fixed once, they bin any other rows of the column the same way."""
     ok = codes >= 0
     counts = np.bincount(codes[ok], minlength=n_levels)
     sums = np.bincount(codes[ok], weights=y[ok], minlength=n_levels)
@@ -52,11 +70,17 @@ def bin_codes_by_target(codes: np.ndarray, n_levels: int, y: np.ndarray) -> np.n
     # Stable order: ties keep the levels' own order, so results do not depend on chance.
     rank = np.empty(n_levels, np.int64)
     rank[np.argsort(means, kind="stable")] = np.arange(n_levels)
-    out = np.zeros(codes.shape[0], np.uint8)
     if n_levels <= MAX_VALUE_BINS:
-        out[ok] = 1 + rank[codes[ok]]
-    else:  # many levels: group neighbouring (in mean y) levels into equal-frequency bins
-        cum = np.cumsum(counts[np.argsort(means, kind="stable")])
-        level_bin = np.minimum((cum - 1) * MAX_VALUE_BINS // max(cum[-1], 1), MAX_VALUE_BINS - 1)
-        out[ok] = 1 + level_bin[rank[codes[ok]]]
+        return (1 + rank).astype(np.uint8)
+    # Many levels: group neighbouring (in mean y) levels into equal-frequency bins.
+    cum = np.cumsum(counts[np.argsort(means, kind="stable")])
+    level_bin = np.minimum((cum - 1) * MAX_VALUE_BINS // max(cum[-1], 1), MAX_VALUE_BINS - 1)
+    return (1 + level_bin[rank]).astype(np.uint8)
+
+
+def bin_codes(codes: np.ndarray, bins: np.ndarray) -> np.ndarray:
+    """``uint8`` bins of level codes (-1 missing = 0) by :func:`level_bins`."""
+    out = np.zeros(codes.shape[0], np.uint8)
+    ok = codes >= 0
+    out[ok] = bins[codes[ok]]
     return out

@@ -5,6 +5,7 @@ the result's ``attrs``."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,19 +15,39 @@ from ..params import Settings
 from ..schema import Note
 from ._adjust import Adjustment
 from ._band import _band
-from ._fit import _Rows
 from ._table import CATEGORICAL, NUMERIC, Table
 
 
-def _params(p: Settings, table: Table, **kw: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TableFacts:
+    """What a result's ``attrs`` say of the table it came from (a :class:`Table`'s, kept
+    without its rows)."""
+
+    target: str
+    n_rows: int  # rows given
+    left_out: dict[str, str]
+    excluded: list[str]
+    yes_no: dict[str, Any]
+    y_scale: float
+
+    @classmethod
+    def of(cls, table: Table, n_rows: int | None = None) -> TableFacts:
+        return cls(table.target, table.n_rows if n_rows is None else n_rows,
+                   dict(table.left_out), list(table.excluded), dict(table.yes_no),
+                   table.y_scale)
+
+
+def _params(p: Settings, table: Table | TableFacts, **kw: Any) -> dict[str, Any]:
     """``attrs["params"]``: the settings, with the excluded columns' exact names."""
     return p.as_dict(**kw) | {"exclude": list(table.excluded)}
 
 
 def _attrs(
-    table: Table, feature: str, kind: str, rows: _Rows, n_ignored: int, n_leaves: int,
-    p: Settings, **extra: Any,
+    table: Table | TableFacts, feature: str, kind: str, n_y: int, n_dropped_missing: int,
+    n_ignored: int, n_leaves: int, p: Settings, **extra: Any,
 ) -> dict[str, Any]:
+    """A result's ``attrs``: ``n_y`` rows with a target and a feature value,
+    ``n_dropped_missing`` without either."""
     # Columns the user excluded are no warning: attrs["left_out"] and params record them.
     left = [Note(f'left out "{c}": {why}', "left out", columns=[c])
             for c, why in table.left_out.items() if c not in table.excluded]
@@ -38,8 +59,8 @@ def _attrs(
         "feature": feature,
         "kind": kind,
         "n_rows": table.n_rows,
-        "n_used": int(rows.y.size - n_ignored),
-        "n_dropped_missing": rows.n_dropped_missing,
+        "n_used": int(n_y - n_ignored),
+        "n_dropped_missing": int(n_dropped_missing),
         "n_ignored": int(n_ignored),
         "n_leaves": int(n_leaves),
         "params": _params(p, table, categorical=kind == CATEGORICAL),
@@ -118,13 +139,14 @@ def _numeric_x_out(x: np.ndarray, series: pd.Series) -> Any:
     return x
 
 
-def _adjust_attrs(adj: Adjustment | None) -> dict[str, Any]:
-    """attrs of the adjustment: whether it was used, and the numbers that decided it."""
+def _adjust_attrs(adj: Adjustment | None, applied: bool | None = None) -> dict[str, Any]:
+    """attrs of the adjustment: whether it was used (``applied``, default: whether it has
+    a part), and the numbers that decided it."""
     if adj is None:
         return {"adjusted": False, "others_r2": np.nan, "adjust_gain": np.nan,
                 "adjust_note": "adjust=False"}
-    return {"adjusted": adj.part is not None, "others_r2": adj.r2,
-            "adjust_gain": adj.gain, "adjust_note": adj.reason}
+    return {"adjusted": adj.part is not None if applied is None else applied,
+            "others_r2": adj.r2, "adjust_gain": adj.gain, "adjust_note": adj.reason}
 
 
 

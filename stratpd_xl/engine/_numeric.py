@@ -20,16 +20,29 @@ from .._backend import get_backend, njit
 
 @dataclass(frozen=True)
 class _Groups:
-    """The rows grouped by (leaf, unique x): what a slope field needs besides the target."""
+    """The rows grouped by (leaf, unique x): what a slope field needs besides the target.
 
-    order: np.ndarray  # rows sorted by leaf, then x (ties in row order)
-    start: np.ndarray  # first position in ``order`` of each (leaf, x) group
+    Made from the rows (:func:`slope_field`: ``order`` and ``start`` locate each group's
+    rows) or from cells of rows already summed (:func:`field_from_cells`: ``sums`` holds
+    each group's sum of every target, ``leaf`` its stratum)."""
+
+    order: np.ndarray | None  # rows sorted by leaf, then x (ties in row order)
+    start: np.ndarray | None  # first position in ``order`` of each (leaf, x) group
     g_cnt: np.ndarray  # rows in each group
     same: np.ndarray  # neighbouring groups in the same leaf (one slope each)
     a: np.ndarray  # unique-x index where each slope starts
     b: np.ndarray  # ... and where it ends
     dx: np.ndarray  # ux[b] - ux[a]
     w: np.ndarray | None = None  # each slope's weight (None: all alike)
+    sums: np.ndarray | None = None  # (targets, groups): each group's sum of each target
+    leaf: np.ndarray | None = None  # each group's stratum
+
+    def means(self, y: np.ndarray | int) -> np.ndarray:
+        """Each group's mean of the target ``y``: the rows' values, or the index of one of
+        the targets summed in ``sums``."""
+        if isinstance(y, (int, np.integer)):
+            return self.sums[y] / self.g_cnt
+        return np.add.reduceat(y[self.order], self.start) / self.g_cnt
 
 
 @dataclass(frozen=True)
@@ -38,18 +51,23 @@ class SlopeField:
 
     ux: np.ndarray  # unique x, ascending
     ux_rows: np.ndarray  # rows at each unique x
-    row_ux: np.ndarray  # each row's position in ux
+    row_ux: np.ndarray | None  # each row's position in ux (None: made from cells)
     slope: np.ndarray  # mean slope over [ux[k], next ux) (NaN where no slope covers ux[k])
     count: np.ndarray  # number of leaf slopes averaged at ux[k]
     n_ignored: int  # rows in leaves where x did not vary: no slope possible
     n_leaves: int
     groups: _Groups = dataclasses.field(repr=False, compare=False)
 
-    def for_target(self, y: np.ndarray) -> SlopeField:
+    #: Which target the slopes are of: the rows' values, or an index into ``groups.sums``.
+    target: np.ndarray | int | None = dataclasses.field(default=None, repr=False,
+                                                         compare=False)
+
+    def for_target(self, y: np.ndarray | int) -> SlopeField:
         """The field of another target over the same x and strata (the plain target beside
-        an adjusted one): the rows' grouping is reused, only the slopes are taken again."""
+        an adjusted one): the rows' grouping is reused, only the slopes are taken again.
+        ``y``: the rows' values, or (a field made from cells) the index of a summed target."""
         slope = _mean_slopes(self.groups, y, self.ux.size, self.count)
-        return dataclasses.replace(self, slope=slope)
+        return dataclasses.replace(self, slope=slope, target=y)
 
 
 #: Most groups of rows along x inside one stratum when the slopes are weighted by the
@@ -103,9 +121,10 @@ def _leaf_x_order(leaf: np.ndarray, u: UniqueX) -> np.ndarray:
     return np.argsort(leaf.astype(np.int64) * u.ux.size + u.xi, kind="stable")
 
 
-def _mean_slopes(g: _Groups, y: np.ndarray, nux: int, count: np.ndarray) -> np.ndarray:
+def _mean_slopes(g: _Groups, y: np.ndarray | int, nux: int, count: np.ndarray
+                 ) -> np.ndarray:
     """Each unique x's mean over the leaf forward-difference slopes of ``y`` covering it."""
-    g_mean = np.add.reduceat(y[g.order], g.start) / g.g_cnt
+    g_mean = g.means(y)
     slopes = (g_mean[1:] - g_mean[:-1])[g.same] / g.dx
     if g.w is not None:
         slopes = slopes * g.w
@@ -169,7 +188,82 @@ def slope_field(x: np.ndarray, y: np.ndarray, leaf: np.ndarray,
     n_ignored = int(g_cnt[groups_per_leaf[g_leaf] == 1].sum())
     count = np.cumsum(np.bincount(a, minlength=nux + 1) - np.bincount(b, minlength=nux + 1))[:nux]
     return SlopeField(ux, np.bincount(xi, minlength=nux), xi, _mean_slopes(groups, y, nux, count),
-                      count, n_ignored, int(groups_per_leaf.size), groups)
+                      count, n_ignored, int(groups_per_leaf.size), groups, y)
+
+
+def field_from_cells(ux: np.ndarray, leaf: np.ndarray, xi: np.ndarray, rows: np.ndarray,
+                     sums: np.ndarray, target: int = 0, by_rows: bool = False,
+                     x_sum: np.ndarray | None = None) -> SlopeField:
+    """:func:`slope_field` from rows already summed into cells (stratum, x).
+
+    The same field as from the rows when each cell's sums are the sums of its rows taken in
+    row order with ``np.add.reduceat``, as :func:`slope_field` takes them (one chunk of
+    rows); sums of chunks added together agree to rounding.
+
+    Parameters
+    ----------
+    ux : float array (nux,)
+        The x of every cell's column, ascending; every one held by some cell.
+    leaf, xi : int arrays (cells,)
+        Each cell's stratum (0..n_leaves-1, labelled by first row) and its index in ``ux``;
+        cells sorted by (leaf, xi), no two alike.
+    rows : int array (cells,)
+        Rows in each cell.
+    sums : float array (targets, cells)
+        Each cell's sum of each target; the field is of ``sums[target]``
+        (:meth:`SlopeField.for_target` takes another).
+    by_rows : bool
+        As :func:`slope_field`: each stratum's cells taken along x in at most
+        :data:`GROUPS_PER_LEAF` groups, its slopes counted by its rows (a group's sum is
+        then the sum of its cells' sums, which agrees with the rows' to rounding).
+    x_sum : float array (cells,), optional
+        Each cell's sum of x, when a cell holds a range of x (bins), not one value: the
+        slopes' steps are then between the cells' (groups') mean x, not between ``ux``.
+    """
+    nux = ux.size
+    n = int(rows.sum())
+    start = np.arange(leaf.size)
+    if by_rows and leaf.size:
+        # The rows' positions in leaf-then-x order, as _row_groups numbers them.
+        pos = np.r_[0, np.cumsum(rows)[:-1]]
+        new_leaf = np.r_[True, leaf[1:] != leaf[:-1]]
+        leaf_first = pos[new_leaf][np.cumsum(new_leaf) - 1]
+        leaf_rows = np.bincount(leaf, weights=rows).astype(np.int64)
+        p = pos - leaf_first
+        coarse = leaf.astype(np.int64) * (GROUPS_PER_LEAF + 1) + (
+            p * GROUPS_PER_LEAF) // leaf_rows[leaf]
+        keep = np.r_[True, coarse[1:] != coarse[:-1]]
+        start = np.flatnonzero(keep)
+        g_rows = np.add.reduceat(rows, start)
+        # Each group sits at the x of its middle row.
+        g_pos = pos[start]
+        middle = g_pos + (g_rows - 1) // 2
+        g_xi = xi[np.searchsorted(np.cumsum(rows), middle, side="right")]
+        g_sums = np.add.reduceat(sums, start, axis=1)
+        g_x = None if x_sum is None else np.add.reduceat(x_sum, start)
+    else:
+        g_rows, g_xi, g_sums, g_x = rows, xi, sums, x_sum
+    g_cnt = np.asarray(g_rows, np.int64)
+    g_leaf = leaf[start]
+    same = g_leaf[1:] == g_leaf[:-1]
+    a = g_xi[:-1][same]
+    b = g_xi[1:][same]
+    if g_x is None:
+        dx = ux[b] - ux[a]
+    else:
+        mean_x = g_x / g_cnt
+        dx = (mean_x[1:] - mean_x[:-1])[same]
+    w = None
+    if by_rows:
+        w = np.bincount(leaf, weights=rows).astype(np.int64)[g_leaf[:-1][same]].astype(float)
+    groups = _Groups(None, None, g_cnt, same, a, b, dx, w, g_sums, g_leaf)
+    groups_per_leaf = np.bincount(g_leaf) if g_leaf.size else np.zeros(0, np.int64)
+    n_ignored = int(g_cnt[groups_per_leaf[g_leaf] == 1].sum())
+    count = np.cumsum(np.bincount(a, minlength=nux + 1) - np.bincount(b, minlength=nux + 1))[:nux]
+    ux_rows = np.bincount(xi, weights=rows, minlength=nux).astype(np.int64)
+    del n
+    return SlopeField(ux, ux_rows, None, _mean_slopes(groups, target, nux, count), count,
+                      n_ignored, int(groups_per_leaf.size), groups, target)
 
 
 def _row_groups(order: np.ndarray, start: np.ndarray, leaf: np.ndarray, xi: np.ndarray
@@ -296,7 +390,7 @@ def resmoothed(field: SlopeField, curve: Curve) -> np.ndarray:
     return np.r_[0.0, np.cumsum(slope * np.diff(curve.x))]
 
 
-def rise_se(field: SlopeField, curve: Curve, y: np.ndarray, leaf: np.ndarray,
+def rise_se(field: SlopeField, curve: Curve, y: np.ndarray | None, leaf: np.ndarray | None,
             ends: tuple[float, float]) -> float:
     """Standard error of the curve's change from ``ends[0]`` to ``ends[1]``, from the strata.
 
@@ -305,15 +399,16 @@ def rise_se(field: SlopeField, curve: Curve, y: np.ndarray, leaf: np.ndarray,
     its slopes' deviations from those means, each scaled by length / count, and the strata
     are independent given the partition (honest strata: a row's stratum never saw its
     target), so the variance is the sum of the squared contributions of the strata.  No
-    re-run: one pass over the slopes with prefix sums over x.
+    re-run: one pass over the slopes with prefix sums over x.  ``y`` and ``leaf`` None: the
+    field's own target and strata (a field made from cells).
     """
     g = field.groups
     nux = field.ux.size
     if curve.x.size < 2 or g.a.size == 0:
         return float("nan")
-    g_mean = np.add.reduceat(y[g.order], g.start) / g.g_cnt
+    g_mean = g.means(field.target if y is None else y)
     slopes = (g_mean[1:] - g_mean[:-1])[g.same] / g.dx
-    g_leaf = leaf[g.order[g.start]]
+    g_leaf = g.leaf if leaf is None else leaf[g.order[g.start]]
     s_leaf = g_leaf[:-1][g.same]
     w = np.ones(slopes.size) if g.w is None else g.w
     lo_x, hi_x = min(ends), max(ends)

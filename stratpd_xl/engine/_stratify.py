@@ -12,12 +12,13 @@ every row once.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import _backend
 from .._backend import get_backend, njit
-from ._tree import apply_tree, fit_forest, fit_tree
+from ._tree import Tree, _join, apply_tree, fit_forest, fit_tree
 
 
 @njit
@@ -51,6 +52,31 @@ def canonical_labels(keys: np.ndarray) -> np.ndarray:
     return rank[inverse.reshape(-1)]
 
 
+@dataclass(frozen=True)
+class Placement:
+    """The trees of :func:`stratify`, kept to place rows they were not grown on.
+
+    ``forest`` holds one tree (``honest=False``) or two: tree 0 grown on the rows of half A
+    (``in_a``), tree 1 on half B, so a row of half A is placed by tree 1 and a row of half
+    B by tree 0.  A row the trees never saw can go to either, honestly.  Leaf keys are the
+    forest's node indices, unique across its trees.
+    """
+
+    forest: Tree
+    in_a: np.ndarray | None  # None: one tree, grown on every row
+
+    def keys(self, xb: np.ndarray, tree: np.ndarray) -> np.ndarray:
+        """The leaf key of each row of ``xb`` in tree ``tree`` (0 or 1 per row)."""
+        out = np.empty(xb.shape[0], np.int64)
+        if self.in_a is None:
+            return apply_tree(xb, np.arange(xb.shape[0]), self.forest, 0).astype(np.int64)
+        for t in (0, 1):
+            rows = np.flatnonzero(tree == t)
+            if rows.size:
+                out[rows] = apply_tree(xb, rows, self.forest, t)
+        return out
+
+
 def stratify(
     xb: np.ndarray,
     y: np.ndarray,
@@ -59,7 +85,8 @@ def stratify(
     *,
     honest: bool = True,
     threads: bool = True,
-) -> np.ndarray:
+    placement: bool = False,
+) -> np.ndarray | tuple[np.ndarray, Placement, np.ndarray]:
     """Leaf label (0..n_leaves-1) of every row.
 
     Parameters
@@ -77,6 +104,9 @@ def stratify(
     threads : bool
         Whether the two trees may grow in two threads (on large data, where threads can
         start).  False when the caller already keeps both cores busy.
+    placement : bool
+        Also return the trees (:class:`Placement`), to place other rows later, and every
+        row's leaf key in them (see :meth:`Placement.keys`).
     """
     n = y.shape[0]
     all_rows = np.arange(n, dtype=np.int64)
@@ -85,7 +115,9 @@ def stratify(
     y = (y - np.mean(y)) / (spread if spread > 0 else 1.0)
     if not honest or n < 4 * min_samples_leaf:
         tree = fit_tree(xb, y, all_rows, min_samples_leaf)
-        return canonical_labels(apply_tree(xb, all_rows, tree))
+        keys = apply_tree(xb, all_rows, tree).astype(np.int64)
+        labels = canonical_labels(keys)
+        return (labels, Placement(tree, None), keys) if placement else labels
     in_a = np.zeros(n, bool)
     in_a[rng.permutation(n)[: n // 2]] = True
     rows_a = np.flatnonzero(in_a)
@@ -99,20 +131,27 @@ def stratify(
             placed = list(pool.map(lambda job: _fit_and_place(xb, y, *job, min_samples_leaf),
                                    jobs))
         # Leaf keys: node index times 2 plus which tree placed the row.
-        keys[rows_b] = 2 * placed[0]
-        keys[rows_a] = 2 * placed[1] + 1
+        keys[rows_b] = 2 * placed[0][0]
+        keys[rows_a] = 2 * placed[1][0] + 1
+        if placement:
+            forest = _join([placed[0][1], placed[1][1]])
+            # The same strata keyed as the forest's nodes, as Placement.keys keys them.
+            keys[rows_b] = placed[0][0]
+            keys[rows_a] = placed[1][0] + forest.roots[1]
     else:
         # One pass grows both (the numpy grower then makes half as many calls); node
         # indices are unique across a forest's trees, so they are the keys.
         forest = fit_forest(xb, y, [rows_a, rows_b], min_samples_leaf)
         keys[rows_b] = apply_tree(xb, rows_b, forest, 0)
         keys[rows_a] = apply_tree(xb, rows_a, forest, 1)
-    return canonical_labels(keys)
+    labels = canonical_labels(keys)
+    return (labels, Placement(forest, in_a), keys) if placement else labels
 
 
 def _fit_and_place(
     xb: np.ndarray, y: np.ndarray, fit_rows: np.ndarray, place_rows: np.ndarray,
     min_samples_leaf: int,
-) -> np.ndarray:
-    """Grow a tree on ``fit_rows`` and return the leaf of each of ``place_rows``."""
-    return apply_tree(xb, place_rows, fit_tree(xb, y, fit_rows, min_samples_leaf))
+) -> tuple[np.ndarray, Tree]:
+    """Grow a tree on ``fit_rows``; the leaf of each of ``place_rows``, and the tree."""
+    tree = fit_tree(xb, y, fit_rows, min_samples_leaf)
+    return apply_tree(xb, place_rows, tree), tree

@@ -23,7 +23,7 @@ from .. import _backend
 from ..errors import StratPDInputError
 from ..params import column_argument
 from ..schema import CATEGORICAL, NUMERIC
-from ._binning import bin_codes_by_target, bin_numeric
+from ._binning import bin_codes, bin_with_edges, level_bins, numeric_edges
 
 
 def column_kind(series: pd.Series) -> str:
@@ -166,6 +166,9 @@ class Table:
     # attrs a yes/no target adds to every result (positive value, label, units); else empty.
     yes_no: dict[str, Any] = field(default_factory=dict)
     _bins: dict[str, np.ndarray] = field(default_factory=dict)
+    # How each binned column was binned (numeric: the edges; text: the categories and each
+    # one's bin), so other rows of the same table can be binned the same way.
+    _encoders: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     # Each column as the linear adjustment reads it (all rows), made once per table:
     # (block, has missing values), or None for a column the adjustment leaves out.
     linear_blocks: dict[str, Any] = field(default_factory=dict)
@@ -182,6 +185,8 @@ class Table:
     # found once per table; None until looked for.
     copies: list[tuple[str, float]] | None = None
     _codes: dict[str, tuple[np.ndarray, pd.Index]] = field(default_factory=dict)
+    # Positions in the data given of the rows kept (those with a target value); None: all.
+    kept: np.ndarray | None = None
     _gaps: dict[str, np.ndarray | None] = field(default_factory=dict)
 
     def category_codes(self, name: str) -> tuple[np.ndarray, pd.Index]:
@@ -203,15 +208,18 @@ class Table:
             self._gaps[name] = gap if gap.any() else None
         return self._gaps[name]
 
-    def _compute_bins(self, name: str) -> tuple[np.ndarray, bytes]:
+    def _compute_bins(self, name: str) -> tuple[np.ndarray, bytes, tuple[Any, ...]]:
         s = self.frame[name]
         if self.kinds[name] == NUMERIC:
             # A fixed seed: bin edges are a property of the column, not of the call.
-            b = bin_numeric(as_float(s), np.random.default_rng(0))
+            values = as_float(s)
+            edges = numeric_edges(values, np.random.default_rng(0))
+            b, encoder = bin_with_edges(values, edges), (NUMERIC, edges)
         else:
             codes, cats = self.category_codes(name)
-            b = bin_codes_by_target(codes, len(cats), self.y)
-        return b, hashlib.blake2b(b.tobytes(), digest_size=16).digest()
+            bins = level_bins(codes, len(cats), self.y)
+            b, encoder = bin_codes(codes, bins), (CATEGORICAL, cats, bins)
+        return b, hashlib.blake2b(b.tobytes(), digest_size=16).digest(), encoder
 
     def bin_columns(self, names: list[str]) -> None:
         """Bin the columns ``names`` not binned yet (each column is binned once)."""
@@ -223,19 +231,55 @@ class Table:
                 done = list(pool.map(self._compute_bins, todo))
         else:
             done = [self._compute_bins(c) for c in todo]
-        for c, (b, fingerprint) in zip(todo, done, strict=True):
+        for c, (b, fingerprint, encoder) in zip(todo, done, strict=True):
             self._bins[c] = b
             self._fingerprints[c] = fingerprint
+            self._encoders[c] = encoder
 
-    def strata_matrix(self, feature: str, rows: np.ndarray) -> np.ndarray:
-        """Binned columns other than ``feature`` for ``rows``, in a canonical column order."""
+    def strata_columns(self, feature: str) -> list[str]:
+        """The columns of :meth:`strata_matrix` for ``feature``, in its order."""
         others = [c for c in self.columns if c != feature]
         self.bin_columns(others)
         # Order by content so that renaming/reordering columns gives the same tree.
         others.sort(key=lambda c: self._fingerprints[c])
+        return others
+
+    def encoders(self, names: list[str]) -> list[tuple[Any, ...]]:
+        """How each of the binned columns ``names`` was binned (see :func:`bin_frame`)."""
+        return [self._encoders[c] for c in names]
+
+    def strata_matrix(self, feature: str, rows: np.ndarray) -> np.ndarray:
+        """Binned columns other than ``feature`` for ``rows``, in a canonical column order."""
+        others = self.strata_columns(feature)
         if not others:
             return np.zeros((rows.size, 0), np.uint8)
         return np.ascontiguousarray(np.column_stack([self._bins[c][rows] for c in others]))
+
+
+def bin_frame(frame: pd.DataFrame, names: list[str], encoders: list[tuple[Any, ...]]
+              ) -> np.ndarray:
+    """The columns ``names`` of ``frame`` binned as :meth:`Table.encoders` says, as
+    :meth:`Table.strata_matrix` holds them: other rows of a table binned as its own were.
+
+    A category the table did not hold is binned as missing (bin 0)."""
+    if not names:
+        return np.zeros((len(frame), 0), np.uint8)
+    cols = []
+    for name, encoder in zip(names, encoders, strict=True):
+        if encoder[0] == NUMERIC:
+            cols.append(bin_with_edges(as_float(frame[name]), encoder[1]))
+        else:
+            cols.append(bin_codes(codes_among(frame[name], encoder[1]), encoder[2]))
+    return np.ascontiguousarray(np.column_stack(cols))
+
+
+def codes_among(series: pd.Series, cats: pd.Index) -> np.ndarray:
+    """Codes (-1 missing or not among them) of ``series``' values in the categories
+    ``cats`` of :func:`category_codes`."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        series = series.astype(object)
+    values = series.astype(object).where(series.notna(), None)
+    return cats.get_indexer(values).astype(np.int64)
 
 
 def as_frame(data: Any) -> pd.DataFrame:
@@ -316,6 +360,7 @@ def build_table(data: pd.DataFrame, target: str) -> Table:
         all_columns=columns,
         kinds={c: column_kind(frame[c]) for c in others},
         frame=frame,
+        kept=None if has_y.all() else np.flatnonzero(has_y),
     )
 
 

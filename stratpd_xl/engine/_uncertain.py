@@ -25,22 +25,24 @@ RARE_ROWS = 300
 NARROW_BAND = 0.5
 
 
-def rare_outcome_note(yes_no: dict[str, Any], target: str, feature: str, y: np.ndarray,
-                      rise: dict[str, Any]) -> Note | None:
-    """The note for ``feature``'s curve of a yes/no target ``y`` (positive where > 0), or
-    None when the rarer value has enough rows or the rise's band is narrow.
+def rare_outcome_note(yes_no: dict[str, Any], target: str, feature: str,
+                      y: np.ndarray | tuple[int, int], rise: dict[str, Any]) -> Note | None:
+    """The note for ``feature``'s curve of a yes/no target ``y`` (positive where > 0; or
+    the counts of positive rows and of all rows), or None when the rarer value has enough
+    rows or the rise's band is narrow.
 
     ``rise``: the curve's ``attrs["rise"]`` in percentage points (``low``/``high`` with a band).
     """
-    if not yes_no or y.size == 0:
+    positives, n = ((int(np.count_nonzero(y > 0)), y.size) if isinstance(y, np.ndarray)
+                    else y)
+    if not yes_no or n == 0:
         return None
-    positives = int(np.count_nonzero(y > 0))
-    rarer = min(positives, y.size - positives)
+    rarer = min(positives, n - positives)
     if rarer >= RARE_ROWS:
         return None
     value = yes_no["positive"]
-    which = f'"{value}"' if positives <= y.size - positives else f'other than "{value}"'
-    head = (f'only {rarer:,} of the {y.size:,} rows are {which} ({rarer / y.size:.1%}): '
+    which = f'"{value}"' if positives <= n - positives else f'other than "{value}"'
+    head = (f'only {rarer:,} of the {n:,} rows are {which} ({rarer / n:.1%}): '
             f'the size of the curve of "{feature}" rests on them')
     change = float(rise["change"])
     if "low" in rise:
@@ -58,7 +60,7 @@ def rare_outcome_note(yes_no: dict[str, Any], target: str, feature: str, y: np.n
                 "spreadsheet) to see how far, or add rows")
         moves = 0.5
     return Note(text, "thin", columns=[target], features=[feature], moves=moves,
-                rows=rarer, share=rarer / y.size)
+                rows=rarer, share=rarer / n)
 
 
 #: Tables with fewer rows than this get a note when their curve's change is uncertain.

@@ -283,13 +283,20 @@ def within_strata_share(x: np.ndarray, leaf: np.ndarray) -> float:
 
 def _table_warnings(table: Table, feature: str, kind: str, rows: _Rows, leaf: np.ndarray,
                     reversal: str | None, adjusted: bool, leaks: list[Leak]) -> list[str]:
+    """The warnings a curve and a category effect share (see :func:`_ordered_warnings`)."""
+    return _ordered_warnings(table.target, feature, leaks, reversal,
+                             _gap_warnings(table, feature, kind, rows.index, adjusted))
+
+
+def _ordered_warnings(target: str, feature: str, leaks: list[Leak], reversal: str | None,
+                      gaps: list[Note]) -> list[Note]:
     """The warnings a curve and a category effect share, in the order shown: columns that
     restate the target, the adjustment reversing the plain estimate, other columns' gaps that
-    move with the feature."""
-    found = [leak.note(table.target) for leak in leaks]
+    move with the feature (``gaps``, :func:`_gap_warnings`)."""
+    found = [leak.note(target) for leak in leaks]
     found.append(reversal and Note(reversal, "reversal", columns=[feature],
                                    features=[feature], moves=0.5))
-    return [w for w in found if w] + _gap_warnings(table, feature, kind, rows.index, adjusted)
+    return [w for w in found if w] + gaps
 
 
 def _leaks_of(table: Table, feature: str, index: np.ndarray, y: np.ndarray,
@@ -435,12 +442,18 @@ def _order_check(feature: str, cats: pd.Index, adjusted: Effects, plain: Effects
             "trusting that order"), False
 
 
-def _rise_check(feature: str, x: np.ndarray, adjusted: Any, plain: Any) -> str | None:
+def check_ends(x: np.ndarray) -> np.ndarray:
+    """The x between which :func:`_rise_check` compares the two curves: the rows' 10th and
+    90th percentiles."""
+    return np.percentile(x, RISE_PERCENTILES)
+
+
+def _rise_check(feature: str, ends: np.ndarray, adjusted: Any, plain: Any) -> str | None:
     """A warning, and the plain curve instead of the adjusted one, when the adjusted curve
-    rises from the 10th to the 90th percentile of x where the plain one falls, or the other
-    way round, each by a visible amount (a share of its own range).  A slope that merely
-    shrinks (x1 among 20 correlated columns: plain 1.7, adjusted 1.0) never triggers it."""
-    ends = np.percentile(x, RISE_PERCENTILES)
+    rises between ``ends`` (the 10th and 90th percentiles of x, :func:`check_ends`) where
+    the plain one falls, or the other way round, each by a visible amount (a share of its
+    own range).  A slope that merely shrinks (x1 among 20 correlated columns: plain 1.7,
+    adjusted 1.0) never triggers it."""
     rise_a = float(np.diff(np.interp(ends, adjusted.x, adjusted.pd))[0])
     rise_p = float(np.diff(np.interp(ends, plain.x, plain.pd))[0])
     if (np.sign(rise_a) == np.sign(rise_p)

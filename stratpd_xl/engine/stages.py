@@ -1,43 +1,85 @@
-"""One feature's analysis, through the stages of docs/engine.md: StratPD's curve and
-CatStratPD's category effects from a :class:`Table`."""
+"""An analysis in the four stages of docs/engine.md, "The engine as partial sums".
+
+1. :func:`fit_strata` fits, on a sample of the rows (all of them when they fit), what
+   depends on rows together: the other columns' bins, the two honest trees, x's bins, the
+   adjustment, the leak, duplicate and gap checks and the band's trials.  The result, a
+   :class:`Strata`, is picklable and holds fixed encodings, so every chunk is typed and
+   binned as the sample was.
+2. :func:`pass_chunk` reduces one chunk of rows (a ``DataFrame`` indexed by the rows'
+   numbers in the whole input) to a :class:`Partial`: counts and sums per (stratum, x bin)
+   and a few over all rows; no tree is grown.
+3. ``Partial + Partial`` adds two (``sum(partials)`` adds many), in any order and grouping:
+   chunks of a file, threads, Dask partitions.
+4. :func:`finish` turns the sums of every row into the curve, its band and its warnings:
+   the DataFrame :func:`stratpd_xl.stratpd` returns.
+
+The in-memory call is the same four stages with the table as the sample and as the one
+chunk, and gives the same numbers as :func:`stratpd_xl.stratpd` to the bit; chunks of a
+table that fits give them to rounding (1e-12).  Strata fitted on a sample of a larger
+input put x into at most :data:`X_BINS` bins of the sample's quantiles and place each row
+outside the sample with one of the two trees.
+
+Examples
+--------
+>>> strata = fit_strata(sample, "price", "area", n_rows=rows_in_file)  # doctest: +SKIP
+>>> total = sum(pass_chunk(strata, chunk) for chunk in chunks)  # doctest: +SKIP
+>>> curve = finish(strata, total)  # doctest: +SKIP
+
+CatStratPD's category tables still take their rows in memory (``_catstratpd_table``).
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._backend import get_backend
 from ..errors import StratPDInputError
 from ..params import Settings
 from ..schema import Note
 from ._adjust import Adjustment, numeric_basis
-from ._band import _band, _half_samples, _rise, _simultaneous_band, _trial_y
+from ._band import _band, _half_samples, _rise, _simultaneous_band, _trial_y, rise_ends
 from ._categorical import category_effects
 from ._design import MAX_ADJUST_LEVELS, _standardised
 from ._finish import (
+    TableFacts,
     _adjust_attrs,
     _attrs,
     _centred,
     _contrast,
     _data_strip,
     _numeric_x_out,
-    _probability_limits,
     _row_weights,
     _scale_shape,
     _within,
 )
-from ._fit import _adjustment, _rows_for
-from ._numeric import curve_on_grid, integrate, resmoothed, rise_se, slope_field, unique_x
+from ._fit import _adjustment, _rows_for, _table
+from ._leaks import Leak
+from ._numeric import (
+    SlopeField,
+    _counting_order,
+    curve_on_grid,
+    field_from_cells,
+    integrate,
+    resmoothed,
+    rise_se,
+    slope_field,
+    unique_x,
+)
 from ._shape import curve_shape
-from ._stratify import stratify
+from ._stratify import Placement, stratify
 from ._summary import summarise
 from ._table import (
     CATEGORICAL,
     NUMERIC,
     Table,
     as_float,
+    bin_frame,
     column_label,
     numbers_as_text,
     power_of_two_scale,
@@ -50,20 +92,219 @@ from ._warnings import (
     LOW_WITHIN_SHARE,
     _code_like,
     _duplicating,
+    _gap_warnings,
     _leaks_of,
     _named,
     _order_check,
+    _ordered_warnings,
     _raise_if_restated,
     _rise_check,
     _table_warnings,
+    check_ends,
     within_strata_share,
 )
 
+__all__ = ["Partial", "Strata", "finish", "fit_strata", "pass_chunk"]
 
-def _stratpd_table(
-    table: Table, feature: str, p: Settings, row_pd: bool = False, tree_threads: bool = True
-) -> tuple[pd.DataFrame, np.ndarray | None]:
-    """StratPD curve, plus (if asked) the per-row pd used by the impact ranking."""
+#: Most x bins of a feature when the strata are fitted on a sample of the input, not all of
+#: it: the sample's distinct values when it has no more, else bins between quantiles of the
+#: sample (the trees' own resolution; a curve shows at most ``max_points`` points anyway).
+X_BINS = 256
+
+
+@dataclass(frozen=True)
+class _TrialField:
+    """What a trial's slope field gives its curve on the full data's grid
+    (:func:`curve_on_grid`): a trial of the band (:func:`_half_samples`)."""
+
+    ux: np.ndarray
+    slope: np.ndarray
+    count: np.ndarray
+    n_leaves: int
+    plain: np.ndarray | None  # the slopes of the plain target (an adjusted curve's trial)
+
+
+@dataclass
+class Strata:
+    """Stage 1 of StratPD's curve (docs/engine.md, "The four stages"): everything a pass over
+    the rows needs to give each row its stratum, its x bin and its adjustment, and what the
+    finish needs besides the sums.
+
+    Made by :func:`fit_strata` from a sample of the rows (all of them when they fit); small
+    apart from the sample's rows (an id, a leaf key and an adjustment per row: 20 bytes a
+    row) and picklable, so it can be sent to every worker of a cluster.  Holds fixed
+    encodings (the other columns' bins, the categories, the target's reading, x's scale and
+    bins), so that every chunk is typed and binned as the sample was.
+
+    Attributes
+    ----------
+    feature : str
+        The feature; ``settings`` the validated parameters, ``facts`` the table's own
+        (target, its yes/no reading, its power-of-two scale, the columns left out).
+    exact : bool
+        The sample is the whole input: x's bins are its distinct values (as without
+        chunks), and every row of a chunk must be one of the sample's.  Otherwise x is cut
+        into at most :data:`X_BINS` bins of the sample's quantiles (``grid`` their upper
+        edges) and a cell's x is the mean of its rows' x.
+    """
+
+    feature: str
+    settings: Settings
+    facts: TableFacts
+    positive: Any  # the yes/no target's positive value (None: a number)
+    feature_type: pd.Series  # an empty column of the feature's type, for the curve's x
+    x_scale: float  # a power of two: x in the engine's units = x / x_scale
+    columns: list[str]  # the other columns, in the trees' order
+    encoders: list[tuple[Any, ...]]  # how each is binned (see _table.bin_frame)
+    placement: Placement  # the trees
+    seed: int  # which tree places a row outside the sample (see _tree_of)
+    exact: bool
+    grid: np.ndarray  # x bins: the distinct values (exact) or upper edges
+    sample_ids: np.ndarray  # the sample's row ids with a target and an x, ascending
+    sample_keys: np.ndarray  # ... their leaf keys (honest: by the tree not grown on them)
+    sample_part: np.ndarray | None  # ... the adjustment's part of their target
+    adjustment: Adjustment | None  # without its rows (part, inputs); None: adjust=False
+    x_share: float  # share of x's variance left inside the strata (of the sample)
+    leaks: list[Leak]
+    twins: list[str]  # the columns that nearly determine the feature, when asked for
+    gap_notes: dict[bool, list[Note]]  # the other columns' gaps, worded with/without adjustment
+    rise_ends: np.ndarray  # where the rise is read (see _band.rise_ends)
+    check_ends: np.ndarray | None  # where the adjusted and plain curves are compared
+    trials: list[_TrialField] | None  # the band's trials (n_trials > 1)
+    # The sample's rows as stage 1 typed them, for the pass of the sample itself (the
+    # in-memory path): not pickled.
+    _rows: dict[str, np.ndarray] | None = field(default=None, repr=False)
+
+    @property
+    def adjusted(self) -> bool:
+        """Whether the pass subtracts the adjustment's part (the finish may still show the
+        plain curve: see :func:`_rise_check`)."""
+        return self.sample_part is not None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_rows"] = None
+        return state
+
+
+@dataclass
+class Partial:
+    """Stage 2's sums of one chunk of rows, or of several added together (stage 3).
+
+    Cells are (stratum, x bin) pairs, keyed ``leaf key * bins + bin`` (ascending); their
+    sums are of the target (row 0), of the target less the adjustment's part (row 1, when
+    the strata are adjusted) and of x (last row, when bins hold ranges of x).  ``+`` adds two
+    (or ``0``, so ``sum(partials)`` works): cells' counts and sums add, a stratum's first
+    row is the earlier of the two, the target's moments merge (Chan et al.).  Addition is
+    commutative exactly and associative to rounding.
+    """
+
+    n_rows: int  # rows read
+    n_missing: int  # rows without a target or x value
+    cell_key: np.ndarray
+    cell_rows: np.ndarray
+    cell_sums: np.ndarray  # (sums, cells)
+    leaf_key: np.ndarray  # the strata met, ascending
+    leaf_first: np.ndarray  # each one's first (smallest) row id
+    y_n: int  # rows with a target and x
+    y_sum: float  # their target's sum, mean and sum of squares about it
+    y_mean: float
+    y_m2: float
+    y_positive: int  # rows with a target above 0 (a yes/no target's positives)
+
+    def __add__(self, other: Partial | int) -> Partial:
+        if isinstance(other, int) and other == 0:
+            return self
+        if not isinstance(other, Partial):
+            return NotImplemented
+        keys, where = np.unique(np.r_[self.cell_key, other.cell_key], return_inverse=True)
+        rows = np.zeros(keys.size, np.int64)
+        np.add.at(rows, where, np.r_[self.cell_rows, other.cell_rows])
+        both = np.concatenate([self.cell_sums, other.cell_sums], axis=1)
+        sums = np.vstack([np.bincount(where, weights=s, minlength=keys.size) for s in both]
+                         ) if both.shape[0] else np.zeros((0, keys.size))
+        leaves, at = np.unique(np.r_[self.leaf_key, other.leaf_key], return_inverse=True)
+        first = np.full(leaves.size, np.iinfo(np.int64).max, np.int64)
+        np.minimum.at(first, at, np.r_[self.leaf_first, other.leaf_first])
+        n = self.y_n + other.y_n
+        if self.y_n == 0 or other.y_n == 0:
+            mean, m2 = (other.y_mean, other.y_m2) if self.y_n == 0 else (self.y_mean, self.y_m2)
+        else:  # Chan, Golub & LeVeque's update: no sum of squares as a difference
+            delta = other.y_mean - self.y_mean
+            mean = self.y_mean + delta * other.y_n / n
+            m2 = self.y_m2 + other.y_m2 + delta * delta * self.y_n * other.y_n / n
+        return Partial(self.n_rows + other.n_rows, self.n_missing + other.n_missing, keys,
+                       rows, sums, leaves, first, n, self.y_sum + other.y_sum, mean, m2,
+                       self.y_positive + other.y_positive)
+
+    __radd__ = __add__
+
+
+def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int | None = None,
+               positive: Any = None, exclude: str | Iterable[str] | None = None,
+               **params: Any) -> Strata:
+    """Stage 1 of a curve: the strata, the bins and the adjustment, fitted on ``sample``.
+
+    Parameters
+    ----------
+    sample : DataFrame
+        Rows of the input, indexed by their row numbers in the whole input (the ids the
+        chunks of :func:`pass_chunk` carry too); all rows when the input fits.
+    target, feature : str
+        As for :func:`stratpd_xl.stratpd`; ``feature`` must be numeric.
+    n_rows : int, optional
+        Rows in the whole input, when ``sample`` is a part of it (pass 0's count); None or
+        ``len(sample)``: the sample is the input, and the curve is exactly
+        :func:`stratpd_xl.stratpd`'s.
+    positive, exclude, **params
+        As for :func:`stratpd_xl.stratpd` (``min_samples_leaf``, ``min_slopes_per_x``,
+        ``n_trials``, ``random_state``, ``max_points``, ``honest``, ``adjust``); not ``by``.
+
+    Returns
+    -------
+    Strata
+        For :func:`pass_chunk` and :func:`finish`.
+
+    Raises
+    ------
+    StratPDInputError
+        As :func:`stratpd_xl.stratpd` does for the sample's rows; a band (``n_trials`` above
+        1) from a sample that is not the whole input.
+    """
+    p = Settings.make(exclude=exclude, **params)
+    if p.by is not None:
+        raise StratPDInputError("by= is not a parameter of the strata: fit one per group")
+    whole = n_rows is None or n_rows == len(sample)
+    if not whole and p.n_trials > 1:
+        raise StratPDInputError(
+            f"a band (n_trials={p.n_trials}) needs every row in the sample of the strata; "
+            "with a sample of the input, use n_trials=1"
+        )
+    ids = _row_ids(sample)
+    table = _table(sample, target, positive, keep=[feature, *p.keep], exclude=p.exclude,
+                   roles={column_label(feature, role="feature"): "feature"})
+    feature, _ = _feature_of(table, feature, NUMERIC)
+    if table.kept is not None:
+        ids = ids[table.kept]
+    return _fit(table, feature, p, ids=ids, whole=whole)
+
+
+def _row_ids(frame: pd.DataFrame) -> np.ndarray:
+    """The rows' ids: their index, which must be whole numbers (their row numbers)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise StratPDInputError("the rows must be a pandas DataFrame")
+    index = frame.index
+    if not pd.api.types.is_integer_dtype(index.dtype):
+        raise StratPDInputError(
+            "the rows' index must be their row numbers in the whole input (whole numbers), "
+            f"not {index.dtype}: number them, e.g. rows.index = range(first, first + len(rows))"
+        )
+    return index.to_numpy(np.int64)
+
+
+def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = None,
+         whole: bool = True, tree_threads: bool = True) -> Strata:
+    """Stage 1 on the rows of ``table`` (their ids ``ids``; default their positions)."""
     x_all = as_float(table.frame[feature])
     present = ~np.isnan(x_all)
     rows = _rows_for(table, feature, present, p)
@@ -71,45 +312,239 @@ def _stratpd_table(
     # input stay finite; results are multiplied back at the end.
     x_scale = power_of_two_scale(x_all[rows.index])
     x = x_all[rows.index] / x_scale
+    columns = table.strata_columns(feature)
     xb = table.strata_matrix(feature, rows.index)
     rng = np.random.default_rng(p.random_state)
-    leaf = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest,
-                    threads=tree_threads)
+    leaf, placement, keys = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest,
+                                     threads=tree_threads, placement=True)
     # Slopes are taken on y minus the other columns' part where that measurably helps
     # (see engine/_adjust.py): inside a stratum the other columns still vary a little, and
     # with many columns correlated with x that leftover variation rides along with x and
     # inflates its slope (x1 among 20 columns correlated 0.6: 1.73 for a true 1).
     # Its own stream: the trials' halves are the same with and without the adjustment.
     adj_rng = rng.spawn(1)[0]
-    # x's distinct values once for the basis, the slopes and the rise; its rows in order
+    # x's distinct values once for the basis, the bins and the rise; its rows in order
     # (the same values) make its percentiles several times faster than x itself does.
     unique = unique_x(x)
     x_sorted = np.repeat(unique.ux, np.bincount(unique.xi, minlength=unique.ux.size))
     adj = (_adjustment(table, feature, rows.index,
                        _standardised(numeric_basis(x, x_sorted)), rows.y,
                        leaf, adj_rng, numeric=True) if p.adjust else None)
-    r2 = np.nan if adj is None else adj.r2
     part = None if adj is None else adj.part
-    y_slopes = rows.y if part is None else rows.y - part
-    # A yes/no target's strata are uneven (see slope_field): their slopes count by rows.
-    by_rows = bool(table.yes_no)
-    field_ = slope_field(x, y_slopes, leaf, unique, by_rows=by_rows)
-    curve = integrate(field_, p.min_slopes_per_x)
-    reversal = None
-    if part is not None and curve is not None:
-        # Checked against the plain curve inside the same strata (see _rise_check).
-        plain_field = field_.for_target(rows.y)
-        plain = integrate(plain_field, p.min_slopes_per_x)
-        reversal = None if plain is None else _rise_check(feature, x_sorted, curve, plain)
-        if reversal:
-            field_, curve, part = plain_field, plain, None
-            adj = replace(adj, part=None, reason="it turned the plain comparison's "
-                          "direction inside the strata the other way")
     x_share = within_strata_share(x, leaf)
     leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj,
                       feature_varies=x_share >= LOW_WITHIN_SHARE)
+    r2 = np.nan if adj is None else adj.r2
+    twins = (_duplicating(table, feature, rows.index)
+             if x_share < LOW_WITHIN_SHARE or r2 > CODEPENDENT_R2 else [])
+    gaps = {part is not None: _gap_warnings(table, feature, NUMERIC, rows.index,
+                                            part is not None)}
+    if part is not None:  # the finish may fall back to the plain curve
+        gaps[False] = (_gap_warnings(table, feature, NUMERIC, rows.index, False)
+                       if gaps[True] else [])
+    by_rows = bool(table.yes_no)
+    trials = None
+    if p.n_trials > 1:
+        trials = []
+        for pick, leaf_b in _half_samples(xb, rows.y, p, rng, tree_threads):
+            trial = slope_field(x[pick], _trial_y(rows.y, adj, pick, leaf_b), leaf_b,
+                                by_rows=by_rows)
+            plain = None if part is None else trial.for_target(rows.y[pick]).slope
+            trials.append(_TrialField(trial.ux, trial.slope, trial.count, trial.n_leaves,
+                                      plain))
+    if whole:
+        grid, xi = unique.ux, unique.xi
+    else:
+        grid = _x_edges(x_sorted)
+        xi = _x_bins(grid, x)
+    positions = rows.index if ids is None else ids[rows.index]
+    order = np.argsort(positions, kind="stable")
+    stored = None if adj is None else replace(adj, part=None, inputs={})
+    strata = Strata(
+        feature, p, TableFacts.of(table),
+        table.yes_no.get("positive") if table.yes_no else None,
+        table.frame[feature].iloc[:0], x_scale, columns, table.encoders(columns), placement,
+        0 if p.random_state is None else int(p.random_state), whole, grid,
+        positions[order], keys[order], None if part is None else part[order], stored,
+        x_share, leaks, twins, gaps, rise_ends(x_sorted),
+        None if part is None else check_ends(x_sorted), trials,
+    )
+    # The sample's own pass keys its strata by their labels (the same strata as the trees'
+    # keys, already in the finish's order).
+    strata._rows = {"ids": positions, "x": x, "y": rows.y, "keys": leaf, "part": part,
+                    "xi": xi, "n_rows": np.int64(table.n_rows),
+                    "n_missing": np.int64(rows.n_dropped_missing)}
+    return strata
+
+
+def _x_edges(x_sorted: np.ndarray) -> np.ndarray:
+    """Upper edges of at most :data:`X_BINS` bins of x from the sample's sorted x: its
+    distinct values when it has no more, else quantiles."""
+    new_value = np.r_[True, x_sorted[1:] != x_sorted[:-1]]
+    if np.count_nonzero(new_value) <= X_BINS:
+        return x_sorted[new_value]
+    at = np.linspace(0, 1, X_BINS + 1)[1:] * (x_sorted.size - 1)
+    return np.unique(x_sorted[np.round(at).astype(np.int64)])
+
+
+def _x_bins(grid: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Each x's bin of the upper edges ``grid`` (beyond the last: the last)."""
+    return np.minimum(np.searchsorted(grid, x, side="left"), grid.size - 1).astype(np.int64)
+
+
+def _tree_of(ids: np.ndarray, seed: int) -> np.ndarray:
+    """Which tree (0 or 1) places a row outside the sample: a hash of its id and the seed
+    (splitmix64's finaliser), so it is the same in every chunk and on every machine.  No
+    tree saw the row's target, so either is honest."""
+    with np.errstate(over="ignore"):
+        z = ids.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15) * np.uint64(seed + 1)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return (z & np.uint64(1)).astype(np.int64)
+
+
+def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
+    """Stage 2: the sums of one chunk of rows, typed, binned and stratified as the strata
+    say (no tree is grown and nothing is sorted but the chunk's own cells).
+
+    ``chunk`` holds the columns of the sample (others are ignored), indexed by the rows'
+    numbers in the whole input (see :func:`fit_strata`).  A row of the sample keeps its
+    stratum and adjustment from stage 1; another row is placed by one of the two trees
+    (chosen by a hash of its id) and its x put into the strata's x bins.
+    """
+    facts = strata.facts
+    ids = _row_ids(chunk)
+    for name in (facts.target, strata.feature, *strata.columns):
+        if name not in chunk.columns:
+            raise StratPDInputError(f'the chunk has no column "{name}", which the sample had')
+    if strata.positive is not None:
+        column = chunk[facts.target]
+        y = np.where(column.notna().to_numpy(bool),
+                     np.where((column.astype(object) == strata.positive).fillna(False)
+                              .to_numpy(bool), 100.0, 0.0), np.nan)
+    else:
+        y = as_float(chunk[facts.target])
+    y = y / facts.y_scale
+    x = as_float(chunk[strata.feature]) / strata.x_scale
+    use = np.flatnonzero(~np.isnan(y) & ~np.isnan(x))
+    ids, x, y = ids[use], x[use], y[use]
+    at = np.searchsorted(strata.sample_ids, ids)
+    inside = at < strata.sample_ids.size
+    inside[inside] = strata.sample_ids[at[inside]] == ids[inside]
+    keys = np.empty(ids.size, np.int64)
+    keys[inside] = strata.sample_keys[at[inside]]
+    part = None
+    if strata.adjusted:
+        part = np.empty(ids.size)
+        part[inside] = strata.sample_part[at[inside]]
+    out = np.flatnonzero(~inside)
+    if out.size:
+        if strata.exact:
+            raise StratPDInputError(
+                f"{out.size:,} rows of the chunk (ids {ids[out[0]]}, ...) are not in the sample "
+                "the strata were fitted on, which was said to be the whole input: give "
+                "fit_strata n_rows, the rows in the whole input"
+            )
+        if strata.adjusted:
+            raise StratPDInputError(
+                "the adjustment of rows outside the strata's sample is not available yet: "
+                "fit the strata with adjust=False, or on every row"
+            )
+        xb = bin_frame(chunk.iloc[use[out]], strata.columns, strata.encoders)
+        keys[out] = strata.placement.keys(xb, _tree_of(ids[out], strata.seed))
+    if strata.exact:
+        xi = np.searchsorted(strata.grid, x)
+    else:
+        xi = _x_bins(strata.grid, x)
+    return _reduce(strata, ids, x, y, keys, part, xi, len(chunk), len(chunk) - use.size)
+
+
+def _pass_sample(strata: Strata) -> Partial:
+    """Stage 2 over the sample itself, as stage 1 typed it: the in-memory path's one chunk."""
+    r = strata._rows
+    return _reduce(strata, r["ids"], r["x"], r["y"], r["keys"], r["part"], r["xi"],
+                   int(r["n_rows"]), int(r["n_missing"]))
+
+
+def _reduce(strata: Strata, ids: np.ndarray, x: np.ndarray, y: np.ndarray, keys: np.ndarray,
+            part: np.ndarray | None, xi: np.ndarray, n_rows: int, n_missing: int) -> Partial:
+    """The rows' sums per cell, per stratum and over all.
+
+    A cell's sums are taken over its rows in row order with ``np.add.reduceat``, exactly
+    as :func:`_numeric.slope_field` takes them, so one chunk of every row gives the same
+    field to the bit."""
+    targets = [y] + ([] if part is None else [y - part]) + ([] if strata.exact else [x])
+    n = y.size
+    if n == 0:
+        return Partial(n_rows, n_missing, np.zeros(0, np.int64), np.zeros(0, np.int64),
+                       np.zeros((len(targets), 0)), np.zeros(0, np.int64),
+                       np.zeros(0, np.int64), 0, 0.0, 0.0, 0.0, 0)
+    bins = np.int64(strata.grid.size)
+    order = _cell_order(keys, xi, int(bins))
+    sorted_key = keys[order] * bins + xi[order]
+    start = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+    sums = np.vstack([np.add.reduceat(t[order], start) for t in targets])
+    # A stratum's rows are together in that order: its first row is their smallest id.
+    sorted_leaf = keys[order]
+    leaf_start = np.flatnonzero(np.r_[True, sorted_leaf[1:] != sorted_leaf[:-1]])
+    leaves = sorted_leaf[leaf_start]
+    first = np.minimum.reduceat(ids[order], leaf_start)
+    # The target's mean and spread as np.mean and np.std take them (one chunk: the same).
+    total = np.sum(y)
+    mean = total / n
+    d = y - mean
+    return Partial(n_rows, n_missing, sorted_key[start], np.diff(np.r_[start, n]), sums,
+                   leaves, first, n, float(total), float(mean), float(np.sum(d * d)),
+                   int(np.count_nonzero(y > 0)))
+
+
+def _cell_order(keys: np.ndarray, xi: np.ndarray, bins: int) -> np.ndarray:
+    """The rows sorted by stratum, then x bin, ties in row order (as
+    :func:`_numeric._leaf_x_order`): two counting sorts with numba, O(n)."""
+    if get_backend() == "numba" and keys.min() >= 0:
+        by_x = _counting_order(np.ascontiguousarray(xi, np.int64), bins,
+                               np.arange(xi.size, dtype=np.int64))
+        return _counting_order(np.ascontiguousarray(keys, np.int64), int(keys.max()) + 1,
+                               by_x)
+    return np.argsort(keys * np.int64(bins) + xi, kind="stable")
+
+
+def finish(strata: Strata, partial: Partial) -> pd.DataFrame:
+    """Stage 4: the curve from the sums of every row (:func:`stratpd_xl.stratpd`'s result,
+    its columns and ``attrs``)."""
+    return _finish_curve(strata, partial)[0]
+
+
+def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False
+            ) -> tuple[pd.DataFrame, np.ndarray | None]:
+    p, facts, feature = strata.settings, strata.facts, strata.feature
+    x_scale, y_scale = strata.x_scale, facts.y_scale
+    if partial.y_n == 0:
+        raise StratPDInputError(
+            f'no row has values in both "{facts.target}" and "{feature}"; pass the rows to '
+            "analyse"
+        )
+    field_ = _cell_field(strata, partial)
+    curve = integrate(field_, p.min_slopes_per_x)
+    adj = strata.adjustment
+    applied = strata.adjusted
+    trial_slopes = None if strata.trials is None else [t.slope for t in strata.trials]
+    reversal = None
+    if applied and curve is not None:
+        # Checked against the plain curve inside the same strata (see _rise_check).
+        plain_field = field_.for_target(0)
+        plain = integrate(plain_field, p.min_slopes_per_x)
+        reversal = (None if plain is None
+                    else _rise_check(feature, strata.check_ends, curve, plain))
+        if reversal:
+            field_, curve, applied = plain_field, plain, False
+            adj = replace(adj, reason="it turned the plain comparison's direction inside "
+                          "the strata the other way")
+            if strata.trials is not None:
+                trial_slopes = [t.plain for t in strata.trials]
     if curve is None:
-        _raise_if_restated(leaks, table)
+        _raise_if_restated(strata.leaks, facts)
         if field_.ux.size <= 2:  # a 0/1 column: two values make a comparison, not a curve
             shown = " and ".join(f"{v * x_scale:g}" for v in field_.ux)
             raise StratPDInputError(
@@ -123,9 +558,10 @@ def _stratpd_table(
             "too little inside the strata); lower min_slopes_per_x or min_samples_leaf, or "
             "add rows"
         )
+    n = partial.y_n
     up_to = curve.points_up_to(field_.ux.size)
     weights = _row_weights(curve.x, field_.ux, field_.ux_rows, up_to)
-    limits = _probability_limits(table, rows.y)
+    limits = _limits_of_mean(facts, partial.y_sum / n)
     full_pd = _within(_centred(curve.pd, weights), limits)
     n_cut = int(np.sum(full_pd != _centred(curve.pd, weights)))
     out = {
@@ -135,36 +571,32 @@ def _stratpd_table(
         "n_slopes": curve.count.astype(np.int64),
     }
     trials = None
-    if p.n_trials > 1:
-        trials = np.empty((p.n_trials, curve.x.size))
-        for t, (pick, leaf_b) in enumerate(_half_samples(xb, rows.y, p, rng, tree_threads)):
+    if strata.trials is not None:
+        trials = np.empty((len(strata.trials), curve.x.size))
+        for t, (trial, slope) in enumerate(zip(strata.trials, trial_slopes, strict=True)):
             # Every trial is centred with the same (full-data) weights, so the band measures
             # the spread of the curve's shape, not of an arbitrary anchor point.
             trials[t] = _within(_centred(curve_on_grid(
-                slope_field(x[pick], _trial_y(rows.y, adj, pick, leaf_b), leaf_b,
-                            by_rows=by_rows),
-                p.min_slopes_per_x, curve.x
-            ), weights), limits)
+                replace(trial, slope=slope), p.min_slopes_per_x, curve.x), weights), limits)
         # pd stays the full-data curve (the same as without trials); the trials only give
         # its spread (their mean drifts at the sparse ends, where halves lose points).  The
         # leaf slopes are secants, so the curve is the truth averaged over their spans
         # (peaks flatten); that bias, estimated by averaging the curve once more over the
         # same spans, widens both bands (docs/method.md, "A band that measures the shape").
         bias = _centred(resmoothed(field_, curve), weights) - _centred(curve.pd, weights)
-        low, high = _band(trials, full_pd, rows.y.size, bias)
+        low, high = _band(trials, full_pd, n, bias)
         out.update(pd_low=_within(low, limits), pd_high=_within(high, limits))
-        low, high, crit = _simultaneous_band(trials, full_pd, rows.y.size, bias)
+        low, high, _ = _simultaneous_band(trials, full_pd, n, bias)
         out.update(curve_low=_within(low, limits), curve_high=_within(high, limits))
-    rise = _rise(x_sorted, curve.x, full_pd, trials, rows.y.size,
+    rise = _rise(strata.rise_ends, curve.x, full_pd, trials, n,
                  None if trials is None else bias)
     # A small table's curve says when its change is uncertain (a cheap error from the strata
     # where there are no trials; see _uncertain.small_table_note).
-    rise_error = (rise_se(field_, curve, rows.y if part is None else rows.y - part, leaf,
-                          (rise["x_from"], rise["x_to"])) * table.y_scale
-                  if rows.y.size < SMALL_ROWS and trials is None else np.nan)
+    rise_error = (rise_se(field_, curve, None, None, (rise["x_from"], rise["x_to"])) * y_scale
+                  if n < SMALL_ROWS and trials is None else np.nan)
     shape = curve_shape(
         curve.x, full_pd, trials, field_.ux, field_.ux_rows, (rise["x_from"], rise["x_to"]),
-        lambda values, centre: _band(values[:, None], np.array([centre]), rows.y.size),
+        lambda values, centre: _band(values[:, None], np.array([centre]), n),
     )
     n_full = int(curve.x.size)
     if p.max_points is not None and n_full > p.max_points:
@@ -173,30 +605,31 @@ def _stratpd_table(
         k = summary.index
         out = {name: values[k] for name, values in out.items()}
         out.update(slope=summary.slope, n_slopes=summary.n_slopes, n_x=summary.n_x)
-    out["x"] = _numeric_x_out(out["x"] * x_scale, table.frame[feature])
+    column = strata.feature_type
+    out["x"] = _numeric_x_out(out["x"] * x_scale, column)
     for name in ("pd", "pd_low", "pd_high", "curve_low", "curve_high"):
         if name in out:
-            out[name] = out[name] * table.y_scale
+            out[name] = out[name] * y_scale
     for name in ("change", "swing", "low", "high"):
         if name in rise:
-            rise[name] *= table.y_scale
-    ends = _numeric_x_out(np.array([rise["x_from"], rise["x_to"]]) * x_scale,
-                          table.frame[feature])
+            rise[name] *= y_scale
+    ends = _numeric_x_out(np.array([rise["x_from"], rise["x_to"]]) * x_scale, column)
     rise["x_from"], rise["x_to"] = (v.item() if hasattr(v, "item") else v
                                     for v in list(ends))
-    _scale_shape(shape, x_scale, table.y_scale, table.frame[feature])
+    _scale_shape(shape, x_scale, y_scale, column)
     with np.errstate(over="ignore"):
         # A local slope beyond the float range (a huge target over a small x step) cannot
         # be shown: it becomes missing, as any cell would show it.
         # One exact power-of-two step: y_scale / x_scale itself may be out of range.
-        shift = math.frexp(table.y_scale)[1] - math.frexp(x_scale)[1]
+        shift = math.frexp(y_scale)[1] - math.frexp(x_scale)[1]
         slope = np.ldexp(np.asarray(out["slope"], dtype=np.float64), shift)
     out["slope"] = np.where(np.isfinite(slope), slope, np.nan)
     result = pd.DataFrame(out)
-    share = x_share
+    share = strata.x_share
+    r2 = np.nan if adj is None else adj.r2
+    twins = strata.twins
     warnings_ = []
     if share < LOW_WITHIN_SHARE:
-        twins = _duplicating(table, feature, rows.index)
         warnings_.append(Note(
             f'"{feature}" barely varies inside the strata ({share:.1%} of its variation): the '
             f"other columns{_named(twins)} nearly determine it, so its curve rests on small "
@@ -204,7 +637,6 @@ def _stratpd_table(
             "duplicate", columns=twins, features=[feature], moves=1 - share,
         ))
     if r2 > CODEPENDENT_R2 and share >= LOW_WITHIN_SHARE:  # else already said above
-        twins = _duplicating(table, feature, rows.index)
         warnings_.append(Note(
             f'"{feature}" is almost exactly a linear function of the other columns'
             f"{_named(twins)} (inside the strata a least-squares fit explains {r2:.1%} of it): "
@@ -221,22 +653,24 @@ def _stratpd_table(
             "them with care, or add rows",
             "limits", columns=[feature], features=[feature], moves=n_cut / max(n_full, 1),
         ))
-    rare = rare_outcome_note(table.yes_no, table.target, feature, rows.y, rise)
-    small = None if rare else small_table_note(feature, rows.y.size, rise, rise_error)
+    rare = rare_outcome_note(facts.yes_no, facts.target, feature, (partial.y_positive, n),
+                             rise)
+    small = None if rare else small_table_note(feature, n, rise, rise_error)
     warnings_ += [note for note in (rare, small) if note]
-    warnings_ += _table_warnings(table, feature, NUMERIC, rows, leaf, reversal,
-                                 part is not None, leaks)
-    dates = pd.api.types.is_datetime64_any_dtype(table.frame[feature].dtype)
+    warnings_ += _ordered_warnings(facts.target, feature, strata.leaks, reversal,
+                                   strata.gap_notes[applied])
+    dates = pd.api.types.is_datetime64_any_dtype(column.dtype)
     strip = (field_.ux >= curve.x[0]) & (field_.ux <= curve.x[-1])
     note = None if dates else _code_like(
         feature, field_.ux * x_scale, curve.x, curve.pd,
-        np.interp(curve.x, field_.ux, field_.ux_rows), float(np.std(rows.y)))
+        np.interp(curve.x, field_.ux, field_.ux_rows), math.sqrt(partial.y_m2 / n))
     if note:
         warnings_.append(note)
     result.attrs = _attrs(
-        table, feature, NUMERIC, rows, field_.n_ignored, field_.n_leaves, p,
+        replace(facts, n_rows=partial.n_rows), feature, NUMERIC, n, partial.n_missing,
+        field_.n_ignored, field_.n_leaves, p,
         n_unique_x=int(field_.ux.size), n_points_full=n_full, within_strata_share=share,
-        rise=rise, shape=shape, **_adjust_attrs(adj),
+        rise=rise, shape=shape, **_adjust_attrs(adj, applied),
         **({} if dates else {"strip": _data_strip(
             field_.ux[strip] * x_scale, field_.ux_rows[strip])}),
         warnings=warnings_,
@@ -245,8 +679,56 @@ def _stratpd_table(
         return result, None
     # Rows inside the curve's range, at the curve's height, for the impact ranking
     # (interpolated once per distinct x, which is sorted: far faster than per row).
-    inside = (x >= curve.x[0]) & (x <= curve.x[-1])
-    return result, np.interp(field_.ux, curve.x, full_pd)[field_.row_ux[inside]]
+    r = strata._rows
+    inside = (r["x"] >= curve.x[0]) & (r["x"] <= curve.x[-1])
+    return result, np.interp(field_.ux, curve.x, full_pd)[r["xi"][inside]]
+
+
+def _cell_field(strata: Strata, partial: Partial) -> SlopeField:
+    """The slope field of the partial's cells (:func:`field_from_cells`): strata labelled
+    by their first row, as :func:`_stratify.canonical_labels` labels them."""
+    bins = np.int64(strata.grid.size)
+    label = np.empty(partial.leaf_key.size, np.int64)
+    label[np.argsort(partial.leaf_first, kind="stable")] = np.arange(partial.leaf_key.size)
+    cell_leaf = label[np.searchsorted(partial.leaf_key, partial.cell_key // bins)]
+    cell_bin = partial.cell_key % bins
+    rows, sums = partial.cell_rows, partial.cell_sums
+    key = cell_leaf * bins + cell_bin
+    if key.size > 1 and not np.all(key[1:] > key[:-1]):  # one chunk of the sample: sorted
+        order = np.argsort(key, kind="stable")
+        cell_leaf, cell_bin, rows, sums = (cell_leaf[order], cell_bin[order], rows[order],
+                                           sums[:, order])
+    held = np.zeros(strata.grid.size, bool)
+    held[cell_bin] = True
+    index = np.cumsum(held) - 1
+    xi = index[cell_bin]
+    x_sum = None
+    if strata.exact:
+        ux = strata.grid[held]
+    else:
+        x_sum = sums[-1]
+        bin_rows = np.bincount(xi, weights=rows)
+        ux = np.bincount(xi, weights=x_sum) / bin_rows
+    target = 1 if strata.adjusted else 0
+    return field_from_cells(ux, cell_leaf, xi, rows, sums, target,
+                            by_rows=bool(strata.facts.yes_no), x_sum=x_sum)
+
+
+def _limits_of_mean(facts: TableFacts, mean: float) -> tuple[float, float] | None:
+    """:func:`_probability_limits` from the rows' mean target."""
+    if not facts.yes_no:
+        return None
+    m = float(mean)
+    return -m, 100.0 / facts.y_scale - m
+
+
+def _stratpd_table(
+    table: Table, feature: str, p: Settings, row_pd: bool = False, tree_threads: bool = True
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """StratPD curve, plus (if asked) the per-row pd used by the impact ranking: the four
+    stages with the table's rows as the sample and as the one chunk."""
+    strata = _fit(table, feature, p, tree_threads=tree_threads)
+    return _finish_curve(strata, _pass_sample(strata), row_pd)
 
 
 def _catstratpd_table(
@@ -350,7 +832,8 @@ def _catstratpd_table(
             if name in contrast:
                 contrast[name] = float(np.clip(contrast[name], -100.0, 100.0))
     result.attrs = _attrs(
-        table, feature, CATEGORICAL, rows, eff.n_ignored, eff.n_leaves, p,
+        table, feature, CATEGORICAL, rows.y.size, rows.n_dropped_missing, eff.n_ignored,
+        eff.n_leaves, p,
         baseline=cats[eff.baseline], categories_without_estimate=unknown, warnings=warnings_,
         contrast=contrast, **_adjust_attrs(adj),
     )
@@ -367,6 +850,12 @@ def _run(
     table: Table, feature: str, kind: str | None, p: Settings, row_pd: bool = False,
     tree_threads: bool = True,
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
+    feature, kind = _feature_of(table, feature, kind)
+    return _IMPLS[kind](table, feature, p, row_pd, tree_threads)
+
+
+def _feature_of(table: Table, feature: str, kind: str | None) -> tuple[str, str]:
+    """The feature's column label and how it is analysed, checked against the table."""
     feature = column_label(feature, role="feature")
     require_column(table.all_columns, feature, "feature")
     if feature == table.target:
@@ -387,4 +876,4 @@ def _run(
         raise StratPDInputError(
             f'column "{feature}" holds text or categories; use catstratpd (or kind="categorical")'
         )
-    return _IMPLS[kind](table, feature, p, row_pd, tree_threads)
+    return feature, kind

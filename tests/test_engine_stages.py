@@ -1,0 +1,154 @@
+"""The engine's four stages (docs/engine.md): the strata fitted once, the rows summed chunk by
+chunk, the sums added in any order, the curve finished from them; the same numbers as the
+in-memory call."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import stratpd_xl as sx
+from stratpd_xl.engine.stages import Partial, Strata, finish, fit_strata, pass_chunk
+from stratpd_xl.errors import StratPDInputError
+
+SETTINGS = settings(max_examples=20, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def sales(n: int = 3000, seed: int = 3) -> pd.DataFrame:
+    """A curved effect of x1 beside a correlated x2 with gaps, a text column and rows
+    without a target."""
+    rng = np.random.default_rng(seed)
+    x1 = rng.uniform(0, 10, n)
+    x2 = x1 + rng.normal(0, 2, n)
+    region = rng.choice(["north", "south", "east", "west"], n)
+    y = x1**2 + 3 * x2 + (region == "east") * 5 + rng.normal(0, 3, n)
+    data = pd.DataFrame({"y": y, "x1": np.round(x1, 1), "x2": x2,
+                         "x3": rng.normal(size=n), "region": region})
+    data.loc[rng.random(n) < 0.1, "x2"] = np.nan
+    data.loc[rng.random(n) < 0.05, "y"] = np.nan
+    return data
+
+
+def chunks(data: pd.DataFrame, size: int) -> list[pd.DataFrame]:
+    return [data.iloc[i:i + size] for i in range(0, len(data), size)]
+
+
+def assert_same_curve(got: pd.DataFrame, want: pd.DataFrame, tol: float) -> None:
+    pd.testing.assert_frame_equal(got, want, check_exact=tol == 0, rtol=tol, atol=tol)
+    for name in ("n_rows", "n_used", "n_dropped_missing", "n_ignored", "n_leaves",
+                 "adjusted", "adjust_note", "warnings"):
+        assert got.attrs[name] == want.attrs[name], name
+    for name in ("change", "swing"):
+        assert got.attrs["rise"][name] == pytest.approx(want.attrs["rise"][name],
+                                                         rel=tol, abs=tol)
+
+
+@pytest.mark.parametrize("kw", [{}, {"n_trials": 4}, {"adjust": False, "max_points": 20}])
+def test_one_chunk_is_the_in_memory_curve_to_the_bit(kw):
+    data = sales()
+    want = sx.stratpd(data, "y", "x1", **kw)
+    strata = fit_strata(data, "y", "x1", **kw)
+    assert_same_curve(finish(strata, pass_chunk(strata, data)), want, 0)
+
+
+@pytest.mark.parametrize("kw", [{}, {"n_trials": 3}, {"adjust": False}])
+def test_chunks_in_any_order_give_the_in_memory_curve(kw):
+    # The strata travel to the workers pickled, without the sample's typed rows.
+    data = sales()
+    want = sx.stratpd(data, "y", "x1", **kw)
+    strata = pickle.loads(pickle.dumps(fit_strata(data, "y", "x1", **kw)))
+    parts = [pass_chunk(strata, c) for c in chunks(data, 700)]
+    assert_same_curve(finish(strata, sum(parts[::-1])), want, 1e-12)
+
+
+def test_a_yes_no_target_through_the_stages():
+    rng = np.random.default_rng(7)
+    n = 4000
+    base = rng.normal(size=n)
+    others = {f"z{j}": 0.7 * base + 0.7 * rng.normal(size=n) for j in range(4)}
+    x = np.round(base + 0.5 * rng.normal(size=n), 1)
+    logit = 0.8 * x + sum(others.values()) * 0.6
+    data = pd.DataFrame({"churn": np.where(rng.random(n) < 1 / (1 + np.exp(-logit)),
+                                           "yes", "no"), "x": x, **others})
+    want = sx.stratpd(data, "churn", "x")
+    assert want.attrs["adjusted"] and want.attrs["units"]
+    strata = fit_strata(data, "churn", "x")
+    got = finish(strata, sum(pass_chunk(strata, c) for c in chunks(data, 999)))
+    assert_same_curve(got, want, 1e-12)
+    assert got.attrs["positive"] == "yes"
+
+
+@st.composite
+def cuts(draw):
+    """Chunk boundaries of a 1,200-row table and an order to add the chunks in."""
+    edges = sorted(draw(st.sets(st.integers(1, 1199), max_size=12)))
+    bounds = list(zip([0, *edges], [*edges, 1200], strict=True))
+    return draw(st.permutations(bounds))
+
+
+FIXED = sales(1200, seed=11)
+FIXED_STRATA = fit_strata(FIXED, "y", "x1")
+FIXED_CURVE = finish(FIXED_STRATA, pass_chunk(FIXED_STRATA, FIXED))
+
+
+@SETTINGS
+@given(cuts())
+def test_the_order_and_cut_of_the_chunks_do_not_matter(bounds):
+    parts = [pass_chunk(FIXED_STRATA, FIXED.iloc[a:b]) for a, b in bounds]
+    total = sum(parts)
+    assert_same_curve(finish(FIXED_STRATA, total), FIXED_CURVE, 1e-12)
+    # Two partials add the same either way round, to the bit.
+    if len(parts) > 1:
+        ab, ba = parts[0] + parts[1], parts[1] + parts[0]
+        assert np.array_equal(ab.cell_key, ba.cell_key)
+        assert np.array_equal(ab.cell_sums, ba.cell_sums)
+        assert np.array_equal(ab.leaf_first, ba.leaf_first)
+
+
+def test_a_partial_adds_up_its_rows():
+    parts = [pass_chunk(FIXED_STRATA, c) for c in chunks(FIXED, 500)]
+    total = sum(parts)
+    assert isinstance(total, Partial)
+    assert total.n_rows == len(FIXED)
+    y = FIXED["y"].to_numpy()
+    used = ~np.isnan(y) & FIXED["x1"].notna().to_numpy()
+    assert total.y_n == used.sum() == total.cell_rows.sum()
+    assert total.n_missing == len(FIXED) - used.sum()
+    scale = FIXED_STRATA.facts.y_scale
+    assert total.y_sum * scale == pytest.approx(y[used].sum(), rel=1e-12)
+    assert np.sqrt(total.y_m2 / total.y_n) * scale == pytest.approx(y[used].std(), rel=1e-12)
+    # Each stratum's first row is the smallest id among its rows, wherever they were read.
+    assert total.leaf_first.min() == FIXED.index[used][0]
+
+
+def test_strata_from_a_sample_place_the_other_rows_with_the_trees():
+    data = sales(6000, seed=5)
+    sample = data.sample(2500, random_state=1).sort_index()
+    strata = fit_strata(sample, "y", "x1", n_rows=len(data), adjust=False)
+    assert isinstance(strata, Strata) and not strata.exact
+    got = finish(strata, sum(pass_chunk(strata, c) for c in chunks(data, 1000)))
+    assert got.attrs["n_rows"] == len(data)
+    assert got.attrs["n_used"] > len(sample)
+    # The truth is x1^2 + 3 x2 with x2 = x1 + noise: a slope of 2 x1 + 3.
+    inside = (got["x"] > 1) & (got["x"] < 9)
+    slope = np.polyfit(got.loc[inside, "x"], got.loc[inside, "pd"], 2)
+    assert slope[0] == pytest.approx(1.0, abs=0.25)
+
+
+def test_bad_rows_are_named():
+    data = sales(800)
+    with pytest.raises(StratPDInputError, match="row numbers"):
+        fit_strata(data.set_index(data.index.astype(str)), "y", "x1")
+    strata = fit_strata(data.iloc[:500], "y", "x1")
+    with pytest.raises(StratPDInputError, match="not in the sample"):
+        pass_chunk(strata, data.iloc[400:])
+    with pytest.raises(StratPDInputError, match="n_trials=1"):
+        fit_strata(data.iloc[:500], "y", "x1", n_rows=800, n_trials=5)
+    with pytest.raises(StratPDInputError, match='no column "region"'):
+        pass_chunk(strata, data.drop(columns="region"))
