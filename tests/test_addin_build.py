@@ -353,6 +353,20 @@ def test_settings_sheet_opens_in_openpyxl_with_keys_in_a_and_values_in_b(tmp_pat
     ]
 
 
+def test_settings_sheet_keeps_the_code_name_its_vba_module_has(built, vba_modules):
+    # The template's sheet is "Sheet2" in the VBA project; written without a code name, the
+    # sheet no longer matched its document module.
+    with zipfile.ZipFile(builder.template_path()) as z:
+        template = addin_file.sheet_code_name(z.read(addin_file.CONFIG_SHEET_PART))
+    assert template == addin_file.CONFIG_SHEET_CODE_NAME and template in vba_modules
+    for data in (built.read_bytes(), builder.DEFAULT_OUTPUT.read_bytes()):
+        parts = addin_file.read_parts(data)
+        assert addin_file.sheet_code_name(parts[addin_file.CONFIG_SHEET_PART]) == template
+        # What the installer writes keeps it too.
+        again = addin_file.with_settings(parts, [("Interpreter_Win", r"C:\py\python.exe")])
+        assert addin_file.sheet_code_name(again[addin_file.CONFIG_SHEET_PART]) == template
+
+
 def test_settings_sheet_refuses_what_the_vba_would_misread():
     with pytest.raises(ValueError, match="needs a key"):
         addin_file.config_sheet_xml([("A", "1"), (" ", "2")])
@@ -409,14 +423,15 @@ def test_committed_formula_module_is_what_xlwings_import_writes_for_the_current_
     assert '#Const App = "Microsoft Excel"' in code
     assert (
         "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart, Optional max_points, Optional positive, Optional exclude)"
+        "Optional chart, Optional max_points, Optional positive, Optional exclude, "
+        "Optional keep)"
     ) in code
     impact = ("Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive, "
-              "Optional exclude)")
+              "Optional exclude, Optional keep)")
     assert impact in code
     assert (
         "Function STRATCOMPARE(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart, Optional positive, Optional exclude)"
+        "Optional chart, Optional positive, Optional exclude, Optional keep)"
     ) in code
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in code
     assert "Function XLPy()" in _modules(committed_vba)["xlwings.bas"], "wrappers call XLPy"

@@ -30,7 +30,7 @@ import io
 import re
 import xml.etree.ElementTree as ET
 import zipfile
-from xml.sax.saxutils import escape
+from xml.sax.saxutils import escape, quoteattr
 
 #: ``PROJECT_NAME`` in the template's VBA, shared by every add-in made from it.
 TEMPLATE_PROJECT_NAME = "myaddin"
@@ -46,6 +46,10 @@ CONFIG_SHEET = f"{PROJECT_NAME}.conf"
 TEMPLATE_CONFIG_SHEET = f"_{TEMPLATE_PROJECT_NAME}.conf"
 WORKBOOK_PART = "xl/workbook.xml"
 CONFIG_SHEET_PART = "xl/worksheets/sheet1.xml"
+#: The settings sheet's code name in the template: its VBA document module is named so, and a
+#: sheet without it no longer matches that module (Excel then reports the file as damaged or
+#: makes a second module).
+CONFIG_SHEET_CODE_NAME = "Sheet2"
 UDF_MODULES = "stratpd_xl.excel.udfs"
 
 #: Defaults in the committed add-in: the installer's default venv, written so that the VBA
@@ -104,11 +108,13 @@ def _inline(ref: str, text: str) -> str:
     return f'<c r="{ref}" t="inlineStr"><is><t xml:space="preserve">{escape(text)}</t></is></c>'
 
 
-def config_sheet_xml(settings: list[tuple[str, str]]) -> bytes:
+def config_sheet_xml(settings: list[tuple[str, str]],
+                     code_name: str = CONFIG_SHEET_CODE_NAME) -> bytes:
     """Worksheet XML with one setting per row: key in column A, value in column B.
 
     The VBA reads column A from A1 down to the first empty cell, so keys must be non-empty; an
-    empty value leaves column B empty, which the VBA reads as ``""``.
+    empty value leaves column B empty, which the VBA reads as ``""``.  ``code_name`` is the
+    sheet's VBA code name, kept from the sheet it replaces.
     """
     rows = []
     for number, (key, value) in enumerate(settings, start=1):
@@ -120,8 +126,15 @@ def config_sheet_xml(settings: list[tuple[str, str]]) -> bytes:
         rows.append(f'<row r="{number}">{cells}</row>')
     return (
         '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-        f'<worksheet xmlns="{_MAIN_NS}"><sheetData>{"".join(rows)}</sheetData></worksheet>'
+        f'<worksheet xmlns="{_MAIN_NS}"><sheetPr codeName={quoteattr(code_name)}/>'
+        f'<sheetData>{"".join(rows)}</sheetData></worksheet>'
     ).encode()
+
+
+def sheet_code_name(sheet_xml: bytes) -> str | None:
+    """The VBA code name a worksheet's XML gives its sheet (``<sheetPr codeName=...>``)."""
+    found = ET.fromstring(sheet_xml).find(f"{{{_MAIN_NS}}}sheetPr")
+    return None if found is None else found.get("codeName")
 
 
 def read_settings(parts: dict[str, bytes]) -> dict[str, str]:
@@ -167,7 +180,8 @@ def with_settings(parts: dict[str, bytes], settings: list[tuple[str, str]]) -> d
     new[WORKBOOK_PART] = workbook.replace(
         f'name="{TEMPLATE_CONFIG_SHEET}"'.encode(), f'name="{CONFIG_SHEET}"'.encode()
     )
-    new[CONFIG_SHEET_PART] = config_sheet_xml(settings)
+    code_name = sheet_code_name(parts[CONFIG_SHEET_PART]) or CONFIG_SHEET_CODE_NAME
+    new[CONFIG_SHEET_PART] = config_sheet_xml(settings, code_name)
     return new
 
 
