@@ -890,10 +890,13 @@ def _note(text: str) -> None:
 def _notes(notes: Sequence[str], where: str) -> None:
     """The notes that matter most (they come ranked), and one line saying where the rest are:
     a wide table's dozens of notes would bury the answer."""
-    from .presentation.notes import shown
+    from .presentation.notes import SHOWN, more_line
 
-    for note in shown(notes, where):
+    for note in notes[:SHOWN]:
         _note(note)
+    more = more_line(len(notes) - SHOWN, where)
+    if more:
+        _note(more)
 
 
 def _print_table(table: pd.DataFrame) -> None:
@@ -1253,7 +1256,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
                 progress=lambda done, total, label: bar(done, total, label) if done < total
                 else None,
             )
-            _notes(check.attrs.get("notes") or [], "every one is on the Model check sheet")
+            for note in check.attrs.get("notes") or []:
+                _note(note)
             _say(f"model check: {check.attrs['model_sentence']}")
             for row in check.itertuples(index=False):
                 _say(f"  {row.feature}: agreement {row.agreement:.2f}, {row.verdict}")

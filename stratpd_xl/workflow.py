@@ -55,14 +55,6 @@ __all__ = [
 Progress = Callable[[int, int, str], None]
 
 
-def _model_left_out(left_out: Mapping[str, str]) -> list[Note]:
-    """The note on the columns a fitted model left out
-    (:func:`stratpd_xl.presentation.notes.model_left_out`)."""
-    from .presentation.notes import model_left_out
-
-    return model_left_out(left_out)
-
-
 def note_list(notes: Sequence[str], ranking: pd.DataFrame | None = None) -> list[Note]:
     """The notes of one result, each fact once and ranked
     (:func:`stratpd_xl.presentation.notes.collect`)."""
@@ -437,33 +429,8 @@ def curve(
         problem.frame, problem.target, name, positive=positive,
         **_engine_kwargs(settings, problem), **grouping,
     )
-    notes = note_list(_with_evidence(problem.notes + _curve_notes(name, result, how_to_expand),
-                                     problem))
+    notes = note_list(problem.notes + _curve_notes(name, result, how_to_expand))
     return CurveResult(result, problem.target, name, notes)
-
-
-#: A column with fewer values than this beside the target cannot show that it moves with a
-#: feature (the well-backed contrast's 20 rows): its gap notes are not said.
-GAP_MIN_VALUES = 20
-
-
-def _with_evidence(notes: list[str], problem: Problem) -> list[str]:
-    """``notes`` without the gap notes of columns that have under :data:`GAP_MIN_VALUES`
-    values beside the target.
-
-    On Ames, "Pool.QC" (13 values in 2,930 rows) "moved with" 10 features, each
-    association measured on its 13 rows, and ranked among the notes that matter most.
-    """
-    frame = problem.frame
-    target = frame[problem.target].notna().to_numpy()
-
-    def few(note: str) -> bool:
-        columns = getattr(note, "columns", ())
-        if getattr(note, "kind", "") != "gap" or not columns or columns[0] not in frame:
-            return False
-        return int((frame[columns[0]].notna().to_numpy() & target).sum()) < GAP_MIN_VALUES
-
-    return [n for n in notes if not few(n)]
 
 
 def analysis(
@@ -515,7 +482,6 @@ def analysis(
         notes += [n for n in _curve_notes(name, table, None)
                   if not (getattr(n, "kind", "") == "leak" and "leak" in n.facts)]
     notes += _thin_notes(result.impact, len(frame))
-    notes = _with_evidence(notes, problem)
     # Each fact once (a column's gaps once, not once per feature), the ones that matter first.
     notes = note_list(notes, result.impact)
     answer = AnalysisResult(
@@ -1032,22 +998,21 @@ def compare(
     seed = _model_seed(settings)
     fitted = model.fit_model(problem.frame, problem.target, columns=problem.model_columns,
                              positive=positive, random_state=seed)
-    notes = list(problem.notes) + _model_left_out(fitted.left_out)
+    notes = list(problem.notes)
+    notes += [f'the model leaves out "{c}": {why}' for c, why in fitted.left_out.items()]
     if pair:
         table = model.pair_table(fitted, (problem.features[0], problem.features[1]), seed=seed)
         table.attrs["sentence"] = words.pair_sentence(table.attrs)
         table.attrs["model_sentence"] = words.model_sentence(
             {**table.attrs, "target": problem.target})
-        table.attrs["notes"] = notes = note_list(notes)
+        table.attrs["notes"] = notes
         return CompareResult(table, problem.target, problem.features, None, notes)
     name = problem.features[0]
     curve_ = engine.partial_dependence(
         problem.frame, problem.target, name, positive=positive,
         **_engine_kwargs(settings, problem),
     )
-    # One collected set, as an analysis's: the reading notes, the model's columns left out
-    # and the curve's warnings, each fact once and ranked.
-    notes = note_list(notes + _curve_notes(name, curve_, None))
+    notes += _curve_notes(name, curve_, None)
     table = model.compare_curves(fitted, curve_, seed=seed)
     table.attrs["sentence"] = words.agreement_sentence(table.attrs)
     table.attrs["model_sentence"] = words.model_sentence(table.attrs)
@@ -1108,7 +1073,8 @@ def ice(
         target_label=yes_no.label if yes_no is not None else None,
     )
     table.attrs["model_sentence"] = words.model_sentence(table.attrs)
-    notes = note_list(list(problem.notes) + _model_left_out(fitted.left_out))
+    notes = list(problem.notes)
+    notes += [f'the model leaves out "{c}": {why}' for c, why in fitted.left_out.items()]
     table.attrs["notes"] = notes
     return CompareResult(table, problem.target, [name], table, notes)
 
@@ -1194,7 +1160,7 @@ def model_check(
         "model_auc": fitted.score.get("auc"),
         "model_brier": fitted.score.get("brier"),
         "model_rows": {"train": fitted.score.get("n_train"), "test": fitted.score.get("n_test")},
-        "notes": _model_left_out(fitted.left_out),
+        "notes": [f'the model leaves out "{c}": {why}' for c, why in fitted.left_out.items()],
     }
     check.attrs["model_sentence"] = words.model_sentence(
         {**check.attrs, "target_label": attrs.get("target_label")})

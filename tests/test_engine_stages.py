@@ -127,36 +127,18 @@ def test_a_partial_adds_up_its_rows():
     assert total.leaf_first.min() == FIXED.index[used][0]
 
 
-@pytest.mark.parametrize("adjust", [True, False])
-def test_strata_from_a_sample_place_the_other_rows_with_the_trees(adjust):
+def test_strata_from_a_sample_place_the_other_rows_with_the_trees():
     data = sales(6000, seed=5)
     sample = data.sample(2500, random_state=1).sort_index()
-    strata = pickle.loads(pickle.dumps(
-        fit_strata(sample, "y", "x1", n_rows=len(data), adjust=adjust)))
+    strata = fit_strata(sample, "y", "x1", n_rows=len(data), adjust=False)
     assert isinstance(strata, Strata) and not strata.exact
-    assert strata.adjusted == adjust
     got = finish(strata, sum(pass_chunk(strata, c) for c in chunks(data, 1000)))
     assert got.attrs["n_rows"] == len(data)
     assert got.attrs["n_used"] > len(sample)
-    # The truth is x1^2 + 3 x2 with x2 = x1 + noise: a slope of 2 x1 + 3 (less x2's part
-    # where the adjustment takes it out).
+    # The truth is x1^2 + 3 x2 with x2 = x1 + noise: a slope of 2 x1 + 3.
     inside = (got["x"] > 1) & (got["x"] < 9)
     slope = np.polyfit(got.loc[inside, "x"], got.loc[inside, "pd"], 2)
     assert slope[0] == pytest.approx(1.0, abs=0.25)
-
-
-def test_the_design_gives_other_rows_the_part_the_sample_got():
-    # Replayed on the sample's own rows (gaps filled along x, pooled categories, hinges),
-    # the design fixed in stage 1 gives the part stage 1 computed.
-    data = sales(4000, seed=8)
-    data["rare"] = np.where(np.arange(len(data)) % 200 == 0, "seldom", "often")
-    strata = fit_strata(data, "y", "x1", n_rows=10 * len(data))
-    assert strata.adjusted and strata.design is not None
-    rows = data.loc[strata.sample_ids]
-    x = rows["x1"].to_numpy() / strata.x_scale
-    part = strata.design.part(rows, x)
-    np.testing.assert_allclose(part, strata.sample_part, rtol=0,
-                               atol=1e-9 * np.abs(strata.sample_part).max())
 
 
 def test_bad_rows_are_named():

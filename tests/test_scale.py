@@ -133,7 +133,8 @@ def test_categories_of_a_table_larger_than_its_sample_are_one_sentence(tmp_path)
 
     table(500).to_csv(tmp_path / "t.csv", index=False)
     with pytest.raises(StratPDInputError, match="the table has 500 rows, more than the 100 its "
-                       "strata can be fitted on in memory, and this analysis"):
+                       "strata are fitted on, and (categories are analysed in memory|the engine "
+                       "does not add up partial sums yet): analyse a sample of the rows"):
         sx.catstratpd(tmp_path / "t.csv", "y", "k", strata_rows=100, quiet=True)
 
 
@@ -189,3 +190,23 @@ def test_cli_runs_on_a_dask_scheduler_and_names_the_extra_without_it(tmp_path, c
     assert main(["curve", str(path), "-t", "y", "-f", "x", "--dask-scheduler", address]) == 2
     assert '--dask-scheduler needs the dask extra: pip install "stratpd-xl[dask]"' in \
         capsys.readouterr().err
+
+
+def test_the_scoring_table_example_explains_a_model_from_its_predictions(tmp_path, capsys):
+    # docs/explain_a_model.py: the model's carat effect from its predictions, beside the
+    # data's; the columns the model never saw move its predictions least.
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "explain_a_model.py"
+    spec = importlib.util.spec_from_file_location("explain_a_model", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.main(tmp_path, rows=3000)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "carat   model's effect   the data's effect"
+    model_2ct, data_2ct = (float(v.replace(",", "")) for v in out[4].split()[1:])
+    assert 0 < model_2ct and 0 < data_2ct  # both rise with carat
+    share = {line.split()[0]: float(line.split()[2]) for line in out[6:]}
+    assert max(share, key=share.get) == "carat" and share["carat"] > 0.5
+    assert all(share[c] < share["carat"] / 10 for c in ("cut", "color", "clarity"))

@@ -16,9 +16,8 @@
 The in-memory call is the same four stages with the table as the sample and as the one
 chunk, and gives the same numbers as :func:`stratpd_xl.stratpd` to the bit; chunks of a
 table that fits give them to rounding (1e-12).  Strata fitted on a sample of a larger
-input put x into at most :data:`X_BINS` bins of the sample's quantiles, place each row
-outside the sample with one of the two trees and give it the adjustment's part from the
-design fixed on the sample (:class:`_design.Design`).
+input put x into at most :data:`X_BINS` bins of the sample's quantiles and place each row
+outside the sample with one of the two trees.
 
 Examples
 --------
@@ -46,7 +45,7 @@ from ..schema import Note
 from ._adjust import Adjustment, numeric_basis
 from ._band import _band, _half_samples, _rise, _simultaneous_band, _trial_y, rise_ends
 from ._categorical import category_effects
-from ._design import MAX_ADJUST_LEVELS, Design, _standardised, fit_design
+from ._design import MAX_ADJUST_LEVELS, _standardised
 from ._finish import (
     TableFacts,
     _adjust_attrs,
@@ -164,7 +163,6 @@ class Strata:
     sample_ids: np.ndarray  # the sample's row ids with a target and an x, ascending
     sample_keys: np.ndarray  # ... their leaf keys (honest: by the tree not grown on them)
     sample_part: np.ndarray | None  # ... the adjustment's part of their target
-    design: Design | None  # the adjustment's part of other rows (a sample of the input)
     adjustment: Adjustment | None  # without its rows (part, inputs); None: adjust=False
     x_share: float  # share of x's variance left inside the strata (of the sample)
     leaks: list[Leak]
@@ -362,15 +360,12 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
     positions = rows.index if ids is None else ids[rows.index]
     order = np.argsort(positions, kind="stable")
     stored = None if adj is None else replace(adj, part=None, inputs={})
-    design = (None if whole or part is None
-              else fit_design(table, feature, rows.index, x, x_sorted, adj.inputs))
     strata = Strata(
         feature, p, TableFacts.of(table),
         table.yes_no.get("positive") if table.yes_no else None,
         table.frame[feature].iloc[:0], x_scale, columns, table.encoders(columns), placement,
         0 if p.random_state is None else int(p.random_state), whole, grid,
-        positions[order], keys[order], None if part is None else part[order], design,
-        stored,
+        positions[order], keys[order], None if part is None else part[order], stored,
         x_share, leaks, twins, gaps, rise_ends(x_sorted),
         None if part is None else check_ends(x_sorted), trials,
     )
@@ -416,8 +411,7 @@ def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
     ``chunk`` holds the columns of the sample (others are ignored), indexed by the rows'
     numbers in the whole input (see :func:`fit_strata`).  A row of the sample keeps its
     stratum and adjustment from stage 1; another row is placed by one of the two trees
-    (chosen by a hash of its id), its x put into the strata's x bins and its adjustment
-    made by the strata's design.
+    (chosen by a hash of its id) and its x put into the strata's x bins.
     """
     facts = strata.facts
     ids = _row_ids(chunk)
@@ -452,11 +446,13 @@ def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
                 "the strata were fitted on, which was said to be the whole input: give "
                 "fit_strata n_rows, the rows in the whole input"
             )
-        rows = chunk.iloc[use[out]]
-        xb = bin_frame(rows, strata.columns, strata.encoders)
-        keys[out] = strata.placement.keys(xb, _tree_of(ids[out], strata.seed))
         if strata.adjusted:
-            part[out] = strata.design.part(rows, x[out])
+            raise StratPDInputError(
+                "the adjustment of rows outside the strata's sample is not available yet: "
+                "fit the strata with adjust=False, or on every row"
+            )
+        xb = bin_frame(chunk.iloc[use[out]], strata.columns, strata.encoders)
+        keys[out] = strata.placement.keys(xb, _tree_of(ids[out], strata.seed))
     if strata.exact:
         xi = np.searchsorted(strata.grid, x)
     else:

@@ -279,7 +279,10 @@ def run(rows: FileRows | DaskRows, target: str, features: Sequence[str], *,
     kinds = list(kinds) if kinds is not None else [None] * len(features)
     staged = [stages is not None and _numeric(sketch.sample, f, k)
               for f, k in zip(features, kinds, strict=True)]
-    frame = _whole(sketch, rows) if not all(staged) else None
+    frame = None
+    if not all(staged):
+        frame = _whole(sketch, "the engine does not add up partial sums yet" if stages is None
+                       else "categories are analysed in memory")
     strata: dict[int, Any] = {}
     for i, feature in enumerate(features):
         if staged[i]:
@@ -315,15 +318,14 @@ def _check_names(rows: FileRows | DaskRows, target: str, features: Sequence[str]
             )
 
 
-def _whole(sketch: stream.Sketch, rows: FileRows | DaskRows) -> pd.DataFrame:
+def _whole(sketch: stream.Sketch, why: str) -> pd.DataFrame:
     """The table itself, when pass 0's sample holds every row (in row order): for what the
-    engine's stages do not add up yet (categories, the impact ranking)."""
+    engine's stages do not add up yet (``why``: categories, the impact ranking)."""
     if not sketch.complete:
         raise StratPDInputError(
             f"the table has {sketch.rows:,} rows, more than the {len(sketch.sample):,} its "
-            "strata can be fitted on in memory, and this analysis (categories, or a ranking) "
-            "is made of larger tables in memory only; write a sample of the rows (or only the "
-            "columns to analyse) to a smaller file"
+            f"strata are fitted on, and {why}: analyse a sample of the rows (write it to a "
+            "smaller file), or fewer columns"
         )
     return sketch.sample.reset_index(drop=True)
 
@@ -408,7 +410,8 @@ def impact(data: Any, target: str, features: Iterable[str] | None = None, *,
         sketch = rows.sketch(target, _seed(params), strata_rows)
         from .. import engine
 
-        ranking = engine.impact(_whole(sketch, rows), target, names, **params)
+        ranking = engine.impact(_whole(sketch, "the ranking is made in memory"), target,
+                                names, **params)
         return _noted(ranking, Run([], sketch, rows.notes))
     names = names if names is not None else [c for c in rows.columns if c != target]
     done = run(rows, target, names, strata_rows=strata_rows, seed=_seed(params),
