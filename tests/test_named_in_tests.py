@@ -29,13 +29,6 @@ FORMULAS = ["STRATPD", "STRATCOMPARE", "STRATIMPACT", "STRATPDBY", "STRATPD2"]
 # Runs inside LibreOffice's own Python (it imports the extension's modules by their names
 # there); tests/test_calc_extension.py drives it through Calc.
 INSIDE_LIBREOFFICE = {"stratpd_xl.libreoffice.calc_component"}
-# Public names no test named when this check was written: none may join them (a new public
-# function comes with a test that names it); each one a test starts to name leaves the list.
-KNOWN_GAPS = {
-    "stratpd_xl.engine.checked_frame",
-    "stratpd_xl.engine.column_kind",
-    "stratpd_xl.engine.excluded_columns",
-}
 # Names that are only data (constants, type aliases): a test names what it calls.
 NOT_CALLABLE = (str, int, float, dict, list, tuple, frozenset, set)
 
@@ -85,7 +78,7 @@ def _options(parser: argparse.ArgumentParser, command: str = "stratpd-xl"
 
 def test_every_public_function_is_named_in_a_test():
     missing = sorted(f"{module}.{name}" for name, module in _public_functions().items()
-                     if not _named(name) and f"{module}.{name}" not in KNOWN_GAPS)
+                     if not _named(name))
     assert not missing, (f"named in no test: {', '.join(missing)}; a public function needs a "
                          "test that calls it (or a leading _ if it is not public)")
 
@@ -104,14 +97,6 @@ def test_every_formula_argument_is_named_in_a_test_of_that_formula():
             if arg != "caller" and not _named(arg, texts):
                 missing.append(f"{formula}({arg})")
     assert not missing, f"named in no test of the formula: {', '.join(missing)}"
-
-
-def test_the_known_gaps_only_shrink():
-    # A name a test now names, or one no longer public, leaves the list: it cannot hide a
-    # new gap under an old entry.
-    public = {f"{module}.{name}" for name, module in _public_functions().items()}
-    stale = sorted(g for g in KNOWN_GAPS if g not in public or _named(g.rsplit(".", 1)[1]))
-    assert not stale, f"no longer gaps, take them out of KNOWN_GAPS: {', '.join(stale)}"
 
 
 def test_the_check_sees_a_name_no_test_has():

@@ -1,0 +1,59 @@
+"""The engine's table checks one by one: a column's kind, a table the engine can read, and the
+columns ``exclude`` names."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stratpd_xl.engine import checked_frame, column_kind, excluded_columns
+from stratpd_xl.errors import StratPDInputError
+
+
+@pytest.mark.parametrize(("series", "kind"), [
+    (pd.Series([1.5, 2.0]), "numeric"),
+    (pd.Series([1, 2], dtype="int64"), "numeric"),
+    (pd.Series(pd.to_datetime(["2024-01-01", "2024-02-01"])), "numeric"),
+    (pd.Series(pd.to_timedelta([1, 2], unit="D")), "numeric"),
+    (pd.Series([True, False]), "categorical"),
+    (pd.Series([1, 2, 1]).astype("category"), "categorical"),  # numbers the user made categories
+    (pd.Series(["north", "south"]), "categorical"),
+    (pd.Series(["a", 1], dtype=object), "categorical"),
+])
+def test_column_kind_follows_the_dtype(series, kind):
+    assert column_kind(series) == kind
+
+
+def test_checked_frame_names_every_column_and_refuses_what_the_engine_cannot_read():
+    frame = checked_frame({"x": [1.0, 2.0], None: ["a", "b"]})
+    assert list(frame.columns) == ["x", "column 2"]  # a label that is no name: its position
+    assert list(checked_frame(pd.DataFrame({("a", 1): [1], ("b", 2): [2]})).columns) == [
+        "('a', 1)", "('b', 2)"]
+    with pytest.raises(StratPDInputError, match="rename the repeated column.*: x"):
+        checked_frame(pd.DataFrame([[1, 2]], columns=["x", "x"]))
+    with pytest.raises(StratPDInputError, match=r'"tags" holds a list in a cell \(row 2'):
+        checked_frame(pd.DataFrame({"y": [1.0, 2.0], "tags": ["a", ["b", "c"]]}))
+    with pytest.raises(StratPDInputError, match="array without column names"):
+        checked_frame(np.zeros((3, 2)))
+    with pytest.raises(StratPDInputError, match="data is missing"):
+        checked_frame(None)
+
+
+COLUMNS = ["price", "area", "casual", "registered", "a, b"]
+
+
+def test_excluded_columns_are_exact_names_a_list_in_one_text_or_a_sentence():
+    assert excluded_columns(COLUMNS, "price", ["area"]) == ["area"]
+    assert excluded_columns(COLUMNS, "price", ["casual, registered", "area", "casual"]) == [
+        "casual", "registered", "area"]
+    assert excluded_columns(COLUMNS, "price", ["a, b"]) == ["a, b"]  # a name with a comma
+    forgiving = {c.upper(): c for c in COLUMNS}
+    assert excluded_columns(COLUMNS, "price", [" Area "],
+                            resolve=lambda t: forgiving[t.upper()]) == ["area"]
+    with pytest.raises(StratPDInputError, match="excluded"):
+        excluded_columns(COLUMNS, "price", ["areas"])
+    with pytest.raises(StratPDInputError, match='"price" is the target'):
+        excluded_columns(COLUMNS, "price", ["area, price"])
+    with pytest.raises(StratPDInputError, match='"area" is both the feature and excluded'):
+        excluded_columns(COLUMNS, "price", ["area"], roles={"area": "feature"})
