@@ -206,6 +206,15 @@ def test_more_line_counts_the_notes_not_shown():
     assert notes.more_line(1200, "--json") == "1,200 more notes: --json"
 
 
+def test_model_left_out_is_one_note_naming_every_column_the_model_dropped():
+    assert notes.model_left_out({}) == []
+    (one,) = notes.model_left_out({"code": "300 categories, more than the model's 255"})
+    assert one == 'the model leaves out "code": 300 categories, more than the model\'s 255'
+    assert one.kind == "left out" and one.columns == ("code",)
+    (two,) = notes.model_left_out({"a": "no values", "b": "no values"})
+    assert two.startswith("the model leaves out 2 columns: ") and two.columns == ("a", "b")
+
+
 def test_notes_table_is_one_row_per_note_in_rank_order():
     given = [Note("price is a copy of cost", "leak", columns=["cost"], features=["cost"],
                   moves=1.0), "a plain sentence"]
