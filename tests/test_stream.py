@@ -242,3 +242,17 @@ def test_what_cannot_be_streamed_is_one_sentence(tmp_path):
     shutil.copy(tmp_path / "t.csv", tmp_path / "u.csv")
     with pytest.raises(StratPDInputError, match="chunk_rows must be at least 1"):
         stream.open_table(tmp_path / "u.csv", chunk_rows=0)
+
+
+def test_the_sample_threshold_is_known_from_the_row_count():
+    keys = stream.row_keys(np.arange(10_000), 3)
+    assert stream.sample_threshold(10_000, 3, 700) == int(np.sort(keys)[699])
+    assert stream.sample_threshold(10_000, 3, 10_000) is None
+    # Partitions cut by it keep exactly the sample's rows, and merge to the same sample.
+    frame = table(10_000).set_index(pd.RangeIndex(10_000))
+    t = stream.sample_threshold(10_000, 3, 700)
+    parts = [stream.sketch_frame(frame.iloc[a:a + 2500], "y", seed=3, sample_rows=700,
+                                 threshold=t) for a in range(0, 10_000, 2500)]
+    assert sum(len(p.sample) for p in parts) == 700
+    assert sum(parts).sample.index.tolist() == \
+        stream.sketch_frame(frame, "y", seed=3, sample_rows=700).sample.index.tolist()

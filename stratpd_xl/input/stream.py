@@ -45,6 +45,7 @@ __all__ = [
     "Typing",
     "open_table",
     "row_keys",
+    "sample_threshold",
     "sketch",
     "sketch_frame",
 ]
@@ -82,6 +83,26 @@ def row_keys(rows: np.ndarray, seed: int) -> np.ndarray:
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         return z ^ (z >> np.uint64(31))
+
+
+def sample_threshold(rows: int, seed: int, k: int) -> int | None:
+    """The largest key of the ``k`` rows with the smallest keys among row ids ``0 .. rows -
+    1`` (None when ``k >= rows``: every row is in the sample).
+
+    Known from the row count alone, so every chunk or partition can drop at once the rows
+    that cannot be in the sample, and pass 0 holds the sample, not a sample per partition.
+    Computed in blocks of about ``2 k`` ids (``2^16`` to ``2^22``): what it holds is bounded
+    by the sample's size, not the table's (about 100 MB for the default ``k`` = 2^22).
+    """
+    if k >= rows:
+        return None
+    block = min(1 << 22, max(1 << 16, 2 * k))
+    best = np.empty(0, dtype=np.uint64)
+    for start in range(0, rows, block):
+        keys = row_keys(np.arange(start, min(rows, start + block), dtype=np.uint64), seed)
+        both = np.concatenate([best, keys])
+        best = both if both.size <= k else np.partition(both, k - 1)[:k]
+    return int(best.max())
 
 
 # --------------------------------------------------------------------------- typing
@@ -635,8 +656,8 @@ def sketch_frame(frame: pd.DataFrame, target: str, *, seed: int = 0,
                  sample_rows: int = SAMPLE_ROWS, threshold: int | None = None) -> Sketch:
     """Pass 0's sketch of one typed chunk or partition (index = row ids).
 
-    ``threshold``: rows whose key is not below it cannot enter the sample (the largest key
-    of a full sample so far), so they are not copied.
+    ``threshold``: rows whose key is above it cannot enter the sample (the largest key of a
+    full sample so far, or :func:`sample_threshold`), so they are not copied.
     """
     out = Sketch(target, sample_rows)
     out.rows = len(frame)
@@ -679,7 +700,7 @@ def sketch_frame(frame: pd.DataFrame, target: str, *, seed: int = 0,
         out.y_many = len(distinct) > Y_VALUES
     ids = frame.index.to_numpy()
     keys = row_keys(ids, seed)
-    pick = np.ones(len(keys), dtype=bool) if threshold is None else keys < np.uint64(threshold)
+    pick = np.ones(len(keys), dtype=bool) if threshold is None else keys <= np.uint64(threshold)
     if len(keys) and not pick.all():
         frame, keys = frame[pick], keys[pick]
     out.sample, out.keys = _bottom([frame], [keys], sample_rows)
@@ -705,9 +726,11 @@ def sketch(table: StreamedTable, target: str, *, seed: int = 0,
         )
         sample_rows = held
     total: Sketch | None = None
+    known = sample_threshold(table.rows, seed, sample_rows) if table.rows else None
     for chunk in table.chunks(wanted, progress):
-        threshold = None
-        if total is not None and total.sample is not None and len(total.keys) >= sample_rows:
+        threshold = known
+        if (known is None and total is not None and total.sample is not None
+                and len(total.keys) >= sample_rows):
             threshold = int(total.keys.max())
         part = sketch_frame(chunk, target, seed=seed, sample_rows=sample_rows,
                             threshold=threshold)

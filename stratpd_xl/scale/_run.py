@@ -140,6 +140,7 @@ class DaskRows:
         _dask()
         self.frame = frame
         self._offsets: list[int] | None = None
+        self._rows = 0
 
     @property
     def columns(self) -> list[str]:
@@ -152,9 +153,10 @@ class DaskRows:
     def offsets(self) -> list[int]:
         """Each partition's first row id (one small task per partition: its length)."""
         if self._offsets is None:
-            lengths = self.frame.map_partitions(len).compute()
-            starts = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))[:-1]])
+            lengths = np.asarray(self.frame.map_partitions(len).compute(), dtype=np.int64)
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
             self._offsets = [int(s) for s in starts]
+            self._rows = int(lengths.sum())
         return self._offsets
 
     def _reduce(self, tasks: list[Any], combine: Callable[[Any, Any], Any]) -> Any:
@@ -170,8 +172,12 @@ class DaskRows:
         import dask
 
         parts = self.frame.to_delayed()
-        tasks = [dask.delayed(_sketch_partition)(p, start, target, seed, sample_rows)
-                 for p, start in zip(parts, self.offsets(), strict=True)]
+        offsets = self.offsets()
+        rows = self._rows
+        # Known from the row count: each partition keeps only the rows of the sample.
+        threshold = stream.sample_threshold(rows, seed, sample_rows)
+        tasks = [dask.delayed(_sketch_partition)(p, start, target, seed, sample_rows, threshold)
+                 for p, start in zip(parts, offsets, strict=True)]
         found = self._reduce(tasks, _add)
         if found is None or found.rows == 0:
             raise StratPDInputError("the Dask DataFrame holds no rows; check how it was made")
@@ -224,11 +230,11 @@ def _with_ids(part: pd.DataFrame, start: int) -> pd.DataFrame:
 
 
 def _sketch_partition(part: pd.DataFrame, start: int, target: str, seed: int,
-                      sample_rows: int) -> stream.Sketch | None:
+                      sample_rows: int, threshold: int | None) -> stream.Sketch | None:
     if len(part) == 0:
         return None
     return stream.sketch_frame(_with_ids(part, start), target, seed=seed,
-                               sample_rows=sample_rows)
+                               sample_rows=sample_rows, threshold=threshold)
 
 
 def _pass_partition(strata: list[Any], part: pd.DataFrame, start: int,
