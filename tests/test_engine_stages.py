@@ -13,7 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stratpd_xl as sx
-from stratpd_xl.engine.stages import Partial, Strata, finish, fit_strata, pass_chunk
+from stratpd_xl.engine.stages import (
+    Partial,
+    Strata,
+    analyse,
+    finish,
+    fit_strata,
+    pass_chunk,
+)
 from stratpd_xl.errors import StratPDInputError
 
 SETTINGS = settings(max_examples=20, deadline=None,
@@ -127,18 +134,36 @@ def test_a_partial_adds_up_its_rows():
     assert total.leaf_first.min() == FIXED.index[used][0]
 
 
-def test_strata_from_a_sample_place_the_other_rows_with_the_trees():
+@pytest.mark.parametrize("adjust", [True, False])
+def test_strata_from_a_sample_place_the_other_rows_with_the_trees(adjust):
     data = sales(6000, seed=5)
     sample = data.sample(2500, random_state=1).sort_index()
-    strata = fit_strata(sample, "y", "x1", n_rows=len(data), adjust=False)
+    strata = pickle.loads(pickle.dumps(
+        fit_strata(sample, "y", "x1", n_rows=len(data), adjust=adjust)))
     assert isinstance(strata, Strata) and not strata.exact
+    assert strata.adjusted == adjust
     got = finish(strata, sum(pass_chunk(strata, c) for c in chunks(data, 1000)))
     assert got.attrs["n_rows"] == len(data)
     assert got.attrs["n_used"] > len(sample)
-    # The truth is x1^2 + 3 x2 with x2 = x1 + noise: a slope of 2 x1 + 3.
+    # The truth is x1^2 + 3 x2 with x2 = x1 + noise: a slope of 2 x1 + 3 (less x2's part
+    # where the adjustment takes it out).
     inside = (got["x"] > 1) & (got["x"] < 9)
     slope = np.polyfit(got.loc[inside, "x"], got.loc[inside, "pd"], 2)
     assert slope[0] == pytest.approx(1.0, abs=0.25)
+
+
+def test_the_design_gives_other_rows_the_part_the_sample_got():
+    # Replayed on the sample's own rows (gaps filled along x, pooled categories, hinges),
+    # the design fixed in stage 1 gives the part stage 1 computed.
+    data = sales(4000, seed=8)
+    data["rare"] = np.where(np.arange(len(data)) % 200 == 0, "seldom", "often")
+    strata = fit_strata(data, "y", "x1", n_rows=10 * len(data))
+    assert strata.adjusted and strata.design is not None
+    rows = data.loc[strata.sample_ids]
+    x = rows["x1"].to_numpy() / strata.x_scale
+    part = strata.design.part(rows, x)
+    np.testing.assert_allclose(part, strata.sample_part, rtol=0,
+                               atol=1e-9 * np.abs(strata.sample_part).max())
 
 
 def test_bad_rows_are_named():
@@ -152,3 +177,87 @@ def test_bad_rows_are_named():
         fit_strata(data.iloc[:500], "y", "x1", n_rows=800, n_trials=5)
     with pytest.raises(StratPDInputError, match='no column "region"'):
         pass_chunk(strata, data.drop(columns="region"))
+
+
+def quality(n: int = 4000, seed: int = 11) -> pd.DataFrame:
+    """A category whose effect is masked by a correlated area, and a rare category."""
+    rng = np.random.default_rng(seed)
+    q = rng.choice(["Ex", "Gd", "TA", "Fa", "Po"], n, p=[.1, .3, .5, .095, .005])
+    score = pd.Series(q).map({"Ex": 4, "Gd": 3, "TA": 2, "Fa": 1, "Po": 0}).to_numpy()
+    area = rng.uniform(50, 300, n) + 20 * score
+    z = area / 100 + rng.normal(size=n)
+    price = 1000 * area + 20000 * score + 5000 * z + rng.normal(0, 5000, n)
+    data = pd.DataFrame({"price": price, "area": area, "q": q, "z": z})
+    data.loc[rng.random(n) < 0.08, "z"] = np.nan
+    return data
+
+
+def assert_same_effects(got: pd.DataFrame, want: pd.DataFrame, tol: float) -> None:
+    pd.testing.assert_frame_equal(got, want, check_exact=tol == 0, rtol=tol, atol=tol)
+    for name in ("n_rows", "n_used", "n_dropped_missing", "n_ignored", "n_leaves", "baseline",
+                 "adjusted", "adjust_note", "warnings", "categories_without_estimate"):
+        assert got.attrs[name] == want.attrs[name], name
+    assert got.attrs["contrast"]["change"] == pytest.approx(
+        want.attrs["contrast"]["change"], rel=tol, abs=tol)
+
+
+@pytest.mark.parametrize("kw", [{}, {"n_trials": 4}, {"adjust": False}])
+def test_category_effects_through_the_stages(kw):
+    data = quality()
+    want = sx.catstratpd(data, "price", "q", **kw)
+    strata = fit_strata(data, "price", "q", **kw)
+    assert strata.kind == "categorical"
+    assert_same_effects(finish(strata, pass_chunk(strata, data)), want, 0)
+    strata = pickle.loads(pickle.dumps(strata))
+    parts = [pass_chunk(strata, c) for c in chunks(data, 650)]
+    assert_same_effects(finish(strata, sum(parts[::-1])), want, 1e-9)
+
+
+def test_a_cells_squares_merge_across_chunks():
+    # The plain comparison's covariance (the order check) rests on each cell's squares
+    # about its mean: merged across chunks they are the whole cell's.
+    data = quality(1500, seed=2)
+    strata = fit_strata(data, "price", "q", kind="categorical")
+    whole = pass_chunk(strata, data)
+    merged = sum(pass_chunk(strata, c) for c in chunks(data, 100))
+    order = np.argsort(merged.cell_key)
+    np.testing.assert_array_equal(merged.cell_key[order], whole.cell_key)
+    np.testing.assert_allclose(merged.cell_m2[order], whole.cell_m2, rtol=1e-9)
+
+
+def test_category_strata_from_a_sample():
+    data = quality(8000, seed=4)
+    sample = data.sample(3000, random_state=2).sort_index()
+    strata = fit_strata(sample, "price", "q", n_rows=len(data))
+    assert strata.adjusted and strata.design is not None
+    rows = data.loc[strata.sample_ids]
+    codes = np.asarray(strata.categories.get_indexer(rows["q"].astype(object)))
+    np.testing.assert_allclose(strata.design.part(rows, codes), strata.sample_part,
+                               atol=1e-9 * np.abs(strata.sample_part).max())
+    got = finish(strata, sum(pass_chunk(strata, c) for c in chunks(data, 2000)))
+    want = sx.catstratpd(data, "price", "q")
+    assert got.attrs["n_rows"] == len(data)
+    effect = dict(zip(got["category"], got["pd"], strict=True))
+    truth = dict(zip(want["category"], want["pd"], strict=True))
+    # Ex is 40,000 above Fa in truth; the sampled strata find about the same as all rows.
+    assert effect["Ex"] - effect["Fa"] == pytest.approx(truth["Ex"] - truth["Fa"], rel=0.1)
+
+
+def test_an_impact_ranking_from_sums():
+    # One pass of chunks for every feature; the ranking of sums is the in-memory one (each
+    # x bin or category weighted by its rows instead of row by row: equal to rounding).
+    data = sales(2500, seed=9).assign(region=lambda d: d["region"].where(d.index % 7 > 0))
+    data["noise"] = np.random.default_rng(1).normal(size=len(data))
+    want = sx.analyse(data, "y")
+    names = [c for c in data.columns if c != "y"]
+    strata = [fit_strata(data, "y", f) for f in names]
+    sums = [sum(pass_chunk(s, c) for c in chunks(data, 800)) for s in strata]
+    ranking, curves, skipped = analyse(strata, sums)
+    got = ranking.drop(columns=["impact", "share"])
+    pd.testing.assert_frame_equal(got, want.impact.drop(columns=["impact", "share"]))
+    np.testing.assert_allclose(ranking["impact"], want.impact["impact"], rtol=1e-9)
+    np.testing.assert_allclose(ranking["share"], want.impact["share"], rtol=1e-9)
+    for name in ("target", "n_rows", "params", "skipped", "left_out", "warnings"):
+        assert ranking.attrs[name] == want.impact.attrs[name], name
+    assert skipped == want.skipped and curves.keys() == want.curves.keys()
+    assert_same_effects(curves["region"], want.curves["region"], 1e-9)

@@ -111,9 +111,17 @@ def numeric_basis(x: np.ndarray, x_sorted: np.ndarray | None = None) -> np.ndarr
     ``x_sorted``: the same values in ascending order, when known (quantiles of sorted
     values are found several times faster).
     """
-    s = x if x_sorted is None else x_sorted
+    return hinge_basis(x, basis_knots(x if x_sorted is None else x_sorted))
+
+
+def basis_knots(s: np.ndarray) -> np.ndarray:
+    """Where :func:`numeric_basis` bends: x's quintiles strictly inside its range."""
     knots = np.unique(np.quantile(s, HINGES))
-    knots = knots[(knots > s.min()) & (knots < s.max())]
+    return knots[(knots > s.min()) & (knots < s.max())]
+
+
+def hinge_basis(x: np.ndarray, knots: np.ndarray) -> np.ndarray:
+    """x and its hinges ``max(x - knot, 0)`` as columns (see :func:`numeric_basis`)."""
     out = np.empty((x.size, 1 + knots.size))
     out[:, 0] = x
     for j, k in enumerate(knots, start=1):  # written in place: no temporaries per hinge
@@ -234,9 +242,11 @@ def fit_adjustment(
     # strata (pregnancy, where the trees split on it) at 0 for the other fold's rows.
     total = grams[0] + grams[1]
     full = slice(0, m + n_others)
-    part = z[:, :n_others] @ _solve(total[full, full], total[full, -1], free=m,
-                                    ridge=chosen)[m:]
-    inputs = {"own": own, "z": z, "y": y, "ridge": chosen, "n_others": n_others}
+    beta = _solve(total[full, full], total[full, -1], free=m, ridge=chosen)[m:]
+    part = z[:, :n_others] @ beta
+    # beta: the part of other rows, whose design is made as z's (_design.Design).
+    inputs = {"own": own, "z": z, "y": y, "ridge": chosen, "n_others": n_others,
+              "beta": beta}
     return Adjustment(part, r2, gain, "", inputs, y_left)
 
 

@@ -67,21 +67,37 @@ def category_effects(
         Also return the effects' covariance (``Effects.cov``) for up to ``_DENSE_MAX``
         categories: the least-squares one, residual variance times the inverse Laplacian.
     """
+    n = y.shape[0]
+    k = int(n_categories)
+    n_leaves = int(leaf.max()) + 1 if n else 0
+    cell, w, total, cell_ss = category_cells(leaf.astype(np.int64) * k + codes, y, with_cov)
+    return effects_of_cells(cell, w, total / w, cell_ss, k, n, n_leaves, with_cov)
+
+
+def category_cells(key: np.ndarray, y: np.ndarray, with_ss: bool = True
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The rows reduced to their cells ``key`` (stratum x categories + category): the cells
+    (ascending), their rows, their sums of ``y`` (over the rows in row order) and the sums
+    of squares about their means (zeros without ``with_ss``)."""
+    cell, inverse, w = np.unique(key, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    total = np.bincount(inverse, weights=y, minlength=cell.size)
+    ybar = total / w
+    # Squares about the cell means (the rows' own noise), for the covariance.
+    cell_ss = (np.bincount(inverse, weights=(y - ybar[inverse]) ** 2, minlength=cell.size)
+               if with_ss else np.zeros(cell.size))
+    return cell, w, total, cell_ss
+
+
+def effects_of_cells(cell: np.ndarray, w: np.ndarray, ybar: np.ndarray, cell_ss: np.ndarray,
+                     k: int, n: int, n_leaves: int, with_cov: bool = False) -> Effects:
+    """:func:`category_effects` from the rows' cells: ``cell`` (stratum x ``k`` + category,
+    ascending, strata labelled 0..``n_leaves``-1), rows ``w``, mean target ``ybar``, sums of
+    squares about it ``cell_ss``; ``n`` rows in all."""
     # scipy only here: importing it costs ~0.15 s that numeric curves should not pay.
     from scipy import sparse
     from scipy.sparse.csgraph import connected_components
 
-    n = y.shape[0]
-    k = int(n_categories)
-    n_leaves = int(leaf.max()) + 1 if n else 0
-    cell, inverse, w = np.unique(
-        leaf.astype(np.int64) * k + codes, return_inverse=True, return_counts=True
-    )
-    inverse = inverse.reshape(-1)
-    ybar = np.bincount(inverse, weights=y, minlength=cell.size) / w
-    # Squares about the cell means (the rows' own noise), for the covariance.
-    cell_ss = (np.bincount(inverse, weights=(y - ybar[inverse]) ** 2, minlength=cell.size)
-               if with_cov else np.zeros(cell.size))
     c_leaf = cell // k
     c_cat = cell % k
     # Leaves with a single category hold no within-leaf contrast.

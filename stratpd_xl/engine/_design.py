@@ -9,9 +9,10 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-from ._adjust import ROWS_PER_COEF
-from ._table import NUMERIC, Table, as_float, power_of_two_scale
+from ._adjust import ROWS_PER_COEF, basis_knots, hinge_basis
+from ._table import NUMERIC, Table, as_float, codes_among, power_of_two_scale
 
 # Categorical columns with more levels stay out of the adjustment (the strata hold them).
 MAX_ADJUST_LEVELS = 50
@@ -289,3 +290,156 @@ def _standardised(a: np.ndarray) -> np.ndarray:
     scale = a.std(axis=0)
     a /= np.where(scale > 0, scale, 1.0)
     return a
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One other column as the design reads it (see :func:`_compact`)."""
+
+    name: str
+    categorical: bool
+    scale: float  # numeric: the power of two its values are divided by
+    cats: pd.Index | None  # categorical: the sample's categories ...
+    pool: np.ndarray | None  # ... and each one's pooled code (0: the baseline)
+    width: int
+
+
+@dataclass(frozen=True)
+class Design:
+    """The adjustment's design fixed on a sample, to give the part of any other rows.
+
+    Every constant the sample's design was made with (the columns' order, scales and pooled
+    categories; each column's line on the feature that fills its gaps; the means and
+    scales that standardise it; the knots of x's basis and of the other columns' hinges)
+    and the coefficients ``beta``: :meth:`part` makes another row's design as the sample's
+    was made and multiplies it by ``beta``.  A category the sample did not hold is a gap,
+    filled along the feature as gaps are.
+    """
+
+    columns: list[_Column]
+    knots: np.ndarray | None  # x's basis (numeric_basis); None: a categorical feature's
+    n_categories: int  # ... indicators of categories 1..n_categories-1
+    own_mean: np.ndarray  # ... standardised (_standardised) with these
+    own_scale: np.ndarray
+    own_centre: np.ndarray  # the standardised basis' mean, taken off before the fills
+    fill: np.ndarray  # (columns, 1 + basis): each design column's line on [1, basis]
+    constant: np.ndarray  # design columns missing in every sample row: their value
+    missing: np.ndarray  # bool: which those are
+    mean: np.ndarray  # the design columns' standardisation (_standardise_columns)
+    scale: np.ndarray
+    hinged: np.ndarray  # design columns with hinges, and each one's knots
+    hinge_knots: list[np.ndarray]
+    hinge_mean: np.ndarray  # the hinges' standardisation (_stacked)
+    hinge_scale: np.ndarray
+    beta: np.ndarray  # coefficients of the first len(beta) columns of [design | hinges]
+
+    def part(self, frame: pd.DataFrame, x: np.ndarray) -> np.ndarray:
+        """The adjustment's part of the target for the rows of ``frame`` whose feature is
+        ``x`` (in the engine's units, divided by the feature's scale; a categorical
+        feature's codes)."""
+        n = len(frame)
+        blocks = []
+        for c in self.columns:
+            if not c.categorical:
+                blocks.append((as_float(frame[c.name]) / c.scale)[:, None])
+                continue
+            codes = codes_among(frame[c.name], c.cats)
+            pooled = np.where(codes >= 0, c.pool[np.maximum(codes, 0)], -1)
+            block = (pooled[:, None] == np.arange(1, c.width + 1)).astype(float)
+            block[pooled < 0] = np.nan
+            blocks.append(block)
+        z = np.column_stack(blocks) if blocks else np.empty((n, 0))
+        own = (((hinge_basis(x, self.knots) - self.own_mean) / self.own_scale)
+               if self.knots is not None else _indicators(x, self.n_categories)
+               ) - self.own_centre
+        line = np.column_stack([np.ones(n), own])
+        z[:, self.missing] = self.constant[self.missing]
+        gaps = np.isnan(z)
+        for j in np.flatnonzero(gaps.any(axis=0)):
+            z[gaps[:, j], j] = line[gaps[:, j]] @ self.fill[j]
+        z = (z - self.mean) / self.scale
+        if self.beta.size > z.shape[1] and self.hinged.size:
+            hinges = [np.maximum(z[:, j] - k, 0.0) for j, knots in
+                      zip(self.hinged, self.hinge_knots, strict=True) for k in knots]
+            z = np.column_stack([z, (np.column_stack(hinges) - self.hinge_mean)
+                                 / self.hinge_scale])
+        return z[:, : self.beta.size] @ self.beta
+
+
+def _indicators(codes: np.ndarray, k: int) -> np.ndarray:
+    """A categorical feature as the adjustment's own columns: categories 1..k-1."""
+    return (codes[:, None] == np.arange(1, k)).astype(float)
+
+
+def fit_design(table: Table, feature: str, index: np.ndarray, x: np.ndarray,
+               x_sorted: np.ndarray | None, inputs: dict, n_categories: int = 0) -> Design:
+    """The :class:`Design` of the feature's adjustment fitted on the ``index`` rows of
+    ``table`` (its x ``x``, sorted ``x_sorted``; a categorical feature's codes ``x`` of
+    ``n_categories``; ``inputs``: :class:`Adjustment`'s), made as :func:`_others_design`
+    makes the sample's own design."""
+    blocks = [(c, _compact(table, c)) for c in table.columns if c != feature]
+    parts = [(c, b, _expand(b, index)) for c, b in blocks if b.width > 0]
+    parts.sort(key=lambda cba: _part_order(cba[2]))  # the order of _design_of
+    columns = []
+    for c, b, _ in parts:
+        if b.categorical:
+            codes, cats = table.category_codes(c)
+            pooled, _width = _pooled_codes(codes, len(cats))
+            pool = np.full(len(cats), -1, np.int64)
+            pool[codes[codes >= 0]] = pooled[codes >= 0]
+            columns.append(_Column(c, True, 1.0, cats, pool, b.width))
+        else:
+            scale = power_of_two_scale(as_float(table.frame[c]))
+            columns.append(_Column(c, False, scale, None, None, 1))
+    z = np.column_stack([a for _, _, a in parts])
+    if n_categories:
+        knots, own = None, _indicators(x, n_categories)
+        own_mean, own_scale = np.zeros(own.shape[1]), np.ones(own.shape[1])
+    else:
+        knots = basis_knots(x_sorted)
+        basis = hinge_basis(x, knots)
+        own_mean = basis.mean(axis=0)
+        basis -= own_mean
+        own_scale = basis.std(axis=0)
+        own_scale = np.where(own_scale > 0, own_scale, 1.0)
+        own = basis / own_scale
+    own_centre = own.mean(axis=0)
+    line = np.column_stack([np.ones(own.shape[0]), own - own_centre])
+    gaps = np.isnan(z)
+    missing = gaps.all(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
+        constant = np.nan_to_num(np.nanmean(z, axis=0))
+    whole = line.T @ line
+    fill = np.zeros((z.shape[1], line.shape[1]))
+    for j in np.flatnonzero(~missing):
+        gap = gaps[:, j]
+        have = line[gap]
+        gram = whole - have.T @ have
+        fill[j] = np.linalg.lstsq(gram, line[~gap].T @ z[~gap, j], rcond=1e-12)[0]
+        z[gap, j] = have @ fill[j]
+    z[:, missing] = constant[missing]
+    mean = z.mean(axis=0)
+    z -= mean
+    scale = z.std(axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    z /= scale
+    beta = np.asarray(inputs["beta"], float)
+    hinged = np.flatnonzero(np.array(
+        [b.curved for _, b, a in parts for _ in range(a.shape[1])], bool))
+    hinge_knots, hinge_mean, hinge_scale = [], np.zeros(0), np.ones(0)
+    if beta.size > z.shape[1] and hinged.size:
+        for j in hinged:
+            column = z[:, j]
+            k = np.unique(np.quantile(column, OTHERS_KNOTS))
+            hinge_knots.append(k[(k > column.min()) & (k < column.max())])
+        hinges = np.column_stack([np.maximum(z[:, j] - k, 0.0)
+                                  for j, ks in zip(hinged, hinge_knots, strict=True)
+                                  for k in ks])
+        hinge_mean = hinges.mean(axis=0)
+        hinges -= hinge_mean
+        hinge_scale = hinges.std(axis=0)
+        hinge_scale = np.where(hinge_scale > 0, hinge_scale, 1.0)
+    return Design(columns, knots, n_categories, own_mean, own_scale, own_centre, fill,
+                  constant, missing,
+                  mean, scale, hinged, hinge_knots, hinge_mean, hinge_scale, beta)

@@ -20,10 +20,9 @@ from .._backend import one_blas_thread
 from ..errors import StratPDInputError
 from ..params import PARAMETERS, Settings, column_arguments
 from ._design import _shared_design
-from ._finish import _params
+from ._finish import _impact, _ranking
 from ._fit import _table
 from ._groups import curves_by_group
-from ._leaks import Leak, is_leak, merged
 from ._table import (
     CATEGORICAL,
     NUMERIC,
@@ -296,11 +295,6 @@ class Analysis:
     skipped: dict[str, str] = field(default_factory=dict)  # feature -> reason
 
 
-#: A feature whose curve rests on fewer than this share of the rows with a target value is
-#: "thin": ranked after the others and marked (``thin`` in the ranking).
-THIN_SHARE = 0.2
-
-
 @one_blas_thread()
 def analyse(
     data: pd.DataFrame,
@@ -364,36 +358,13 @@ def analyse(
                 continue
             curves[f] = curve
             # row_pd is in the engine's scaled units (see Table.y_scale): sums stay finite.
-            value = float(np.mean(np.abs(row_pd - row_pd.mean()))) if row_pd.size else 0.0
-            rows.append({"feature": f, "kind": table.kinds[f], "impact": value,
+            rows.append({"feature": f, "kind": table.kinds[f], "impact": _impact(row_pd),
                          "rows": int(curve.attrs.get("n_used", 0))})
     finally:
         outcomes.close()  # a progress callback that raised: features not started are dropped
     if progress is not None:
         progress(len(names), len(names), "")
-    ranking = pd.DataFrame(rows, columns=["feature", "kind", "impact", "rows"])
-    total = ranking["impact"].sum()
-    ranking["share"] = ranking["impact"] / total if total > 0 else 0.0
-    ranking["impact"] = ranking["impact"] * table.y_scale
-    # A feature whose curve rests on few of the rows (a column present in 7 % of them) is
-    # ranked after the well-backed ones, marked: its impact is measured on evidence the
-    # others have many times over (Ames' Alley, 168 of 2,930 rows, was 6th of 79).
-    ranking["thin"] = ranking["rows"] < THIN_SHARE * table.y.size
-    ranking = ranking.sort_values(["thin", "impact"], ascending=[True, False],
-                                  kind="stable").reset_index(drop=True)
-    ranking = ranking[["feature", "kind", "impact", "share", "rows", "thin"]]
-    # Columns restating the target, said once for the features they move (engine/_leaks.py).
-    leaks = merged(Leak.of(w) for c in curves.values() for w in c.attrs.get("warnings", [])
-                   if is_leak(w))
-    ranking.attrs = {
-        "target": target,
-        "n_rows": table.n_rows,
-        "params": _params(p, table),
-        "skipped": dict(skipped),
-        "left_out": dict(table.left_out),
-        "warnings": [leak.note(table.target) for leak in leaks],
-        **table.yes_no,
-    }
+    ranking = _ranking(target, table, p, table.y.size, rows, skipped, curves)
     return Analysis(ranking, curves, skipped)
 
 

@@ -11,13 +11,15 @@
 3. ``Partial + Partial`` adds two (``sum(partials)`` adds many), in any order and grouping:
    chunks of a file, threads, Dask partitions.
 4. :func:`finish` turns the sums of every row into the curve, its band and its warnings:
-   the DataFrame :func:`stratpd_xl.stratpd` returns.
+   the DataFrame :func:`stratpd_xl.stratpd` returns; :func:`analyse` finishes many
+   features at once into the ranking of :func:`stratpd_xl.impact`.
 
 The in-memory call is the same four stages with the table as the sample and as the one
 chunk, and gives the same numbers as :func:`stratpd_xl.stratpd` to the bit; chunks of a
 table that fits give them to rounding (1e-12).  Strata fitted on a sample of a larger
-input put x into at most :data:`X_BINS` bins of the sample's quantiles and place each row
-outside the sample with one of the two trees.
+input put x into at most :data:`X_BINS` bins of the sample's quantiles, place each row
+outside the sample with one of the two trees and give it the adjustment's part from the
+design fixed on the sample (:class:`_design.Design`).
 
 Examples
 --------
@@ -25,13 +27,15 @@ Examples
 >>> total = sum(pass_chunk(strata, chunk) for chunk in chunks)  # doctest: +SKIP
 >>> curve = finish(strata, total)  # doctest: +SKIP
 
-CatStratPD's category tables still take their rows in memory (``_catstratpd_table``).
+CatStratPD goes through the same four functions (``kind="categorical"``, or a text
+feature): its cells are (stratum, category), summed as :func:`category_effects` sums
+them, with each cell's squares about its mean merged across chunks for the covariance.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -44,8 +48,8 @@ from ..params import Settings
 from ..schema import Note
 from ._adjust import Adjustment, numeric_basis
 from ._band import _band, _half_samples, _rise, _simultaneous_band, _trial_y, rise_ends
-from ._categorical import category_effects
-from ._design import MAX_ADJUST_LEVELS, _standardised
+from ._categorical import category_cells, category_effects, effects_of_cells
+from ._design import MAX_ADJUST_LEVELS, Design, _standardised, fit_design
 from ._finish import (
     TableFacts,
     _adjust_attrs,
@@ -53,7 +57,9 @@ from ._finish import (
     _centred,
     _contrast,
     _data_strip,
+    _impact,
     _numeric_x_out,
+    _ranking,
     _row_weights,
     _scale_shape,
     _within,
@@ -80,6 +86,7 @@ from ._table import (
     Table,
     as_float,
     bin_frame,
+    codes_among,
     column_label,
     numbers_as_text,
     power_of_two_scale,
@@ -99,12 +106,11 @@ from ._warnings import (
     _ordered_warnings,
     _raise_if_restated,
     _rise_check,
-    _table_warnings,
     check_ends,
     within_strata_share,
 )
 
-__all__ = ["Partial", "Strata", "finish", "fit_strata", "pass_chunk"]
+__all__ = ["Partial", "Strata", "analyse", "finish", "fit_strata", "pass_chunk"]
 
 #: Most x bins of a feature when the strata are fitted on a sample of the input, not all of
 #: it: the sample's distinct values when it has no more, else bins between quantiles of the
@@ -163,6 +169,7 @@ class Strata:
     sample_ids: np.ndarray  # the sample's row ids with a target and an x, ascending
     sample_keys: np.ndarray  # ... their leaf keys (honest: by the tree not grown on them)
     sample_part: np.ndarray | None  # ... the adjustment's part of their target
+    design: Design | None  # the adjustment's part of other rows (a sample of the input)
     adjustment: Adjustment | None  # without its rows (part, inputs); None: adjust=False
     x_share: float  # share of x's variance left inside the strata (of the sample)
     leaks: list[Leak]
@@ -171,6 +178,9 @@ class Strata:
     rise_ends: np.ndarray  # where the rise is read (see _band.rise_ends)
     check_ends: np.ndarray | None  # where the adjusted and plain curves are compared
     trials: list[_TrialField] | None  # the band's trials (n_trials > 1)
+    kind: str = NUMERIC  # "categorical": CatStratPD, the cells are (stratum, category)
+    categories: pd.Index | None = None  # a categorical feature's categories (its "bins")
+    leaks_if_still: list[Leak] | None = None  # the leaks when the categories never meet
     # The sample's rows as stage 1 typed them, for the pass of the sample itself (the
     # in-memory path): not pickled.
     _rows: dict[str, np.ndarray] | None = field(default=None, repr=False)
@@ -211,6 +221,8 @@ class Partial:
     y_mean: float
     y_m2: float
     y_positive: int  # rows with a target above 0 (a yes/no target's positives)
+    cell_m2: np.ndarray | None = None  # (categories) each cell's squares about its mean
+    n_target: int = 0  # rows with a target value (with or without x)
 
     def __add__(self, other: Partial | int) -> Partial:
         if isinstance(other, int) and other == 0:
@@ -233,16 +245,27 @@ class Partial:
             delta = other.y_mean - self.y_mean
             mean = self.y_mean + delta * other.y_n / n
             m2 = self.y_m2 + other.y_m2 + delta * delta * self.y_n * other.y_n / n
+        cell_m2 = None
+        if self.cell_m2 is not None and other.cell_m2 is not None:
+            # Each cell's squares about the merged mean (Chan et al., for many parts).
+            part_rows = np.r_[self.cell_rows, other.cell_rows].astype(float)
+            part_mean = both[0] / part_rows
+            shift = part_mean - sums[0][where] / rows[where]
+            cell_m2 = (np.bincount(where, weights=np.r_[self.cell_m2, other.cell_m2],
+                                   minlength=keys.size)
+                       + np.bincount(where, weights=part_rows * shift * shift,
+                                     minlength=keys.size))
         return Partial(self.n_rows + other.n_rows, self.n_missing + other.n_missing, keys,
                        rows, sums, leaves, first, n, self.y_sum + other.y_sum, mean, m2,
-                       self.y_positive + other.y_positive)
+                       self.y_positive + other.y_positive, cell_m2,
+                       self.n_target + other.n_target)
 
     __radd__ = __add__
 
 
 def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int | None = None,
-               positive: Any = None, exclude: str | Iterable[str] | None = None,
-               **params: Any) -> Strata:
+               kind: str | None = None, positive: Any = None,
+               exclude: str | Iterable[str] | None = None, **params: Any) -> Strata:
     """Stage 1 of a curve: the strata, the bins and the adjustment, fitted on ``sample``.
 
     Parameters
@@ -251,7 +274,10 @@ def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int |
         Rows of the input, indexed by their row numbers in the whole input (the ids the
         chunks of :func:`pass_chunk` carry too); all rows when the input fits.
     target, feature : str
-        As for :func:`stratpd_xl.stratpd`; ``feature`` must be numeric.
+        As for :func:`stratpd_xl.stratpd`.
+    kind : {"numeric", "categorical"}, optional
+        StratPD's curve or CatStratPD's category effects, as
+        :func:`stratpd_xl.partial_dependence` chooses (default: from the feature's column).
     n_rows : int, optional
         Rows in the whole input, when ``sample`` is a part of it (pass 0's count); None or
         ``len(sample)``: the sample is the input, and the curve is exactly
@@ -283,10 +309,11 @@ def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int |
     ids = _row_ids(sample)
     table = _table(sample, target, positive, keep=[feature, *p.keep], exclude=p.exclude,
                    roles={column_label(feature, role="feature"): "feature"})
-    feature, _ = _feature_of(table, feature, NUMERIC)
+    feature, kind = _feature_of(table, feature, kind)
     if table.kept is not None:
         ids = ids[table.kept]
-    return _fit(table, feature, p, ids=ids, whole=whole)
+    fit = _fit_categories if kind == CATEGORICAL else _fit
+    return fit(table, feature, p, ids=ids, whole=whole)
 
 
 def _row_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -360,12 +387,15 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
     positions = rows.index if ids is None else ids[rows.index]
     order = np.argsort(positions, kind="stable")
     stored = None if adj is None else replace(adj, part=None, inputs={})
+    design = (None if whole or part is None
+              else fit_design(table, feature, rows.index, x, x_sorted, adj.inputs))
     strata = Strata(
         feature, p, TableFacts.of(table),
         table.yes_no.get("positive") if table.yes_no else None,
         table.frame[feature].iloc[:0], x_scale, columns, table.encoders(columns), placement,
         0 if p.random_state is None else int(p.random_state), whole, grid,
-        positions[order], keys[order], None if part is None else part[order], stored,
+        positions[order], keys[order], None if part is None else part[order], design,
+        stored,
         x_share, leaks, twins, gaps, rise_ends(x_sorted),
         None if part is None else check_ends(x_sorted), trials,
     )
@@ -373,7 +403,8 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
     # keys, already in the finish's order).
     strata._rows = {"ids": positions, "x": x, "y": rows.y, "keys": leaf, "part": part,
                     "xi": xi, "n_rows": np.int64(table.n_rows),
-                    "n_missing": np.int64(rows.n_dropped_missing)}
+                    "n_missing": np.int64(rows.n_dropped_missing),
+                    "n_target": np.int64(table.y.size)}
     return strata
 
 
@@ -411,7 +442,8 @@ def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
     ``chunk`` holds the columns of the sample (others are ignored), indexed by the rows'
     numbers in the whole input (see :func:`fit_strata`).  A row of the sample keeps its
     stratum and adjustment from stage 1; another row is placed by one of the two trees
-    (chosen by a hash of its id) and its x put into the strata's x bins.
+    (chosen by a hash of its id), its x put into the strata's x bins and its adjustment
+    made by the strata's design.
     """
     facts = strata.facts
     ids = _row_ids(chunk)
@@ -426,8 +458,14 @@ def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
     else:
         y = as_float(chunk[facts.target])
     y = y / facts.y_scale
-    x = as_float(chunk[strata.feature]) / strata.x_scale
-    use = np.flatnonzero(~np.isnan(y) & ~np.isnan(x))
+    n_target = int(np.count_nonzero(~np.isnan(y)))
+    if strata.kind == CATEGORICAL:
+        # A category the sample did not hold has no effect to add to: a missing value.
+        x = codes_among(chunk[strata.feature], strata.categories)
+        use = np.flatnonzero(~np.isnan(y) & (x >= 0))
+    else:
+        x = as_float(chunk[strata.feature]) / strata.x_scale
+        use = np.flatnonzero(~np.isnan(y) & ~np.isnan(x))
     ids, x, y = ids[use], x[use], y[use]
     at = np.searchsorted(strata.sample_ids, ids)
     inside = at < strata.sample_ids.size
@@ -446,29 +484,34 @@ def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
                 "the strata were fitted on, which was said to be the whole input: give "
                 "fit_strata n_rows, the rows in the whole input"
             )
-        if strata.adjusted:
-            raise StratPDInputError(
-                "the adjustment of rows outside the strata's sample is not available yet: "
-                "fit the strata with adjust=False, or on every row"
-            )
-        xb = bin_frame(chunk.iloc[use[out]], strata.columns, strata.encoders)
+        rows = chunk.iloc[use[out]]
+        xb = bin_frame(rows, strata.columns, strata.encoders)
         keys[out] = strata.placement.keys(xb, _tree_of(ids[out], strata.seed))
+        if strata.adjusted:
+            part[out] = strata.design.part(rows, x[out])
+    counts = len(chunk), len(chunk) - use.size, n_target
+    if strata.kind == CATEGORICAL:
+        return _reduce_categories(strata, ids, y, keys, part, x, *counts)
     if strata.exact:
         xi = np.searchsorted(strata.grid, x)
     else:
         xi = _x_bins(strata.grid, x)
-    return _reduce(strata, ids, x, y, keys, part, xi, len(chunk), len(chunk) - use.size)
+    return _reduce(strata, ids, x, y, keys, part, xi, *counts)
 
 
 def _pass_sample(strata: Strata) -> Partial:
     """Stage 2 over the sample itself, as stage 1 typed it: the in-memory path's one chunk."""
     r = strata._rows
-    return _reduce(strata, r["ids"], r["x"], r["y"], r["keys"], r["part"], r["xi"],
-                   int(r["n_rows"]), int(r["n_missing"]))
+    counts = int(r["n_rows"]), int(r["n_missing"]), int(r["n_target"])
+    if strata.kind == CATEGORICAL:
+        return _reduce_categories(strata, r["ids"], r["y"], r["keys"], r["part"], r["xi"],
+                                  *counts)
+    return _reduce(strata, r["ids"], r["x"], r["y"], r["keys"], r["part"], r["xi"], *counts)
 
 
 def _reduce(strata: Strata, ids: np.ndarray, x: np.ndarray, y: np.ndarray, keys: np.ndarray,
-            part: np.ndarray | None, xi: np.ndarray, n_rows: int, n_missing: int) -> Partial:
+            part: np.ndarray | None, xi: np.ndarray, n_rows: int, n_missing: int,
+            n_target: int) -> Partial:
     """The rows' sums per cell, per stratum and over all.
 
     A cell's sums are taken over its rows in row order with ``np.add.reduceat``, exactly
@@ -479,7 +522,7 @@ def _reduce(strata: Strata, ids: np.ndarray, x: np.ndarray, y: np.ndarray, keys:
     if n == 0:
         return Partial(n_rows, n_missing, np.zeros(0, np.int64), np.zeros(0, np.int64),
                        np.zeros((len(targets), 0)), np.zeros(0, np.int64),
-                       np.zeros(0, np.int64), 0, 0.0, 0.0, 0.0, 0)
+                       np.zeros(0, np.int64), 0, 0.0, 0.0, 0.0, 0, n_target=n_target)
     bins = np.int64(strata.grid.size)
     order = _cell_order(keys, xi, int(bins))
     sorted_key = keys[order] * bins + xi[order]
@@ -496,7 +539,58 @@ def _reduce(strata: Strata, ids: np.ndarray, x: np.ndarray, y: np.ndarray, keys:
     d = y - mean
     return Partial(n_rows, n_missing, sorted_key[start], np.diff(np.r_[start, n]), sums,
                    leaves, first, n, float(total), float(mean), float(np.sum(d * d)),
-                   int(np.count_nonzero(y > 0)))
+                   int(np.count_nonzero(y > 0)), n_target=n_target)
+
+
+def analyse(strata: Sequence[Strata], partials: Sequence[Partial],
+            skipped: dict[str, str] | None = None, target: str | None = None
+            ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, str]]:
+    """Stage 4 of an impact ranking: each feature's result finished from its sums, and the
+    ranking of :func:`stratpd_xl.impact` (its columns and ``attrs``).
+
+    Parameters
+    ----------
+    strata, partials : sequences
+        Each feature's :class:`Strata` (fitted on the same sample, with the same
+        parameters) and the sum of its :class:`Partial` over every row.
+    skipped : dict, optional
+        Features whose strata could not be fitted, with the sentence saying why.
+    target : str, optional
+        The target as the caller named it (default: the strata's).
+
+    Returns
+    -------
+    ranking : DataFrame
+        As :func:`stratpd_xl.impact`; a feature's impact is the mean over the rows of
+        ``|pd - mean pd|``, each x bin (category) weighted by its rows.
+    curves : dict
+        Each ranked feature's curve or category table, as :func:`finish` gives it.
+    skipped : dict
+        The features without one, and why.
+    """
+    if not strata:
+        raise StratPDInputError("no feature to rank: fit the strata of at least one")
+    skipped = dict(skipped or {})
+    entries: list[dict[str, Any]] = []
+    curves: dict[str, pd.DataFrame] = {}
+    n_target = 0
+    for s, partial in zip(strata, partials, strict=True):
+        n_target = partial.n_target
+        try:
+            finished = _finish_categories if s.kind == CATEGORICAL else _finish_curve
+            curve, (values, rows) = finished(s, partial, row_pd=True, by_bins=True)
+        except StratPDInputError as exc:
+            skipped[s.feature] = str(exc)
+            continue
+        curves[s.feature] = curve
+        entries.append({"feature": s.feature, "kind": s.kind,
+                        "impact": _impact(values, rows),
+                        "rows": int(curve.attrs.get("n_used", 0))})
+    first = strata[0]
+    facts = replace(first.facts, n_rows=partials[0].n_rows)
+    ranking = _ranking(first.facts.target if target is None else target, facts,
+                       first.settings, n_target, entries, skipped, curves)
+    return ranking, curves, skipped
 
 
 def _cell_order(keys: np.ndarray, xi: np.ndarray, bins: int) -> np.ndarray:
@@ -513,11 +607,16 @@ def _cell_order(keys: np.ndarray, xi: np.ndarray, bins: int) -> np.ndarray:
 def finish(strata: Strata, partial: Partial) -> pd.DataFrame:
     """Stage 4: the curve from the sums of every row (:func:`stratpd_xl.stratpd`'s result,
     its columns and ``attrs``)."""
+    if strata.kind == CATEGORICAL:
+        return _finish_categories(strata, partial)[0]
     return _finish_curve(strata, partial)[0]
 
 
-def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False
-            ) -> tuple[pd.DataFrame, np.ndarray | None]:
+def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
+                  by_bins: bool = False) -> tuple[pd.DataFrame, Any]:
+    """The curve, and with ``row_pd`` the pd of every row inside its range (from the
+    sample's rows, the in-memory path) or, ``by_bins``, the pd at each x bin and its rows
+    (the impact ranking of sums)."""
     p, facts, feature = strata.settings, strata.facts, strata.feature
     x_scale, y_scale = strata.x_scale, facts.y_scale
     if partial.y_n == 0:
@@ -677,6 +776,10 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False
     )
     if not row_pd:
         return result, None
+    if by_bins:
+        inside = (field_.ux >= curve.x[0]) & (field_.ux <= curve.x[-1])
+        return result, (np.interp(field_.ux[inside], curve.x, full_pd),
+                        field_.ux_rows[inside])
     # Rows inside the curve's range, at the curve's height, for the impact ranking
     # (interpolated once per distinct x, which is sorted: far faster than per row).
     r = strata._rows
@@ -731,45 +834,120 @@ def _stratpd_table(
     return _finish_curve(strata, _pass_sample(strata), row_pd)
 
 
-def _catstratpd_table(
-    table: Table, feature: str, p: Settings, row_pd: bool = False, tree_threads: bool = True
-) -> tuple[pd.DataFrame, np.ndarray | None]:
-    """CatStratPD table, plus (if asked) the per-row pd used by the impact ranking."""
+def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = None,
+                    whole: bool = True, tree_threads: bool = True) -> Strata:
+    """Stage 1 of CatStratPD on the rows of ``table``: the cells are (stratum, category)."""
     codes_all, cats = table.category_codes(feature)
     rows = _rows_for(table, feature, codes_all >= 0, p)
     codes = codes_all[rows.index]
+    k = len(cats)
+    columns = table.strata_columns(feature)
     xb = table.strata_matrix(feature, rows.index)
     rng = np.random.default_rng(p.random_state)
-    leaf = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest,
-                    threads=tree_threads)
-    # The same linear adjustment as for numeric features (see _stratpd_table), with the
-    # feature's categories as indicator columns in the fit.
+    leaf, placement, keys = stratify(xb, rows.y, p.min_samples_leaf, rng, honest=p.honest,
+                                     threads=tree_threads, placement=True)
+    # The same linear adjustment as for numeric features (see _fit), with the feature's
+    # categories as indicator columns in the fit.
     adj = None
-    adj_rng = rng.spawn(1)[0]  # see _stratpd_table
-    if p.adjust and 2 <= len(cats) <= MAX_ADJUST_LEVELS:
-        indicators = (codes[:, None] == np.arange(1, len(cats))).astype(float)
+    adj_rng = rng.spawn(1)[0]  # see _fit
+    if p.adjust and 2 <= k <= MAX_ADJUST_LEVELS:
+        indicators = (codes[:, None] == np.arange(1, k)).astype(float)
         adj = _adjustment(table, feature, rows.index, indicators, rows.y, leaf, adj_rng,
                           numeric=False)
     elif p.adjust:
-        adj = Adjustment(None, np.nan, np.nan,
-                         f"more than {MAX_ADJUST_LEVELS} categories in the feature")
+        adj = Adjustment(None, np.nan, np.nan, f"more than {MAX_ADJUST_LEVELS} categories in "
+                         "the feature")
     part = None if adj is None else adj.part
-    y_effects = rows.y if part is None else rows.y - part
-    eff = category_effects(codes, len(cats), y_effects, leaf)
-    reversal = None
+    # Whether the categories meet in the strata is the finish's to say: both readings.
+    leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj, feature_varies=True)
+    still = _leaks_of(table, feature, rows.index, rows.y, leaf, adj, feature_varies=False)
+    gaps = {part is not None: _gap_warnings(table, feature, CATEGORICAL, rows.index,
+                                            part is not None)}
+    if part is not None:  # the finish may fall back to the plain comparison
+        gaps[False] = (_gap_warnings(table, feature, CATEGORICAL, rows.index, False)
+                       if gaps[True] else [])
+    trials = None
+    if p.n_trials > 1:
+        trials = []
+        for pick, leaf_b in _half_samples(xb, rows.y, p, rng, tree_threads):
+            e = category_effects(codes[pick], k, _trial_y(rows.y, adj, pick, leaf_b),
+                                 leaf_b).effect
+            plain = (None if part is None
+                     else category_effects(codes[pick], k, rows.y[pick], leaf_b).effect)
+            trials.append((e, plain))
+    positions = rows.index if ids is None else ids[rows.index]
+    order = np.argsort(positions, kind="stable")
+    design = (None if whole or part is None else fit_design(
+        table, feature, rows.index, codes, None, adj.inputs, n_categories=k))
+    strata = Strata(
+        feature, p, TableFacts.of(table),
+        table.yes_no.get("positive") if table.yes_no else None,
+        table.frame[feature].iloc[:0], 1.0, columns, table.encoders(columns), placement,
+        0 if p.random_state is None else int(p.random_state), whole, np.arange(k),
+        positions[order], keys[order], None if part is None else part[order], design,
+        None if adj is None else replace(adj, part=None, inputs={}),
+        np.nan, leaks, _duplicating(table, feature, rows.index), gaps, np.zeros(0), None,
+        trials, kind=CATEGORICAL, categories=cats, leaks_if_still=still,
+    )
+    strata._rows = {"ids": positions, "x": codes, "y": rows.y, "keys": leaf, "part": part,
+                    "xi": codes, "n_rows": np.int64(table.n_rows),
+                    "n_missing": np.int64(rows.n_dropped_missing),
+                    "n_target": np.int64(table.y.size)}
+    return strata
+
+
+def _reduce_categories(strata: Strata, ids: np.ndarray, y: np.ndarray, keys: np.ndarray,
+                       part: np.ndarray | None, codes: np.ndarray, n_rows: int,
+                       n_missing: int, n_target: int) -> Partial:
+    """The rows' sums per (stratum, category) cell, as :func:`category_effects` takes them
+    (``np.bincount`` over the rows in row order: one chunk of every row gives the same
+    effects to the bit), with each cell's squares of the target about its mean."""
+    k = np.int64(strata.grid.size)
+    n = y.size
+    cell, rows, total, m2 = category_cells(keys * k + codes, y)
+    sums = [total]
     if part is not None:
+        sums.append(category_cells(keys * k + codes, y - part, False)[2])
+    leaves, at = np.unique(keys, return_inverse=True)
+    first = np.full(leaves.size, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(first, at, ids)
+    total_y = np.sum(y) if n else 0.0
+    mean = total_y / n if n else 0.0
+    d = y - mean
+    return Partial(n_rows, n_missing, cell, rows.astype(np.int64), np.vstack(sums), leaves,
+                   first, n, float(total_y), float(mean), float(np.sum(d * d)),
+                   int(np.count_nonzero(y > 0)), m2, n_target)
+
+
+def _finish_categories(strata: Strata, partial: Partial, row_pd: bool = False,
+                       by_bins: bool = False) -> tuple[pd.DataFrame, Any]:
+    """Stage 4 of CatStratPD: the category table from the sums of every row, and with
+    ``row_pd`` the effect of every row's category (or ``by_bins``: of each category, and
+    its rows) for the impact ranking."""
+    p, facts, feature, cats = strata.settings, strata.facts, strata.feature, strata.categories
+    k = len(cats)
+    n = partial.y_n
+    if n == 0:
+        raise StratPDInputError(
+            f'no row has values in both "{facts.target}" and "{feature}"; pass the rows to '
+            "analyse"
+        )
+    cell, rows, sums, m2, n_leaves = _labelled_cells(strata, partial)
+    adj, applied = strata.adjustment, strata.adjusted
+    eff = effects_of_cells(cell, rows, sums[1 if applied else 0] / rows, m2, k, n, n_leaves)
+    trial_index = 0
+    reversal = None
+    if applied:
         # Checked against the plain comparison inside the same strata (see _order_check).
-        plain = category_effects(codes, len(cats), rows.y, leaf, with_cov=True)
+        plain = effects_of_cells(cell, rows, sums[0] / rows, m2, k, n, n_leaves, True)
         reversal, fall_back = _order_check(feature, cats, eff, plain)
         if fall_back:
-            eff, part = plain, None
-            adj = replace(adj, part=None, reason="it reversed a clear order of the plain "
-                          "comparison inside the strata")
+            eff, applied, trial_index = plain, False, 1
+            adj = replace(adj, reason="it reversed a clear order of the plain comparison "
+                          "inside the strata")
     known = np.flatnonzero(~np.isnan(eff.effect))
-    leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj,
-                      feature_varies=known.size >= 2)
     if known.size < 2:
-        _raise_if_restated(leaks, table)
+        _raise_if_restated(strata.leaks_if_still, facts)
         raise StratPDInputError(
             f'the categories of "{feature}" never meet inside a stratum, so no effect can be '
             "estimated; raise min_samples_leaf or add rows"
@@ -781,39 +959,37 @@ def _catstratpd_table(
     }
     values = eff.effect
     trial_effects = None
-    if p.n_trials > 1:
-        trials = np.full((p.n_trials, len(cats)), np.nan)
-        for t, (pick, leaf_b) in enumerate(_half_samples(xb, rows.y, p, rng, tree_threads)):
-            e = category_effects(codes[pick], len(cats),
-                                 _trial_y(rows.y, adj, pick, leaf_b), leaf_b).effect
+    if strata.trials is not None:
+        trials = np.full((len(strata.trials), k), np.nan)
+        for t, pair in enumerate(strata.trials):
+            e = pair[trial_index]
             # Same baseline as the full-data estimate, so the trials are comparable.
             trials[t] = e - e[eff.baseline]
         # pd stays the full-data estimate, as for numeric curves.
-        low, high = _band(trials[:, known], eff.effect[known], rows.y.size)
+        low, high = _band(trials[:, known], eff.effect[known], n)
         out.update(pd_low=low, pd_high=high)
-        low, high, crit = _simultaneous_band(trials[:, known], eff.effect[known],
-                                             rows.y.size)
+        low, high, _ = _simultaneous_band(trials[:, known], eff.effect[known], n)
         out.update(curve_low=low, curve_high=high)
-        trial_effects = trials[:, known] * table.y_scale
+        trial_effects = trials[:, known] * facts.y_scale
     for name in ("pd", "pd_low", "pd_high", "curve_low", "curve_high"):
         if name in out:
-            out[name] = out[name] * table.y_scale
-            if table.yes_no:
+            out[name] = out[name] * facts.y_scale
+            if facts.yes_no:
                 # Two categories' chances differ by at most 100 points.
                 out[name] = np.clip(out[name], -100.0, 100.0)
     result = pd.DataFrame(out)
     unknown = [str(c) for c in cats[np.isnan(eff.effect)]]
     warnings_ = []
-    if eff.n_ignored > 0.5 * rows.y.size:
-        twins = _duplicating(table, feature, rows.index)
+    if eff.n_ignored > 0.5 * n:
+        twins = strata.twins
         warnings_.append(Note(
-            f'{eff.n_ignored / rows.y.size:.0%} of the rows sit in strata holding one category '
+            f'{eff.n_ignored / n:.0%} of the rows sit in strata holding one category '
             f'of "{feature}" only: the other columns{_named(twins)} nearly determine it, so its '
             "effects rest on few rows; leave out the columns that duplicate it (exclude)",
-            "duplicate", columns=twins, features=[feature], moves=eff.n_ignored / rows.y.size,
+            "duplicate", columns=twins, features=[feature], moves=eff.n_ignored / n,
         ))
-    warnings_ += _table_warnings(table, feature, CATEGORICAL, rows, leaf, reversal,
-                                 part is not None, leaks)
+    warnings_ += _ordered_warnings(facts.target, feature, strata.leaks, reversal,
+                                   strata.gap_notes[applied])
     few = eff.count[known] < FEW_ROWS
     result["few_rows"] = few
     if few.any():
@@ -826,21 +1002,51 @@ def _catstratpd_table(
             "merge rare categories or add rows",
             "few rows", columns=[feature], features=[feature], moves=0.2,
         ))
-    contrast = _contrast(result, cats[eff.baseline], trial_effects, rows.y.size)
-    if table.yes_no:  # two chances differ by at most 100 points
+    contrast = _contrast(result, cats[eff.baseline], trial_effects, n)
+    if facts.yes_no:  # two chances differ by at most 100 points
         for name in ("change", "low", "high"):
             if name in contrast:
                 contrast[name] = float(np.clip(contrast[name], -100.0, 100.0))
     result.attrs = _attrs(
-        table, feature, CATEGORICAL, rows.y.size, rows.n_dropped_missing, eff.n_ignored,
-        eff.n_leaves, p,
+        replace(facts, n_rows=partial.n_rows), feature, CATEGORICAL, n, partial.n_missing,
+        eff.n_ignored, eff.n_leaves, p,
         baseline=cats[eff.baseline], categories_without_estimate=unknown, warnings=warnings_,
-        contrast=contrast, **_adjust_attrs(adj),
+        contrast=contrast, **_adjust_attrs(adj, applied),
     )
     if not row_pd:
         return result, None
-    per_row = values[codes]
+    if by_bins:
+        cat_rows = np.bincount(cell % k, weights=rows, minlength=k).astype(np.int64)
+        has = ~np.isnan(values) & (cat_rows > 0)
+        return result, (values[has], cat_rows[has])
+    per_row = values[strata._rows["xi"]]
     return result, per_row[~np.isnan(per_row)]
+
+
+def _labelled_cells(strata: Strata, partial: Partial
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """The partial's (stratum, category) cells keyed ``label x categories + category``
+    (strata labelled by their first row, as :func:`_stratify.canonical_labels` labels
+    them), ascending; their rows, sums, squares about their means and the strata met."""
+    k = np.int64(strata.grid.size)
+    label = np.empty(partial.leaf_key.size, np.int64)
+    label[np.argsort(partial.leaf_first, kind="stable")] = np.arange(partial.leaf_key.size)
+    cell = label[np.searchsorted(partial.leaf_key, partial.cell_key // k)] * k + (
+        partial.cell_key % k)
+    rows, sums, m2 = partial.cell_rows, partial.cell_sums, partial.cell_m2
+    if cell.size > 1 and not np.all(cell[1:] > cell[:-1]):
+        order = np.argsort(cell, kind="stable")
+        cell, rows, sums, m2 = cell[order], rows[order], sums[:, order], m2[order]
+    return cell, rows, sums, m2, int(partial.leaf_key.size)
+
+
+def _catstratpd_table(
+    table: Table, feature: str, p: Settings, row_pd: bool = False, tree_threads: bool = True
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """CatStratPD table, plus (if asked) the per-row pd used by the impact ranking: the
+    four stages with the table's rows as the sample and as the one chunk."""
+    strata = _fit_categories(table, feature, p, tree_threads=tree_threads)
+    return _finish_categories(strata, _pass_sample(strata), row_pd)
 
 
 _IMPLS = {NUMERIC: _stratpd_table, CATEGORICAL: _catstratpd_table}
