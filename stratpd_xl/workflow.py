@@ -512,12 +512,12 @@ def scaled_curve(
     from . import scale
 
     settings = settings or Settings()
-    target_name, (name,), excluded, wanted = _scaled_names(data, target, [feature], settings,
-                                                          categorical)
+    target_name, (name,), excluded, kept, wanted = _scaled_names(data, target, [feature],
+                                                                settings, categorical)
     kind = "categorical" if name in wanted else None
     result = scale.partial_dependence(
         data, target_name, name, kind=kind, positive=positive, quiet=quiet, out=out,
-        **_scaled_kwargs(settings, excluded),
+        **_parameters(settings, excluded, kept),
     )
     notes = [Note.of(n, "reading") for n in result.attrs.get("reading_notes") or []]
     notes = note_list(notes + _curve_notes(name, result, how_to_expand))
@@ -538,9 +538,10 @@ def scaled_analysis(
     from . import scale
 
     settings = settings or Settings()
-    target_name, names, excluded, _ = _scaled_names(data, target, features or [], settings, ())
+    target_name, names, excluded, kept, _ = _scaled_names(data, target, features or [],
+                                                          settings, ())
     ranking = scale.impact(data, target_name, names or None, positive=positive, quiet=quiet,
-                           out=out, **_scaled_kwargs(settings, excluded))
+                           out=out, **_parameters(settings, excluded, kept))
     notes = [Note.of(n, "reading") for n in ranking.attrs.get("reading_notes") or []]
     notes += list(ranking.attrs.get("warnings") or [])
     rows = (ranking.attrs.get("scale") or {}).get("rows_read", 0)
@@ -548,28 +549,17 @@ def scaled_analysis(
 
 
 def _scaled_names(data: Any, target: Any, features: Sequence[Any], settings: Settings,
-                  categorical: Sequence[Any]) -> tuple[str, list[str], list[str], set[str]]:
+                  categorical: Sequence[Any]
+                  ) -> tuple[str, list[str], list[str], list[str], set[str]]:
     from . import scale
 
     header = pd.DataFrame(columns=scale.columns(data))
     target_name = resolve_column(header, target, role="target")
     names = [resolve_column(header, f, role="feature") for f in features]
     excluded = [resolve_column(header, c, role="exclude") for c in settings.exclude or ()]
+    kept = [resolve_column(header, c, role="keep") for c in settings.keep or ()]
     wanted = {resolve_column(header, c, role="categorical") for c in categorical}
-    return target_name, names, excluded, wanted
-
-
-def _scaled_kwargs(settings: Settings, excluded: list[str]) -> dict[str, Any]:
-    return {
-        "exclude": excluded or None,
-        "min_samples_leaf": settings.min_samples_leaf,
-        "min_slopes_per_x": settings.min_slopes_per_x,
-        "n_trials": settings.n_trials,
-        "random_state": settings.random_state,
-        "max_points": settings.max_points,
-        "honest": settings.honest,
-        "adjust": settings.adjust,
-    }
+    return target_name, names, excluded, kept, wanted
 
 
 def _thin_notes(ranking: pd.DataFrame, n_rows: int) -> list[Note]:
@@ -774,9 +764,13 @@ def surface(
 def _engine_kwargs(settings: Settings, problem: Problem) -> dict[str, Any]:
     """The engine's keywords: the settings, and the excluded and kept columns by their exact
     names (a kept column not named as a feature would otherwise leave the engine's strata)."""
+    return _parameters(settings, problem.excluded, problem.kept)
+
+
+def _parameters(settings: Settings, excluded: Any, kept: Any = ()) -> dict[str, Any]:
     return {
-        "exclude": problem.excluded,
-        "keep": problem.kept,
+        "exclude": excluded,
+        "keep": kept,
         "min_samples_leaf": settings.min_samples_leaf,
         "min_slopes_per_x": settings.min_slopes_per_x,
         "n_trials": settings.n_trials,

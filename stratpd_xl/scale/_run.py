@@ -363,14 +363,10 @@ def _seed(params: dict[str, Any]) -> int:
     return DEFAULT_SEED if seed is None else int(seed)
 
 
-def stratpd(data: Any, target: str, feature: str, *, strata_rows: int = STRATA_ROWS,
-            chunk_rows: int = CHUNK_ROWS, quiet: bool = False, out: TextIO | None = None,
-            **params: Any) -> pd.DataFrame:
-    """:func:`stratpd_xl.stratpd` of a file read in chunks or of a Dask DataFrame."""
-    rows = _rows(data, chunk_rows=chunk_rows, quiet=quiet, out=out or sys.stderr)
-    done = run(rows, target, [feature], kinds=["numeric"], strata_rows=strata_rows,
-               seed=_seed(params), **params)
-    return _noted(done.tables[0], done)
+def stratpd(data: Any, target: str, feature: str, **kw: Any) -> pd.DataFrame:
+    """:func:`stratpd_xl.stratpd` of a file read in chunks or of a Dask DataFrame; keywords as
+    :func:`partial_dependence`."""
+    return partial_dependence(data, target, feature, kind="numeric", **kw)
 
 
 def partial_dependence(data: Any, target: str, feature: str, *, kind: str | None = None,
@@ -378,7 +374,12 @@ def partial_dependence(data: Any, target: str, feature: str, *, kind: str | None
                        quiet: bool = False, out: TextIO | None = None,
                        **params: Any) -> pd.DataFrame:
     """:func:`stratpd_xl.partial_dependence` of a file read in chunks or of a Dask
-    DataFrame: StratPD or CatStratPD by the column's kind, or by ``kind``."""
+    DataFrame: StratPD or CatStratPD by the column's kind, or by ``kind``.
+
+    ``strata_rows`` rows at most are the sample the strata are fitted on, ``chunk_rows`` a
+    chunk of a file; ``quiet`` prints no progress (else one line per chunk on ``out``,
+    stderr); the other keywords are :func:`stratpd_xl.stratpd`'s.
+    """
     rows = _rows(data, chunk_rows=chunk_rows, quiet=quiet, out=out or sys.stderr)
     done = run(rows, target, [feature], kinds=[kind], strata_rows=strata_rows,
                seed=_seed(params), **params)
@@ -392,14 +393,9 @@ def columns(data: Any) -> list[str]:
     return list(stream.open_table(data).names)
 
 
-def catstratpd(data: Any, target: str, feature: str, *, strata_rows: int = STRATA_ROWS,
-               chunk_rows: int = CHUNK_ROWS, quiet: bool = False, out: TextIO | None = None,
-               **params: Any) -> pd.DataFrame:
+def catstratpd(data: Any, target: str, feature: str, **kw: Any) -> pd.DataFrame:
     """:func:`stratpd_xl.catstratpd` of a file read in chunks or of a Dask DataFrame."""
-    rows = _rows(data, chunk_rows=chunk_rows, quiet=quiet, out=out or sys.stderr)
-    done = run(rows, target, [feature], kinds=["categorical"], strata_rows=strata_rows,
-               seed=_seed(params), **params)
-    return _noted(done.tables[0], done)
+    return partial_dependence(data, target, feature, kind="categorical", **kw)
 
 
 def impact(data: Any, target: str, features: Iterable[str] | None = None, *,
