@@ -256,3 +256,18 @@ def test_the_sample_threshold_is_known_from_the_row_count():
     assert sum(len(p.sample) for p in parts) == 700
     assert sum(parts).sample.index.tolist() == \
         stream.sketch_frame(frame, "y", seed=3, sample_rows=700).sample.index.tolist()
+
+
+def test_a_line_without_end_in_a_large_csv_is_refused_as_it_is_read(tmp_path, monkeypatch):
+    # The head is a table; further on one "line" runs for megabytes: refused when reached,
+    # before the C reader holds it whole.
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 1 << 20)
+    monkeypatch.setattr(files, "_SNIFF_CHARS", 1 << 16)
+    path = tmp_path / "t.csv"
+    table(3000).to_csv(path, index=False)
+    with path.open("ab") as fh:
+        fh.write(b"1," * (1 << 20))
+    t = stream.open_table(path, chunk_rows=1000)
+    with pytest.raises(StratPDInputError, match=r'^line 3,002 of "t.csv" is over 1 MB long '
+                       "without a line break"):
+        list(t.chunks())

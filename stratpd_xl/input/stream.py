@@ -466,10 +466,11 @@ def _open_text(path: Path, columns: Sequence[str] | None, chunk_rows: int,
 
     def read(wanted: list[str]) -> Iterator[tuple[list[np.ndarray], float]]:
         positions = [header.index(n) for n in wanted]
-        with path.open("rb") as handle:
-            handle.seek(skip_bytes)
+        with path.open("rb") as raw:
+            raw.seek(skip_bytes)
             if hint:
-                handle.readline()
+                raw.readline()
+            handle = _LineLimit(raw, path, files.MAX_LINE_BYTES)
             try:
                 reader = pd.read_csv(
                     handle, sep=delimiter, header=0, names=header, usecols=positions,
@@ -480,6 +481,8 @@ def _open_text(path: Path, columns: Sequence[str] | None, chunk_rows: int,
                 for chunk in reader:
                     raws = [chunk[n].to_numpy(dtype=object) for n in wanted]
                     yield raws, min(handle.tell() / max(size, 1), 1.0)
+            except StratPDInputError:
+                raise
             except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
                 raise StratPDInputError(
                     f'cannot read "{path.name}" as a table of {_delimiter_name(delimiter)}-'
@@ -490,6 +493,38 @@ def _open_text(path: Path, columns: Sequence[str] | None, chunk_rows: int,
     table = StreamedTable(path, "text", wanted_all, rows, None, size, Typing(decimal), width)
     table._reader = read
     return table
+
+
+class _LineLimit:
+    """A binary file that refuses, as it is read, a line longer than ``limit`` bytes: the C
+    reader would hold such a line whole (a file of one 10 GB "line")."""
+
+    def __init__(self, handle: Any, path: Path, limit: int) -> None:
+        self.handle, self.path, self.limit = handle, path, limit
+        self.run = 0  # bytes since the last line break
+        self.line = 1
+
+    def read(self, size: int = -1) -> bytes:
+        block = self.handle.read(size)
+        last = block.rfind(b"\n")
+        if last < 0:
+            self.run += len(block)
+        else:
+            self.line += block.count(b"\n")
+            self.run = len(block) - last - 1
+        if self.run > self.limit:
+            raise StratPDInputError(
+                f'line {self.line:,} of "{self.path.name}" is over {_size(self.limit)} long '
+                "without a line break; check that the file is a table saved as CSV, one row a "
+                "line"
+            )
+        return block
+
+    def tell(self) -> int:
+        return self.handle.tell()
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.handle)
 
 
 def _whole_lines(head: bytes) -> bytes:
