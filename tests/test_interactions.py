@@ -298,3 +298,78 @@ def test_strength_does_not_depend_on_the_targets_units(scale, shift):
     assert list(moved["feature_1"]) == list(base["feature_1"])
     np.testing.assert_allclose(moved["strength"], base["strength"], atol=1e-9)
     np.testing.assert_allclose(moved["size"], base["size"] * scale, rtol=1e-6, atol=1e-9)
+
+
+# --------------------------------------------------------------------------- the same numbers,
+# sooner: the shortcuts of the interaction ranking against the plain computations
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(-5, 5), min_size=1, max_size=200))
+def test_distinct_values_of_a_sorted_column_are_those_of_np_unique(values):
+    from stratpd_xl.engine import _numeric
+
+    x = np.sort(np.array(values, float) / 2)
+    fast, plain = _numeric.unique_sorted_x(x), _numeric.unique_x(x)
+    np.testing.assert_array_equal(fast.ux, plain.ux)
+    np.testing.assert_array_equal(fast.xi, plain.xi)
+    assert (fast.by_x is None) == (plain.by_x is None)
+    if plain.by_x is not None:
+        np.testing.assert_array_equal(fast.by_x, plain.by_x)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(40, 600), st.integers(2, 40), st.integers(1, 6), st.integers(0, 2**32 - 1))
+def test_half_strata_curves_from_the_whole_field_are_those_of_their_own_fields(
+        n, n_x, min_slopes, seed):
+    from stratpd_xl.engine import _numeric
+
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.integers(0, n_x, n) * 0.37)
+    y = rng.normal(size=n) * 10.0 ** rng.integers(-2, 3)
+    leaf = rng.integers(0, max(n // 15, 1), n)
+    field = _numeric.slope_field(x, y, leaf, _numeric.unique_sorted_x(x))
+    curve = _numeric.integrate(field, min_slopes)
+    if curve is None:
+        return
+    in_a = (rng.random(int(leaf.max()) + 1) < 0.5)[leaf]  # whole strata
+    picks = [p for p in (in_a, ~in_a, np.ones(n, bool)) if p.any()]
+    fast = _numeric.grid_curves_of_strata(_numeric.strata_slopes(field, y, leaf), picks,
+                                          min_slopes, curve.at)
+    for pick, got in zip(picks, fast, strict=True):
+        own = _numeric.slope_field(x[pick], y[pick], leaf[pick])
+        np.testing.assert_array_equal(got, _numeric.curve_on_grid(own, min_slopes, curve.x))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.floats(-10, 10), min_size=1, max_size=60),
+       st.lists(st.floats(-10, 10), min_size=2, max_size=30), st.integers(0, 2**32 - 1))
+def test_a_curve_read_at_sorted_points_is_read_as_at_any_points(points, xs, seed):
+    from stratpd_xl.engine._groups import _at
+
+    xs = np.unique(np.array(xs))
+    values = np.random.default_rng(seed).normal(size=xs.size)
+    values[np.random.default_rng(seed).random(xs.size) < 0.2] = np.nan
+    points = np.sort(np.array(points))
+    np.testing.assert_array_equal(_at(points, xs, values, ascending=True),
+                                  _at(points, xs, values))
+
+
+def test_interactions_two_at_a_time_give_the_serial_numbers_in_order(monkeypatch):
+    from stratpd_xl import _backend
+
+    rng = np.random.default_rng(5)
+    n = _backend.PARALLEL_ROWS + 1000
+    df = _uniform(n, 4, seed=5)
+    df["g"] = rng.choice(["a", "b", "c"], n)
+    df["y"] = df["x0"] * df["x1"] + df["x2"] + (df["g"] == "b") * df["x3"] + rng.normal(0, .1, n)
+    calls = []
+    both = sx.interactions(df, "y", random_state=2,
+                           progress=lambda done, total, label: calls.append((done, label)))
+    steps = [d for d, _ in calls[:-1]]
+    assert steps == list(range(len(steps)))  # every step in order, from this thread
+    assert calls[-1] == (5, "") and any(" x " in label for _, label in calls)
+    monkeypatch.setattr(_backend, "can_start_threads", lambda: False)
+    serial = sx.interactions(df, "y", random_state=2)
+    pd.testing.assert_frame_equal(both, serial, check_exact=True)
+    assert both.iloc[0][["feature_1", "feature_2"]].tolist() in (["x0", "x1"], ["x1", "x0"])

@@ -26,7 +26,15 @@ import pandas as pd
 from ..errors import StratPDInputError, argument
 from ..schema import counted
 from ._categorical import category_effects
-from ._numeric import curve_on_grid, integrate, slope_field
+from ._numeric import (
+    StrataSlopes,
+    curve_on_grid,
+    grid_curves_of_strata,
+    integrate,
+    slope_field,
+    strata_slopes,
+    unique_sorted_x,
+)
 from ._table import CATEGORICAL, NUMERIC, as_float, category_codes, column_kind
 
 #: A categorical ``by`` column with more levels than this is refused (a chart of more lines
@@ -129,13 +137,24 @@ def groups_of(series: pd.Series, name: str, bands: int, *,
 # --------------------------------------------------------------------------- one feature
 
 
-def _at(points: np.ndarray, xs: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """A curve (``xs``, ``values``) read at ``points``; NaN outside its range or where NaN."""
+def _at(points: np.ndarray, xs: np.ndarray, values: np.ndarray, ascending: bool = False,
+        ) -> np.ndarray:
+    """A curve (``xs``, ``values``) read at ``points``; NaN outside its range or where NaN.
+
+    ``ascending``: the points are sorted, so those inside the range are one slice of them
+    (the same numbers, without two passes of masks over every point).
+    """
     out = np.full(points.shape, np.nan)
     ok = ~np.isnan(values)
-    if not ok.any():
+    if not ok.all():
+        if not ok.any():
+            return out
+        xs, values = xs[ok], values[ok]
+    if ascending:
+        lo = int(np.searchsorted(points, xs[0], side="left"))
+        hi = int(np.searchsorted(points, xs[-1], side="right"))
+        out[lo:hi] = np.interp(points[lo:hi], xs, values)
         return out
-    xs, values = xs[ok], values[ok]
     inside = (points >= xs[0]) & (points <= xs[-1])
     out[inside] = np.interp(points[inside], xs, values)
     return out
@@ -146,8 +165,10 @@ class Effects:
     """One feature's strata and its effect estimated on any subset of its rows.
 
     ``value`` holds x (numeric) or category codes (categorical) of the rows the feature
-    has; ``leaf`` their strata (grown on every other column).  Effects are uncentred:
-    callers centre them over the rows they compare.
+    has, in ascending order; ``leaf`` their strata (grown on every other column).  Subsets
+    are given as ascending row positions, so their values are sorted too: distinct values
+    and curve reads then need no sort.  Effects are uncentred: callers centre them over the
+    rows they compare.
     """
 
     kind: str
@@ -159,18 +180,40 @@ class Effects:
 
     def fit(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """The effect estimated on ``rows``: (grid, values) - curve points, or per category."""
+        return self.fit_field(rows)[0]
+
+    def fit_field(self, rows: np.ndarray) -> tuple[
+            tuple[np.ndarray, np.ndarray] | None, tuple[StrataSlopes, np.ndarray] | None]:
+        """:meth:`fit` and, for a numeric feature's curve, its strata's slopes and where its
+        points sit among the rows' distinct x, for :meth:`refits` of parts of the rows."""
         if self.kind == NUMERIC:
-            field = slope_field(self.value[rows], self.y[rows], self.leaf[rows])
+            x = self.value[rows]
+            leaf = self.leaf[rows]
+            y = self.y[rows]
+            field = slope_field(x, y, leaf, unique_sorted_x(x))
             curve = integrate(field, self.min_slopes_per_x)
-            return None if curve is None else (curve.x, curve.pd)
+            if curve is None:
+                return None, None
+            return (curve.x, curve.pd), (strata_slopes(field, y, leaf), curve.at)
         eff = category_effects(self.value[rows], self.n_categories, self.y[rows],
                                self.leaf[rows]).effect
-        return (np.arange(self.n_categories), eff) if np.isfinite(eff).any() else None
+        return ((np.arange(self.n_categories), eff) if np.isfinite(eff).any() else None), None
+
+    def refits(self, rows: np.ndarray, slopes: tuple[StrataSlopes, np.ndarray] | None,
+               sides: list[np.ndarray], grid: np.ndarray) -> list[np.ndarray]:
+        """``[self.refit(rows[side], grid) for side in sides]`` where each side holds whole
+        strata and ``grid`` is the fit's; from ``slopes`` (:meth:`fit_field` of ``rows``)
+        when numeric: the same numbers without a slope field per side."""
+        if slopes is None or not all(side.any() for side in sides):
+            return [self.refit(rows[side], grid) for side in sides]
+        return grid_curves_of_strata(slopes[0], sides, max(1, self.min_slopes_per_x // 2),
+                                     slopes[1])
 
     def refit(self, rows: np.ndarray, grid: np.ndarray) -> np.ndarray:
         """The effect on ``rows`` at the points of another fit's ``grid`` (for noise)."""
         if self.kind == NUMERIC:
-            field = slope_field(self.value[rows], self.y[rows], self.leaf[rows])
+            x = self.value[rows]
+            field = slope_field(x, self.y[rows], self.leaf[rows], unique_sorted_x(x))
             # A half holds half the strata, so a point is backed by about half the slopes.
             return curve_on_grid(field, max(1, self.min_slopes_per_x // 2), grid)
         return category_effects(self.value[rows], self.n_categories, self.y[rows],
@@ -188,7 +231,13 @@ class Effects:
 
     def row_values(self, fitted: tuple[np.ndarray, np.ndarray] | None,
                    rows: np.ndarray) -> np.ndarray:
-        return self.at(fitted, self.value[rows])
+        """A fit read at the x of ``rows`` (ascending positions)."""
+        if fitted is None:
+            return np.full(rows.shape, np.nan)
+        grid, values = fitted
+        if self.kind == NUMERIC:
+            return _at(self.value[rows], grid, values, ascending=True)
+        return values[self.value[rows]]
 
 
 def _centre(values: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -209,9 +258,32 @@ class Spread:
     rows: int  # rows compared
 
 
+@dataclass(frozen=True)
+class PooledReads:
+    """A feature's pooled effect and its half-strata refits read at every one of its rows:
+    made once per feature, then indexed by each group's rows in every pair it is in."""
+
+    pooled: np.ndarray  # the pooled effect at each row
+    halves: list[tuple[np.ndarray, np.ndarray]]  # per split, halves A and B at each row
+
+
+def pooled_reads(effects: Effects, pooled: tuple[np.ndarray, np.ndarray] | None,
+                 pooled_halves: list[list[np.ndarray]]) -> PooledReads:
+    """:class:`PooledReads` of the feature (``pooled_halves`` on ``pooled``'s grid)."""
+    every = np.arange(effects.y.size)
+    if pooled is None:
+        nothing = np.full(every.shape, np.nan)
+        return PooledReads(nothing, [(nothing, nothing) for _ in pooled_halves])
+    grid = pooled[0]
+    return PooledReads(effects.row_values(pooled, every),
+                       [(effects.row_values((grid, pa), every),
+                         effects.row_values((grid, pb), every)) for pa, pb in pooled_halves])
+
+
 def spread(effects: Effects, pooled: tuple[np.ndarray, np.ndarray] | None,
            groups: np.ndarray, n_groups: int, min_rows: int,
-           halves: list[np.ndarray], pooled_halves: list[list[np.ndarray]]) -> Spread:
+           halves: list[np.ndarray], pooled_halves: list[list[np.ndarray]],
+           reads: PooledReads | None = None) -> Spread:
     """The feature's effect in each group against its pooled effect, and the noise floor.
 
     Parameters
@@ -231,6 +303,8 @@ def spread(effects: Effects, pooled: tuple[np.ndarray, np.ndarray] | None,
         (whole strata go to one half, so the halves are independent samples of strata).
     pooled_halves : list of [values A, values B]
         The pooled effect refitted on each half, at ``pooled``'s grid.
+    reads : PooledReads, optional
+        :func:`pooled_reads` of these, when the caller keeps it for several calls.
 
     Notes
     -----
@@ -238,32 +312,30 @@ def spread(effects: Effects, pooled: tuple[np.ndarray, np.ndarray] | None,
     estimates, halved, has (about) the variance of the full estimate's noise: so the mean
     square of that difference is the part of ``between`` that noise alone would give.
     """
+    if reads is None:
+        reads = pooled_reads(effects, pooled, pooled_halves)
     between = noise = 0.0
     n_between = n_noise = 0
     for g in range(n_groups):
         rows = np.flatnonzero(groups == g)
         if rows.size < min_rows:
             continue
-        fitted = effects.fit(rows)
+        fitted, slopes = effects.fit_field(rows)
         if fitted is None:
             continue
         own = effects.row_values(fitted, rows)
-        base = effects.row_values(pooled, rows)
+        base = reads.pooled[rows]
         ok = ~np.isnan(own) & ~np.isnan(base)
         if ok.sum() < 2:
             continue
         d = _centre(own, ok) - _centre(base, ok)
         between += float(np.sum(d[ok] ** 2))
         n_between += int(ok.sum())
-        pooled_grid = pooled[0] if pooled is not None else fitted[0]
-        for in_a, (pa, pb) in zip(halves, pooled_halves, strict=True):
-            parts = []
-            for side in (in_a[rows], ~in_a[rows]):
-                fit_rows = rows[side]
-                values = effects.refit(fit_rows, fitted[0])
-                parts.append(effects.at((fitted[0], values), effects.value[rows]))
-            base_a = effects.at((pooled_grid, pa), effects.value[rows])
-            base_b = effects.at((pooled_grid, pb), effects.value[rows])
+        for in_a, (half_a, half_b) in zip(halves, reads.halves, strict=True):
+            side = in_a[rows]
+            parts = [effects.row_values((fitted[0], values), rows)
+                     for values in effects.refits(rows, slopes, [side, ~side], fitted[0])]
+            base_a, base_b = half_a[rows], half_b[rows]
             ok2 = ok & ~np.isnan(parts[0]) & ~np.isnan(parts[1])
             ok2 &= ~np.isnan(base_a) & ~np.isnan(base_b)
             if ok2.sum() < 2:

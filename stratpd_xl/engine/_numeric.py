@@ -112,6 +112,21 @@ def unique_x(x: np.ndarray) -> UniqueX:
     return UniqueX(ux, xi, by_x)
 
 
+def unique_sorted_x(x: np.ndarray) -> UniqueX:
+    """:func:`unique_x` of an ascending ``x``, the same arrays without a sort: the distinct
+    values where x changes, each row's position a running count, and the rows in order of
+    x (numba backend) simply the rows in order."""
+    n = x.size
+    if n == 0:
+        return unique_x(x)
+    new = np.empty(n, bool)
+    new[0] = True
+    np.not_equal(x[1:], x[:-1], out=new[1:])
+    xi = np.cumsum(new, dtype=np.int64) - 1
+    by_x = np.arange(n, dtype=np.int64) if get_backend(n) == "numba" else None
+    return UniqueX(x[new], xi, by_x)
+
+
 def _leaf_x_order(leaf: np.ndarray, u: UniqueX) -> np.ndarray:
     """Rows sorted by leaf, then x, ties in row order: the same permutation from both
     backends (numba: a counting sort of the rows in x order by leaf, O(n))."""
@@ -133,6 +148,64 @@ def _mean_slopes(g: _Groups, y: np.ndarray | int, nux: int, count: np.ndarray
     total = _cover(g.a, g.b, nux, slopes)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / np.where(count > 0, count, 1), np.nan)
+
+
+@dataclass(frozen=True)
+class StrataSlopes:
+    """Every slope of an unweighted :class:`SlopeField` with the row its stratum starts at:
+    what :func:`grid_curves_of_strata` picks whole strata from."""
+
+    field: SlopeField
+    leaf: np.ndarray  # each row's stratum
+    slopes: np.ndarray  # in the field's order
+    first_row: np.ndarray  # a row of each slope's stratum
+
+
+def strata_slopes(field: SlopeField, y: np.ndarray, leaf: np.ndarray) -> StrataSlopes:
+    """:class:`StrataSlopes` of ``field`` (made from ``y`` and ``leaf``), once per field."""
+    g = field.groups
+    assert g.w is None, "for unweighted fields only"
+    g_mean = np.add.reduceat(y[g.order], g.start) / g.g_cnt
+    slopes = (g_mean[1:] - g_mean[:-1])[g.same] / g.dx  # as _mean_slopes takes them
+    return StrataSlopes(field, leaf, slopes, g.order[g.start[:-1]][g.same])
+
+
+def grid_curves_of_strata(s: StrataSlopes, picks: list[np.ndarray], min_slopes_per_x: int,
+                          grid_at: np.ndarray) -> list[np.ndarray]:
+    """``curve_on_grid(slope_field(x[p], y[p], leaf[p]), min_slopes_per_x, grid)`` for each
+    row mask ``p`` of ``picks`` that holds whole strata (and some row), without a field
+    per pick: the same numbers.  ``grid`` is ``s.field.ux[grid_at]`` (a curve of the field:
+    ``Curve.at``).
+
+    A slope joins two x values inside one stratum, so a pick of whole strata has exactly
+    the field's slopes of its strata, found in the same order; summed over the field's
+    distinct x instead of the pick's own, each sum only gains exact zeros where the pick has
+    no x value, and those x values are not read.
+    """
+    field, g = s.field, s.field.groups
+    nux = field.ux.size
+    grid = field.ux[grid_at]
+    out = []
+    for pick in picks:
+        mine = pick[s.first_row]  # whole strata: any row of one tells
+        a, b, w = g.a[mine], g.b[mine], s.slopes[mine]
+        count = np.cumsum(np.bincount(a, minlength=nux + 1)
+                          - np.bincount(b, minlength=nux + 1))[:nux]
+        present = np.zeros(nux, bool)
+        present[field.row_ux[pick]] = True
+        need = max(1, min(min_slopes_per_x, int(s.leaf[pick].max()) + 1))
+        kept = present & (count >= need)
+        keep = np.flatnonzero(kept)
+        if keep.size == 0 or grid.size == 0:
+            out.append(np.full(grid.shape, np.nan))
+            continue
+        total = _cover(a, b, nux, w)
+        sl = total[keep] / count[keep]
+        # searchsorted(ux[keep], grid[:-1], side="right") - 1, counted on the distinct x
+        # both are taken from.
+        pos = np.clip(np.cumsum(kept)[grid_at[:-1]] - 1, 0, keep.size - 1)
+        out.append(np.r_[0.0, np.cumsum(sl[pos] * np.diff(grid))])
+    return out
 
 
 def _cover(a: np.ndarray, b: np.ndarray, nux: int, weights: np.ndarray) -> np.ndarray:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .. import _backend
 from .._backend import one_blas_thread
 from ..errors import StratPDInputError, argument
 from ..params import PARAMETERS, Settings, column_arguments
@@ -30,6 +32,7 @@ from ._groups import (
     leaf_halves,
     local_reach,
     main_effect,
+    pooled_reads,
     short_number,
     spread,
 )
@@ -189,10 +192,15 @@ def interactions(
     # already said "4/5, about 0 s left").
     n_paired = min(len(names), p.max_features)
     steps = len(names) + n_paired + n_paired * (n_paired - 1) // 2
-    for i, f in enumerate(names):
-        if progress is not None:
-            progress(i, steps, f)
-        made = _effects(table, f, p)
+
+    def told(first: int, labels: list[str]) -> Callable[[int], None] | None:
+        if progress is None:
+            return None
+        return lambda i: progress(min(first + i, steps - 1), steps, labels[i])
+
+    for f, made in zip(names, _in_order(table, [lambda f=f: _effects(table, f, p)
+                                                for f in names], told(0, names)),
+                       strict=True):
         if made is None:
             skipped[f] = (f"fewer than {4 * p.min_samples_leaf} rows have a value; add rows "
                           "or lower min_samples_leaf")
@@ -213,46 +221,45 @@ def interactions(
         except StratPDInputError:
             groups[f] = None  # too many levels, or one value: not a grouping column
     rng = np.random.default_rng(p.random_state)
-    fits = {}
-    done = len(names)
-    for f in paired:
-        if progress is not None:
-            progress(done, steps, f"fitting {f}")
-        done += 1
+    # The random halves in the features' order, before the fits run two at a time.
+    halves_of = {f: leaf_halves(found[f][0].leaf, rng, NOISE_SPLITS) for f in paired}
+
+    def fit(f: str) -> tuple[Any, ...]:
         eff, _ = found[f]
         pooled = eff.fit(np.arange(eff.y.size))
-        halves = leaf_halves(eff.leaf, rng, NOISE_SPLITS)
+        halves = halves_of[f]
         grid = pooled[0] if pooled is not None else np.zeros(0)
         pooled_halves = [[eff.refit(np.flatnonzero(h), grid), eff.refit(np.flatnonzero(~h), grid)]
                          for h in halves]
-        fits[f] = (pooled, main_effect(eff, pooled), halves, pooled_halves)
-    # A column that only moves with one that interacts (x4 = 0.85 x1 + noise beside x1 x x2)
-    # splits a's strata much as the interacting one does: its credit is the share of the
-    # strata's slopes it explains with the other paired columns held fixed (below).
-    held = {f: held_shares(table, found[f][0], found[f][1], f, paired, groups)
-            for f in paired}
-    rows_out = []
+        # A column that only moves with one that interacts (x4 = 0.85 x1 + noise beside
+        # x1 x x2) splits a's strata much as the interacting one does: its credit is the
+        # share of the strata's slopes it explains with the other paired columns held fixed.
+        held = held_shares(table, eff, found[f][1], f, paired, groups)
+        return (pooled, main_effect(eff, pooled), halves, pooled_halves,
+                pooled_reads(eff, pooled, pooled_halves), held)
+
+    fits = dict(zip(paired, _in_order(table, [lambda f=f: fit(f) for f in paired],
+                                      told(len(names), [f"fitting {f}" for f in paired])),
+                    strict=True))
+    held = {f: fits[f][5] for f in paired}
     min_rows = 2 * p.min_samples_leaf
     # Two columns that barely move the target must not show a large share of almost nothing
     # (Friedman's H^2 is unstable there): the denominator never falls below a small share
     # of the target's variance.
     floor = FLOOR_SHARE * float(np.var(table.y))
-    done = len(names) + n_paired
-    for a, b in itertools.combinations(paired, 2):
-        if progress is not None:
-            progress(min(done, steps - 1), steps, f"{a} x {b}")
-        done += 1
+
+    def pair(a: str, b: str) -> dict[str, Any] | None:
         sizes = []
         for j, k in ((a, b), (b, a)):
             gk = groups[k]
             if gk is None:
                 continue
             eff, rows = found[j]
-            pooled, _, halves, pooled_halves = fits[j]
+            pooled, _, halves, pooled_halves, reads, _ = fits[j]
             if pooled is None:
                 continue
             s = spread(eff, pooled, gk.codes[rows], len(gk.labels), min_rows, halves,
-                       pooled_halves)
+                       pooled_halves, reads)
             if math.isfinite(s.between):
                 # Only the spread beyond what noise explains with room to spare counts:
                 # without interaction the spread is noise x a chance factor that rarely
@@ -260,17 +267,23 @@ def interactions(
                 # effects).
                 sizes.append(max(0.0, s.between - NOISE_MARGIN * s.noise))
         if not sizes:
-            continue
+            return None
         # An interaction is symmetric (b changes a's slope as a changes b's): where b's
         # groups add nothing to a's slopes beyond the other columns', the spread seen the
         # other way round is a correlated column's effect leaking into b's strata.
         size = float(np.mean(sizes)) * min(held[a].get(b, 1.0), held[b].get(a, 1.0))
         total = size + fits[a][1] + fits[b][1] + floor
-        rows_out.append({
+        return {
             "feature_1": a, "feature_2": b,
             "strength": size / total if total > 0 else 0.0,
             "size": math.sqrt(size) * table.y_scale,
-        })
+        }
+
+    pairs = list(itertools.combinations(paired, 2))
+    rows_out = [r for r in _in_order(table, [lambda ab=ab: pair(*ab) for ab in pairs],
+                                     told(len(names) + n_paired,
+                                          [f"{a} x {b}" for a, b in pairs]))
+                if r is not None]
     if progress is not None:
         progress(len(names), len(names), "")  # the end: how many features were looked at
     result = pd.DataFrame(rows_out, columns=["feature_1", "feature_2", "strength", "size"])
@@ -307,6 +320,35 @@ def interactions(
         **table.yes_no,
     }
     return result
+
+
+def _in_order(table: Table, calls: list[Callable[[], Any]],
+              before: Callable[[int], None] | None) -> list[Any]:
+    """The calls' results in order, ``before(i)`` called (in this thread) before each.
+
+    On large tables two run at a time: each pair's (and feature's) numbers depend on it
+    alone, and their numpy and numba work mostly runs without the GIL.  Calls not yet
+    started are cancelled when ``before`` raises (a progress callback that stops).
+    """
+    if (len(calls) < 2 or table.y.size < _backend.PARALLEL_ROWS
+            or not _backend.can_start_threads()):
+        out = []
+        for i, call in enumerate(calls):
+            if before is not None:
+                before(i)
+            out.append(call())
+        return out
+    pool = ThreadPoolExecutor(max_workers=2)
+    try:
+        futures = [pool.submit(call) for call in calls]
+        out = []
+        for i, future in enumerate(futures):
+            if before is not None:
+                before(i)
+            out.append(future.result())
+        return out
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def held_shares(table: Table, eff: Effects, rows: np.ndarray, feature: str,
@@ -364,14 +406,19 @@ def held_shares(table: Table, eff: Effects, rows: np.ndarray, feature: str,
 
     total = float(np.sum(((slope - root_w**2 @ slope) * root_w) ** 2))
 
+    known: dict[tuple[str, ...], float] = {}
+
     def explained(names: list[str]) -> float:
         if not names:
             return 0.0
+        if tuple(names) in known:  # a column alone: asked in the first round and again
+            return known[tuple(names)]
         d = np.column_stack([shares[f] for f in names])
         d = (d - root_w**2 @ d) * root_w[:, None]
         s = (slope - root_w**2 @ slope) * root_w
         beta = np.linalg.lstsq(d, s, rcond=1e-10)[0]
-        return float(np.sum((d @ beta) ** 2))
+        known[tuple(names)] = float(np.sum((d @ beta) ** 2))
+        return known[tuple(names)]
 
     # What p columns of pure noise would explain of the slopes (their residual variance
     # over the strata's effective number, the weights being uneven).
