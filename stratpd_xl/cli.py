@@ -890,13 +890,10 @@ def _note(text: str) -> None:
 def _notes(notes: Sequence[str], where: str) -> None:
     """The notes that matter most (they come ranked), and one line saying where the rest are:
     a wide table's dozens of notes would bury the answer."""
-    from .presentation.notes import SHOWN, more_line
+    from .presentation.notes import shown
 
-    for note in notes[:SHOWN]:
+    for note in shown(notes, where):
         _note(note)
-    more = more_line(len(notes) - SHOWN, where)
-    if more:
-        _note(more)
 
 
 def _print_table(table: pd.DataFrame) -> None:
@@ -1256,8 +1253,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
                 progress=lambda done, total, label: bar(done, total, label) if done < total
                 else None,
             )
-            for note in check.attrs.get("notes") or []:
-                _note(note)
+            _notes(check.attrs.get("notes") or [], "every one is on the Model check sheet")
             _say(f"model check: {check.attrs['model_sentence']}")
             for row in check.itertuples(index=False):
                 _say(f"  {row.feature}: agreement {row.agreement:.2f}, {row.verdict}")

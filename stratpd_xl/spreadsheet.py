@@ -36,6 +36,8 @@ from .input import sheet
 from .params import PARAMETERS, Settings
 from .presentation import tables, words
 from .presentation.labels import PLAIN_PARAMETERS, unique_sheet_names
+from .presentation.notes import notes_table
+from .presentation.notes import shown as shown_notes
 from .schema import counted
 
 __all__ = [
@@ -629,6 +631,8 @@ def wait_for_warm_up(timeout: float | None = None) -> bool:
 #: Chart names; different words, so that no feature name can make two charts clash.
 RANKING_CHART = "StratPD ranking"
 CURVE_CHART = "StratPD curve {feature}"
+#: The heading of the table of every note at the end of an Analyse selection sheet.
+EVERY_NOTE = "Every note, the ones that matter most first"
 
 
 @dataclass(frozen=True)
@@ -774,8 +778,9 @@ def _report_items(
         [f"{rows}; {leaf} {settings.min_samples_leaf}; model-free partial "
          "dependence (Parr & Wilson 2020)"],
     ]))
-    # The conclusion in words and every note, as the command line's report says them: each
-    # top feature's sentence with its own warnings under it, then the other notes.
+    # The conclusion in words, as the command line's report says it: each top feature's
+    # sentence with its own warnings under it, then the few other notes that matter most;
+    # every note is in a table at the end of the sheet (the report's Notes sheet).
     said, notes = words.summary(result.findings, result.notes, result.target)
     lines: list[list[Any]] = []
     if said:
@@ -785,7 +790,8 @@ def _report_items(
             lines += [[f"note: {c}"] for c in caveats]
     if notes:
         lines.append(["Notes"])
-        lines += [[f"note: {n}"] for n in notes]
+        lines += [[f"note: {n}"] for n in shown_notes(notes, f'every one is under "{EVERY_NOTE}" '
+                                                             "at the end of this sheet")]
     row = layout.ranking_row
     if lines:
         items.append(Cells(row, 1, [[tables.inert_text(v) for v in line] for line in lines]))
@@ -810,4 +816,9 @@ def _report_items(
                   table, feature),
         ]
         row += 1 + max(table.height, layout.picture_rows) + layout.gap_rows
+    if result.notes:
+        # Columns' names are the user's text: inert, as every cell this sheet writes.
+        every = tables.inert_table(notes_table(result.notes))
+        items += [Cells(row, 1, [[EVERY_NOTE]]),
+                  Cells(row + 1, 1, sheet.cells_from_frame(every))]
     return items

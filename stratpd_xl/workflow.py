@@ -55,6 +55,14 @@ __all__ = [
 Progress = Callable[[int, int, str], None]
 
 
+def _model_left_out(left_out: Mapping[str, str]) -> list[Note]:
+    """The note on the columns a fitted model left out
+    (:func:`stratpd_xl.presentation.notes.model_left_out`)."""
+    from .presentation.notes import model_left_out
+
+    return model_left_out(left_out)
+
+
 def note_list(notes: Sequence[str], ranking: pd.DataFrame | None = None) -> list[Note]:
     """The notes of one result, each fact once and ranked
     (:func:`stratpd_xl.presentation.notes.collect`)."""
@@ -992,21 +1000,22 @@ def compare(
     seed = _model_seed(settings)
     fitted = model.fit_model(problem.frame, problem.target, columns=problem.model_columns,
                              positive=positive, random_state=seed)
-    notes = list(problem.notes)
-    notes += [f'the model leaves out "{c}": {why}' for c, why in fitted.left_out.items()]
+    notes = list(problem.notes) + _model_left_out(fitted.left_out)
     if pair:
         table = model.pair_table(fitted, (problem.features[0], problem.features[1]), seed=seed)
         table.attrs["sentence"] = words.pair_sentence(table.attrs)
         table.attrs["model_sentence"] = words.model_sentence(
             {**table.attrs, "target": problem.target})
-        table.attrs["notes"] = notes
+        table.attrs["notes"] = notes = note_list(notes)
         return CompareResult(table, problem.target, problem.features, None, notes)
     name = problem.features[0]
     curve_ = engine.partial_dependence(
         problem.frame, problem.target, name, positive=positive,
         **_engine_kwargs(settings, problem),
     )
-    notes += _curve_notes(name, curve_, None)
+    # One collected set, as an analysis's: the reading notes, the model's columns left out
+    # and the curve's warnings, each fact once and ranked.
+    notes = note_list(notes + _curve_notes(name, curve_, None))
     table = model.compare_curves(fitted, curve_, seed=seed)
     table.attrs["sentence"] = words.agreement_sentence(table.attrs)
     table.attrs["model_sentence"] = words.model_sentence(table.attrs)
@@ -1067,8 +1076,7 @@ def ice(
         target_label=yes_no.label if yes_no is not None else None,
     )
     table.attrs["model_sentence"] = words.model_sentence(table.attrs)
-    notes = list(problem.notes)
-    notes += [f'the model leaves out "{c}": {why}' for c, why in fitted.left_out.items()]
+    notes = note_list(list(problem.notes) + _model_left_out(fitted.left_out))
     table.attrs["notes"] = notes
     return CompareResult(table, problem.target, [name], table, notes)
 
@@ -1154,7 +1162,7 @@ def model_check(
         "model_auc": fitted.score.get("auc"),
         "model_brier": fitted.score.get("brier"),
         "model_rows": {"train": fitted.score.get("n_train"), "test": fitted.score.get("n_test")},
-        "notes": [f'the model leaves out "{c}": {why}' for c, why in fitted.left_out.items()],
+        "notes": _model_left_out(fitted.left_out),
     }
     check.attrs["model_sentence"] = words.model_sentence(
         {**check.attrs, "target_label": attrs.get("target_label")})

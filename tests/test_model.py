@@ -182,6 +182,25 @@ def test_a_column_with_too_many_categories_is_left_out_of_the_model_with_a_note(
     assert any('leaves out "code"' in note for note in result.notes)
 
 
+def test_compare_and_ice_notes_are_one_collected_set_like_an_analysis_s() -> None:
+    # Two columns the model cannot use were two loose sentences, and the compare's notes
+    # plain text with no kind: now one note naming both, and every note data, once.
+    from stratpd_xl import workflow
+    from stratpd_xl.schema import Note
+
+    df = independent(600).assign(code=[f"c{i % 300}" for i in range(600)],
+                                 shop=[f"s{i % 280}" for i in range(600)])
+    for result in (workflow.compare(df, "y", "x1", categorical=["code", "shop"]),
+                   workflow.ice(df, "y", "x1", categorical=["code", "shop"])):
+        model = [n for n in result.notes if "leaves out" in n]
+        assert len(model) == 1 and isinstance(model[0], Note), result.notes
+        assert model[0].kind == "left out" and set(model[0].columns) == {"code", "shop"}
+        assert model[0].startswith("the model leaves out 2 columns: ")
+        assert all(isinstance(n, Note) for n in result.notes)
+        assert len(set(result.notes)) == len(result.notes)
+        assert result.table.attrs["notes"] == result.notes
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=12),

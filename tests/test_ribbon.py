@@ -11,15 +11,18 @@ import types
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-from stratpd_xl import workflow
+from stratpd_xl import spreadsheet, workflow
 from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.excel import ribbon
 from stratpd_xl.input import sheet
 from stratpd_xl.params import Settings
 from stratpd_xl.presentation import words
+from stratpd_xl.presentation.notes import SHOWN, shown
 from stratpd_xl.presentation.tables import BAND_LOW
+from stratpd_xl.spreadsheet import EVERY_NOTE
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMN_PT, ROW_PT = 64.0, 20.0
@@ -206,7 +209,8 @@ def test_conclusion_in_words_and_every_note_above_the_ranking(analysed):
     expected = [["What the data say"]]
     for text, caveats in said:
         expected += [[text]] + [[f"note: {c}"] for c in caveats]
-    expected += [["Notes"]] + [[f"note: {n}"] for n in notes]
+    expected += [["Notes"]] + [[f"note: {n}"] for n in shown(
+        notes, f'every one is under "{EVERY_NOTE}" at the end of this sheet')]
     (top,) = [r for (r, c), v in new.cells.items() if v == "What the data say"]
     assert _table_at(new, top) == expected
     assert len(said) == 3 and said[0][0].startswith("price ")
@@ -214,6 +218,41 @@ def test_conclusion_in_words_and_every_note_above_the_ranking(analysed):
     assert any("barely varies inside the strata" in line[0] for line in expected)
     (ranking,) = [r for (r, c), v in new.cells.items() if v == "Impact ranking"]
     assert ranking > top + len(expected)
+
+
+def test_a_wide_selection_shows_the_few_notes_that_matter_and_every_note_at_the_end():
+    # Ames in the button printed 50 note lines above the ranking; the sheet now says what the
+    # report's summary says, and keeps the Notes sheet's table at its end.
+    from tests.test_notes import _wide
+
+    frame = _wide()
+    rng = np.random.default_rng(3)
+    lean = frame[[f"x{i}" for i in range(6)]].sum(axis=1).to_numpy()
+    for i, name in enumerate(("deck", "fence", "shed", "loft")):  # more columns with gaps
+        column = np.where(lean + rng.normal(size=len(frame)) > 0, "yes", "no").astype(object)
+        column[rng.random(len(frame)) < 0.6 + 0.05 * i] = None
+        frame.insert(0, name, column)
+    result = spreadsheet.report_sheet(sheet.cells_from_frame(frame), target="y",
+                                      n_trials=1, min_samples_leaf=10)
+    notes = result.result.notes
+    assert len(notes) > SHOWN + 2
+    blocks = {b.cells[0][0]: b for b in result.items
+              if isinstance(b, spreadsheet.Cells) and b.cells and b.cells[0]}
+    lines = [line[0] for line in blocks["What the data say"].cells]
+    below = lines[lines.index("Notes") + 1:]
+    assert len(below) == SHOWN + 1 and below[-1].endswith(
+        f'more notes: every one is under "{EVERY_NOTE}" at the end of this sheet'), below
+    said = sum(1 for line in lines if line.startswith("note: "))
+    assert said < len(notes)
+    # Every note once, ranked, with what it is about: the report's Notes sheet.
+    heading = blocks[EVERY_NOTE]
+    (table,) = [b for b in result.items if isinstance(b, spreadsheet.Cells)
+                and b.row == heading.row + 1 and b.col == heading.col]
+    assert table.cells[0] == ["rank", "kind", "columns", "features", "moves", "note"]
+    assert [r[5] for r in table.cells[1:]] == [str(n) for n in notes]
+    assert heading.row > max(b.row + b.height for b in result.items
+                             if isinstance(b, spreadsheet.Cells) and b is not heading
+                             and b is not table)
 
 
 def test_id_like_columns_are_left_out_with_a_note():
@@ -278,9 +317,10 @@ def test_workbook_name_leaves_columns_out():
     ranked = [r[0] for r in _table_at(new, top + 1)[1:]]
     assert "x" not in ranked and "y" not in ranked and "z" in ranked
     assert "carat" in ranked
-    left = {v for v in new.cells.values() if isinstance(v, str) and "left out" in v}
-    assert len(left) == 1 and next(iter(left)).startswith(
-        'note: left out "x" and "y" as asked (exclude)')
+    left = [v for v in new.cells.values() if isinstance(v, str) and "left out" in v]
+    # Said once above the ranking, and once in the table of every note at the end.
+    assert len(left) == 2 and left[0].startswith(
+        'note: left out "x" and "y" as asked (exclude)') and left[1] == left[0][len("note: "):]
     # A text constant gives the same exclusion; the dimensions no longer hide carat.
     text = FakeBook(names=[FakeName("StratPD_exclude", '="x, y, z"')])
     assert ribbon.excluded_names(text) == "x, y, z"

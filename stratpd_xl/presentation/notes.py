@@ -12,13 +12,14 @@ lists every one (:func:`notes_table`).  No I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from ..schema import Note
 
-__all__ = ["SHOWN", "TOP", "collect", "more_line", "notes_table", "rank_key"]
+__all__ = ["SHOWN", "TOP", "collect", "model_left_out", "more_line", "notes_table", "rank_key",
+           "shown"]
 
 #: Notes a front end prints or puts on a summary; the rest are on the Notes sheet / in JSON.
 SHOWN = 5
@@ -174,11 +175,32 @@ def rank_key(note: Note, order: dict[str, int], place: int = 0) -> tuple:
     return (tier, -round(note.moves, 2), best, place)
 
 
+def model_left_out(left_out: Mapping[str, str]) -> list[Note]:
+    """The columns a fitted model left out (column -> why), as one note (none when none):
+    its curves are drawn without them, StratPD's are not."""
+    if not left_out:
+        return []
+    items = [(str(c), str(why)) for c, why in left_out.items()]
+    if len(items) == 1:
+        text = f'the model leaves out "{items[0][0]}": {items[0][1]}'
+    else:
+        text = (f"the model leaves out {len(items):,} columns: "
+                + "; ".join(f'"{c}" ({why})' for c, why in items))
+    return [Note(text, "left out", columns=[c for c, _ in items])]
+
+
 def more_line(n_more: int, where: str) -> str | None:
     """'12 more notes: <where>' or None when every note was shown."""
     if n_more <= 0:
         return None
     return f"{n_more:,} more note{'s' if n_more != 1 else ''}: {where}"
+
+
+def shown(notes: Sequence[str], where: str) -> list[str]:
+    """What a summary shows of ranked ``notes``: the first :data:`SHOWN`, then one line
+    saying how many more there are and ``where`` (:func:`more_line`)."""
+    more = more_line(len(notes) - SHOWN, where)
+    return list(notes[:SHOWN]) + ([more] if more else [])
 
 
 def notes_table(notes: Sequence[str]) -> pd.DataFrame:

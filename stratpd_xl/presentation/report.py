@@ -49,7 +49,7 @@ from .labels import (
     unique_sheet_names,
     value_label,
 )
-from .notes import SHOWN, more_line, notes_table
+from .notes import notes_table, shown
 from .tables import (
     BAND_HIGH,
     BAND_LOW,
@@ -1274,11 +1274,10 @@ def write_report(analysis: Any, path: PathLike | io.BytesIO, *,
         said, notes = said_and_notes(list(getattr(analysis, "findings", None) or []),
                                      all_notes, str(target))
         # The summary keeps the few that matter most; the Notes sheet has every one.
-        more = more_line(len(notes) - SHOWN, f'every one is on the "{NOTES}" sheet')
         slots.append(_write_impact_sheet(
             wb, summary, SUMMARY, ranking,
             title=f"What drives {target}: StratPD report", links=links, said=said,
-            notes=notes[:SHOWN] + ([more] if more else []),
+            notes=shown(notes, f'every one is on the "{NOTES}" sheet'),
         ))
         if notes_ws is not None:
             _write_notes_sheet(wb, notes_ws, all_notes, str(target))
