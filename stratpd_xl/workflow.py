@@ -437,8 +437,33 @@ def curve(
         problem.frame, problem.target, name, positive=positive,
         **_engine_kwargs(settings, problem), **grouping,
     )
-    notes = note_list(problem.notes + _curve_notes(name, result, how_to_expand))
+    notes = note_list(_with_evidence(problem.notes + _curve_notes(name, result, how_to_expand),
+                                     problem))
     return CurveResult(result, problem.target, name, notes)
+
+
+#: A column with fewer values than this beside the target cannot show that it moves with a
+#: feature (the well-backed contrast's 20 rows): its gap notes are not said.
+GAP_MIN_VALUES = 20
+
+
+def _with_evidence(notes: list[str], problem: Problem) -> list[str]:
+    """``notes`` without the gap notes of columns that have under :data:`GAP_MIN_VALUES`
+    values beside the target.
+
+    On Ames, "Pool.QC" (13 values in 2,930 rows) "moved with" 10 features, each
+    association measured on its 13 rows, and ranked among the notes that matter most.
+    """
+    frame = problem.frame
+    target = frame[problem.target].notna().to_numpy()
+
+    def few(note: str) -> bool:
+        columns = getattr(note, "columns", ())
+        if getattr(note, "kind", "") != "gap" or not columns or columns[0] not in frame:
+            return False
+        return int((frame[columns[0]].notna().to_numpy() & target).sum()) < GAP_MIN_VALUES
+
+    return [n for n in notes if not few(n)]
 
 
 def analysis(
@@ -490,6 +515,7 @@ def analysis(
         notes += [n for n in _curve_notes(name, table, None)
                   if not (getattr(n, "kind", "") == "leak" and "leak" in n.facts)]
     notes += _thin_notes(result.impact, len(frame))
+    notes = _with_evidence(notes, problem)
     # Each fact once (a column's gaps once, not once per feature), the ones that matter first.
     notes = note_list(notes, result.impact)
     answer = AnalysisResult(

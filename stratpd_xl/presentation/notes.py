@@ -81,7 +81,7 @@ def _merge_kind(group: list[Note], order: dict[str, int]) -> Note:
         assert first is not None
         by_feature = {n.features[0]: m for n, m in zip(group, small, strict=True)
                       if m and n.features}
-        listed = ", ".join(f'"{f}" ({m.group(4)}: {m.group(5)} to {m.group(6)})'
+        listed = ", ".join(f'"{f}" {m.group(4)} ({m.group(5)} to {m.group(6)})'
                            for f, m in sorted(by_feature.items(),
                                               key=lambda fm: order.get(fm[0], 1e9)))
         text = (f"with {first.group(1)} rows the changes of {len(group):,} features from the "
