@@ -261,3 +261,42 @@ def test_an_impact_ranking_from_sums():
         assert ranking.attrs[name] == want.impact.attrs[name], name
     assert skipped == want.skipped and curves.keys() == want.curves.keys()
     assert_same_effects(curves["region"], want.curves["region"], 1e-9)
+
+
+def test_a_band_from_the_strata():
+    # For input larger than the sample: groups of strata left out in turn, from the sums.
+    # Narrower than re-grown halves (the trees' own variability is not in it) but of
+    # the same size, and the same whatever the chunks.
+    data = sales(6000, seed=5)
+    halves = sx.stratpd(data, "y", "x1", n_trials=10)
+    strata = fit_strata(data, "y", "x1", n_trials=10, band="strata")
+    one = finish(strata, pass_chunk(strata, data))
+    got = finish(strata, sum(pass_chunk(strata, c) for c in chunks(data, 1500)))
+    assert_same_curve(got, one, 1e-9)
+    np.testing.assert_allclose(got["pd"], halves["pd"], rtol=1e-12, atol=1e-9)
+    ratio = (got["pd_high"] - got["pd_low"]).mean() / (halves["pd_high"]
+                                                       - halves["pd_low"]).mean()
+    assert 0.6 < ratio < 1.1
+    assert (got["curve_high"] - got["curve_low"] >= got["pd_high"] - got["pd_low"]).all()
+    assert "groups of the strata" in got.attrs["band"] and "band" not in halves.attrs
+    assert got.attrs["rise"]["low"] < got.attrs["rise"]["change"] < got.attrs["rise"]["high"]
+    sample = data.sample(2000, random_state=3).sort_index()
+    with pytest.raises(StratPDInputError, match='band="strata"'):
+        fit_strata(sample, "y", "x1", n_rows=len(data), n_trials=10)
+    strata = fit_strata(sample, "y", "x1", n_rows=len(data), n_trials=10, band="strata")
+    got = finish(strata, sum(pass_chunk(strata, c) for c in chunks(data, 1500)))
+    assert (got["pd_low"] <= got["pd"]).all() and (got["pd"] <= got["pd_high"]).all()
+
+
+def test_a_band_from_the_strata_of_categories():
+    data = quality(6000)
+    strata = fit_strata(data, "price", "q", n_trials=10, band="strata")
+    got = finish(strata, sum(pass_chunk(strata, c) for c in chunks(data, 2500)))
+    halves = sx.catstratpd(data, "price", "q", n_trials=10)
+    np.testing.assert_allclose(got["pd"], halves["pd"], rtol=1e-9)
+    width = (got["pd_high"] - got["pd_low"]).to_numpy()[1:]  # the baseline has none
+    assert (width > 0).all()
+    assert ((got["pd_low"] <= got["pd"]) & (got["pd"] <= got["pd_high"])).all()
+    assert "low" in got.attrs["contrast"] and "band" in got.attrs
+    with pytest.raises(StratPDInputError, match="band must be"):
+        fit_strata(data, "price", "q", band="bootstrap")

@@ -35,6 +35,7 @@ them, with each cell's squares about its mean merged across chunks for the covar
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -117,6 +118,12 @@ __all__ = ["Partial", "Strata", "analyse", "finish", "fit_strata", "pass_chunk"]
 #: sample (the trees' own resolution; a curve shows at most ``max_points`` points anyway).
 X_BINS = 256
 
+#: The band's trials: random halves of the rows with their trees re-grown (stage 1, every
+#: row in the sample), or groups of the strata left out in turn (from the sums: no pass
+#: per trial, so a sample of a larger input can have a band).
+HALVES = "halves"
+STRATA_BAND = "strata"
+
 
 @dataclass(frozen=True)
 class _TrialField:
@@ -179,6 +186,7 @@ class Strata:
     check_ends: np.ndarray | None  # where the adjusted and plain curves are compared
     trials: list[_TrialField] | None  # the band's trials (n_trials > 1)
     kind: str = NUMERIC  # "categorical": CatStratPD, the cells are (stratum, category)
+    band: str = HALVES  # how the band's trials are made (see fit_strata)
     categories: pd.Index | None = None  # a categorical feature's categories (its "bins")
     leaks_if_still: list[Leak] | None = None  # the leaks when the categories never meet
     # The sample's rows as stage 1 typed them, for the pass of the sample itself (the
@@ -264,7 +272,7 @@ class Partial:
 
 
 def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int | None = None,
-               kind: str | None = None, positive: Any = None,
+               kind: str | None = None, band: str = HALVES, positive: Any = None,
                exclude: str | Iterable[str] | None = None, **params: Any) -> Strata:
     """Stage 1 of a curve: the strata, the bins and the adjustment, fitted on ``sample``.
 
@@ -282,6 +290,12 @@ def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int |
         Rows in the whole input, when ``sample`` is a part of it (pass 0's count); None or
         ``len(sample)``: the sample is the input, and the curve is exactly
         :func:`stratpd_xl.stratpd`'s.
+    band : {"halves", "strata"}
+        How a band (``n_trials`` above 1) is made: ``"halves"``, :func:`stratpd_xl.stratpd`'s
+        (random halves of the rows, trees re-grown: stage 1, so every row must be in the
+        sample); ``"strata"``, from the sums: the strata dealt into ``n_trials`` groups by a
+        hash of their key and left out one group at a time (a grouped jackknife), which
+        leaves out the trees' own variability and is narrower (docs/engine.md, "The band").
     positive, exclude, **params
         As for :func:`stratpd_xl.stratpd` (``min_samples_leaf``, ``min_slopes_per_x``,
         ``n_trials``, ``random_state``, ``max_points``, ``honest``, ``adjust``); not ``by``.
@@ -301,10 +315,13 @@ def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int |
     if p.by is not None:
         raise StratPDInputError("by= is not a parameter of the strata: fit one per group")
     whole = n_rows is None or n_rows == len(sample)
-    if not whole and p.n_trials > 1:
+    if band not in (HALVES, STRATA_BAND):
+        raise StratPDInputError(f'band must be "{HALVES}" or "{STRATA_BAND}", not {band!r}')
+    if not whole and p.n_trials > 1 and band == HALVES:
         raise StratPDInputError(
-            f"a band (n_trials={p.n_trials}) needs every row in the sample of the strata; "
-            "with a sample of the input, use n_trials=1"
+            f"a band of re-grown halves (n_trials={p.n_trials}) needs every row in the "
+            f'sample of the strata; with a sample of the input, use band="{STRATA_BAND}" '
+            "or n_trials=1"
         )
     ids = _row_ids(sample)
     table = _table(sample, target, positive, keep=[feature, *p.keep], exclude=p.exclude,
@@ -313,7 +330,9 @@ def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int |
     if table.kept is not None:
         ids = ids[table.kept]
     fit = _fit_categories if kind == CATEGORICAL else _fit
-    return fit(table, feature, p, ids=ids, whole=whole)
+    strata = fit(table, feature, p, ids=ids, whole=whole, halves=band == HALVES)
+    strata.band = band
+    return strata
 
 
 def _row_ids(frame: pd.DataFrame) -> np.ndarray:
@@ -330,7 +349,7 @@ def _row_ids(frame: pd.DataFrame) -> np.ndarray:
 
 
 def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = None,
-         whole: bool = True, tree_threads: bool = True) -> Strata:
+         whole: bool = True, tree_threads: bool = True, halves: bool = True) -> Strata:
     """Stage 1 on the rows of ``table`` (their ids ``ids``; default their positions)."""
     x_all = as_float(table.frame[feature])
     present = ~np.isnan(x_all)
@@ -371,7 +390,7 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
                        if gaps[True] else [])
     by_rows = bool(table.yes_no)
     trials = None
-    if p.n_trials > 1:
+    if p.n_trials > 1 and halves:
         trials = []
         for pick, leaf_b in _half_samples(xb, rows.y, p, rng, tree_threads):
             trial = slope_field(x[pick], _trial_y(rows.y, adj, pick, leaf_b), leaf_b,
@@ -424,15 +443,19 @@ def _x_bins(grid: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def _tree_of(ids: np.ndarray, seed: int) -> np.ndarray:
-    """Which tree (0 or 1) places a row outside the sample: a hash of its id and the seed
-    (splitmix64's finaliser), so it is the same in every chunk and on every machine.  No
-    tree saw the row's target, so either is honest."""
+    """Which tree (0 or 1) places a row outside the sample: a hash of its id and the seed,
+    so it is the same in every chunk and on every machine.  No tree saw the row's target,
+    so either is honest."""
+    return (_mix(ids, seed) & np.uint64(1)).astype(np.int64)
+
+
+def _mix(values: np.ndarray, seed: int) -> np.ndarray:
+    """splitmix64's finaliser of ``values`` (whole numbers) and ``seed``."""
     with np.errstate(over="ignore"):
-        z = ids.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15) * np.uint64(seed + 1)
+        z = values.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15) * np.uint64(seed + 1)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-    return (z & np.uint64(1)).astype(np.int64)
+        return z ^ (z >> np.uint64(31))
 
 
 def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
@@ -677,6 +700,11 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
             # the spread of the curve's shape, not of an arbitrary anchor point.
             trials[t] = _within(_centred(curve_on_grid(
                 replace(trial, slope=slope), p.min_slopes_per_x, curve.x), weights), limits)
+    elif strata.band == STRATA_BAND and p.n_trials > 1:
+        trials = _jackknifed(np.array([_within(_centred(curve_on_grid(
+            _cell_field(strata, partial, field_.target, (t, p.n_trials)),
+            p.min_slopes_per_x, curve.x), weights), limits) for t in range(p.n_trials)]))
+    if trials is not None:
         # pd stays the full-data curve (the same as without trials); the trials only give
         # its spread (their mean drifts at the sparse ends, where halves lose points).  The
         # leaf slopes are secants, so the curve is the truth averaged over their spans
@@ -769,7 +797,7 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
         replace(facts, n_rows=partial.n_rows), feature, NUMERIC, n, partial.n_missing,
         field_.n_ignored, field_.n_leaves, p,
         n_unique_x=int(field_.ux.size), n_points_full=n_full, within_strata_share=share,
-        rise=rise, shape=shape, **_adjust_attrs(adj, applied),
+        rise=rise, shape=shape, **_adjust_attrs(adj, applied), **_band_attrs(strata),
         **({} if dates else {"strip": _data_strip(
             field_.ux[strip] * x_scale, field_.ux_rows[strip])}),
         warnings=warnings_,
@@ -787,20 +815,23 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
     return result, np.interp(field_.ux, curve.x, full_pd)[r["xi"][inside]]
 
 
-def _cell_field(strata: Strata, partial: Partial) -> SlopeField:
+def _cell_field(strata: Strata, partial: Partial, target: int | None = None,
+                leave_out: tuple[int, int] | None = None) -> SlopeField:
     """The slope field of the partial's cells (:func:`field_from_cells`): strata labelled
-    by their first row, as :func:`_stratify.canonical_labels` labels them."""
+    by their first row, as :func:`_stratify.canonical_labels` labels them; of ``target``
+    (default: the adjusted target when the strata are adjusted).  ``leave_out=(t, T)``:
+    without the strata of group ``t`` of ``T`` (see :func:`_strata_group`), on the same x."""
     bins = np.int64(strata.grid.size)
     label = np.empty(partial.leaf_key.size, np.int64)
     label[np.argsort(partial.leaf_first, kind="stable")] = np.arange(partial.leaf_key.size)
     cell_leaf = label[np.searchsorted(partial.leaf_key, partial.cell_key // bins)]
     cell_bin = partial.cell_key % bins
-    rows, sums = partial.cell_rows, partial.cell_sums
+    rows, sums, raw = partial.cell_rows, partial.cell_sums, partial.cell_key // bins
     key = cell_leaf * bins + cell_bin
     if key.size > 1 and not np.all(key[1:] > key[:-1]):  # one chunk of the sample: sorted
         order = np.argsort(key, kind="stable")
-        cell_leaf, cell_bin, rows, sums = (cell_leaf[order], cell_bin[order], rows[order],
-                                           sums[:, order])
+        cell_leaf, cell_bin, rows, sums, raw = (cell_leaf[order], cell_bin[order], rows[order],
+                                                sums[:, order], raw[order])
     held = np.zeros(strata.grid.size, bool)
     held[cell_bin] = True
     index = np.cumsum(held) - 1
@@ -812,9 +843,44 @@ def _cell_field(strata: Strata, partial: Partial) -> SlopeField:
         x_sum = sums[-1]
         bin_rows = np.bincount(xi, weights=rows)
         ux = np.bincount(xi, weights=x_sum) / bin_rows
-    target = 1 if strata.adjusted else 0
+    if target is None:
+        target = 1 if strata.adjusted else 0
+    if leave_out is not None:
+        keep = _strata_group(raw, strata.seed, leave_out[1]) != leave_out[0]
+        # The strata kept, labelled 0.. in the same order.
+        cell_leaf = np.unique(cell_leaf[keep], return_inverse=True)[1].reshape(-1)
+        xi, rows, sums = xi[keep], rows[keep], sums[:, keep]
+        x_sum = None if x_sum is None else x_sum[keep]
     return field_from_cells(ux, cell_leaf, xi, rows, sums, target,
                             by_rows=bool(strata.facts.yes_no), x_sum=x_sum)
+
+
+def _strata_group(keys: np.ndarray, seed: int, groups: int) -> np.ndarray:
+    """The group (0..groups-1) of each stratum key for the strata band: a hash of the key,
+    so every chunk, machine and order of the sums deals the strata alike."""
+    return (_mix(keys, seed + 1) % np.uint64(groups)).astype(np.int64)
+
+
+def _jackknifed(trials: np.ndarray) -> np.ndarray:
+    """Trials that each leave out one of T groups of strata, spread as trials of the whole
+    (:func:`_band` takes their spread as the estimate's): the full estimate's standard
+    deviation is (T - 1) / sqrt(T) times theirs (a grouped jackknife)."""
+    t = trials.shape[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a point no trial has
+        mean = np.nanmean(trials, axis=0)
+    return mean + (trials - mean) * ((t - 1) / math.sqrt(t))
+
+
+def _band_attrs(strata: Strata) -> dict[str, str]:
+    """``attrs["band"]`` of a strata band (none for the band of re-grown halves)."""
+    if strata.band != STRATA_BAND or strata.settings.n_trials < 2:
+        return {}
+    return {"band": (
+        f"from {strata.settings.n_trials} groups of the strata, each left out in turn; it "
+        "leaves out the trees' own variability, so it is narrower than the band of "
+        "re-grown halves (9-20 % in docs/engine.md)"
+    )}
 
 
 def _limits_of_mean(facts: TableFacts, mean: float) -> tuple[float, float] | None:
@@ -835,7 +901,8 @@ def _stratpd_table(
 
 
 def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = None,
-                    whole: bool = True, tree_threads: bool = True) -> Strata:
+                    whole: bool = True, tree_threads: bool = True, halves: bool = True
+                    ) -> Strata:
     """Stage 1 of CatStratPD on the rows of ``table``: the cells are (stratum, category)."""
     codes_all, cats = table.category_codes(feature)
     rows = _rows_for(table, feature, codes_all >= 0, p)
@@ -867,7 +934,7 @@ def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray 
         gaps[False] = (_gap_warnings(table, feature, CATEGORICAL, rows.index, False)
                        if gaps[True] else [])
     trials = None
-    if p.n_trials > 1:
+    if p.n_trials > 1 and halves:
         trials = []
         for pick, leaf_b in _half_samples(xb, rows.y, p, rng, tree_threads):
             e = category_effects(codes[pick], k, _trial_y(rows.y, adj, pick, leaf_b),
@@ -932,7 +999,7 @@ def _finish_categories(strata: Strata, partial: Partial, row_pd: bool = False,
             f'no row has values in both "{facts.target}" and "{feature}"; pass the rows to '
             "analyse"
         )
-    cell, rows, sums, m2, n_leaves = _labelled_cells(strata, partial)
+    cell, rows, sums, m2, n_leaves, raw = _labelled_cells(strata, partial)
     adj, applied = strata.adjustment, strata.adjusted
     eff = effects_of_cells(cell, rows, sums[1 if applied else 0] / rows, m2, k, n, n_leaves)
     trial_index = 0
@@ -959,12 +1026,26 @@ def _finish_categories(strata: Strata, partial: Partial, row_pd: bool = False,
     }
     values = eff.effect
     trial_effects = None
+    trials = None
     if strata.trials is not None:
         trials = np.full((len(strata.trials), k), np.nan)
         for t, pair in enumerate(strata.trials):
             e = pair[trial_index]
             # Same baseline as the full-data estimate, so the trials are comparable.
             trials[t] = e - e[eff.baseline]
+    elif strata.band == STRATA_BAND and p.n_trials > 1:
+        groups = _strata_group(raw, strata.seed, p.n_trials)
+        ybar = sums[0 if trial_index or not strata.adjusted else 1] / rows
+        trials = np.full((p.n_trials, k), np.nan)
+        for t in range(p.n_trials):
+            keep = groups != t
+            label = np.unique(cell[keep] // k, return_inverse=True)[1].reshape(-1)
+            e = effects_of_cells(label * k + cell[keep] % k, rows[keep], ybar[keep],
+                                 m2[keep], k, int(rows[keep].sum()),
+                                 int(label.max()) + 1 if label.size else 0).effect
+            trials[t] = e - e[eff.baseline]
+        trials = _jackknifed(trials)
+    if trials is not None:
         # pd stays the full-data estimate, as for numeric curves.
         low, high = _band(trials[:, known], eff.effect[known], n)
         out.update(pd_low=low, pd_high=high)
@@ -1011,7 +1092,7 @@ def _finish_categories(strata: Strata, partial: Partial, row_pd: bool = False,
         replace(facts, n_rows=partial.n_rows), feature, CATEGORICAL, n, partial.n_missing,
         eff.n_ignored, eff.n_leaves, p,
         baseline=cats[eff.baseline], categories_without_estimate=unknown, warnings=warnings_,
-        contrast=contrast, **_adjust_attrs(adj, applied),
+        contrast=contrast, **_adjust_attrs(adj, applied), **_band_attrs(strata),
     )
     if not row_pd:
         return result, None
@@ -1024,20 +1105,22 @@ def _finish_categories(strata: Strata, partial: Partial, row_pd: bool = False,
 
 
 def _labelled_cells(strata: Strata, partial: Partial
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray]:
     """The partial's (stratum, category) cells keyed ``label x categories + category``
     (strata labelled by their first row, as :func:`_stratify.canonical_labels` labels
-    them), ascending; their rows, sums, squares about their means and the strata met."""
+    them), ascending; their rows, sums, squares about their means, the strata met and each
+    cell's stratum key."""
     k = np.int64(strata.grid.size)
     label = np.empty(partial.leaf_key.size, np.int64)
     label[np.argsort(partial.leaf_first, kind="stable")] = np.arange(partial.leaf_key.size)
-    cell = label[np.searchsorted(partial.leaf_key, partial.cell_key // k)] * k + (
-        partial.cell_key % k)
+    raw = partial.cell_key // k
+    cell = label[np.searchsorted(partial.leaf_key, raw)] * k + (partial.cell_key % k)
     rows, sums, m2 = partial.cell_rows, partial.cell_sums, partial.cell_m2
     if cell.size > 1 and not np.all(cell[1:] > cell[:-1]):
         order = np.argsort(cell, kind="stable")
-        cell, rows, sums, m2 = cell[order], rows[order], sums[:, order], m2[order]
-    return cell, rows, sums, m2, int(partial.leaf_key.size)
+        cell, rows, sums, m2, raw = (cell[order], rows[order], sums[:, order], m2[order],
+                                     raw[order])
+    return cell, rows, sums, m2, int(partial.leaf_key.size), raw
 
 
 def _catstratpd_table(
