@@ -126,16 +126,23 @@ def test_sx_takes_a_dask_dataframe_on_a_local_cluster(cluster):
     _same(sx.impact(ddf, "y", ["x", "z", "k"]), sx.impact(data, "y", ["x", "z", "k"]))
 
 
-def test_categories_of_a_table_larger_than_its_sample_are_one_sentence(tmp_path):
-    # The engine's stages add up numeric features; categories are analysed in memory, from a
-    # sample that holds every row, and a larger table is refused, not sampled silently.
+def test_a_table_larger_than_its_sample_is_fitted_on_the_sample_and_adds_up_every_row(
+        tmp_path):
     import stratpd_xl as sx
 
-    table(500).to_csv(tmp_path / "t.csv", index=False)
-    with pytest.raises(StratPDInputError, match="the table has 500 rows, more than the 100 its "
-                       "strata are fitted on, and (categories are analysed in memory|the engine "
-                       "does not add up partial sums yet): analyse a sample of the rows"):
-        sx.catstratpd(tmp_path / "t.csv", "y", "k", strata_rows=100, quiet=True)
+    data = table(6000, seed=2)
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), path, row_group_size=1000)
+    for result in (sx.stratpd(path, "y", "x", strata_rows=3000, quiet=True),
+                   sx.catstratpd(path, "y", "k", strata_rows=3000, quiet=True),
+                   sx.impact(path, "y", strata_rows=3000, quiet=True)):
+        assert result.attrs["scale"] == {"rows_read": 6000, "strata_rows": 3000,
+                                         "sample_is_all_rows": False}
+        assert result.attrs["n_rows"] == 6000
+    effects = sx.catstratpd(path, "y", "k", strata_rows=3000, quiet=True)
+    assert effects["count"].sum() == 6000  # every row counted, not the sample's
+    ranking = sx.impact(path, "y", strata_rows=3000, quiet=True)
+    assert ranking["feature"].iloc[0] == "x"  # y = sin(x) + noise: x first, z and k near 0
 
 
 # --------------------------------------------------------------------------- command line

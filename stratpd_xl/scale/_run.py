@@ -55,15 +55,10 @@ class Stages:
     finish: Callable[[Any, Any], pd.DataFrame]
 
     @classmethod
-    def engine(cls) -> Stages | None:
-        """The engine's stages, or None while the engine has no partial sums (then a table
-        is analysed only when its sample holds every row, by the in-memory functions)."""
-        try:
-            from ..engine import stages
+    def engine(cls) -> Stages:
+        from ..engine import stages
 
-            return cls(stages.fit_strata, stages.pass_chunk, stages.finish)
-        except (ImportError, AttributeError):
-            return None
+        return cls(stages.fit_strata, stages.pass_chunk, stages.finish)
 
 
 def is_dask_frame(data: Any) -> bool:
@@ -277,74 +272,27 @@ def run(rows: FileRows | DaskRows, target: str, features: Sequence[str], *,
     decided by its column) for ``fit_strata``; ``params`` are :func:`stratpd_xl.stratpd`'s
     keywords, passed to ``fit_strata`` as they are.
     """
-    if strata_rows < 2:
-        raise StratPDInputError(f"strata_rows must be at least 2; got {strata_rows}")
-    _check_names(rows, target, features)
     stages = stages or Stages.engine()
-    sketch = rows.sketch(target, seed, strata_rows)
+    sketch = _sketch(rows, target, features, seed, strata_rows)
     kinds = list(kinds) if kinds is not None else [None] * len(features)
-    staged = [stages is not None and _numeric(sketch.sample, f, k)
+    strata = [stages.fit_strata(sketch.sample, target, f, n_rows=sketch.rows,
+                                **({"kind": k} if k is not None else {}), **params)
               for f, k in zip(features, kinds, strict=True)]
-    frame = None
-    if not all(staged):
-        frame = _whole(sketch, "the engine does not add up partial sums yet" if stages is None
-                       else "categories are analysed in memory")
-    strata: dict[int, Any] = {}
-    for i, feature in enumerate(features):
-        if staged[i]:
-            assert stages is not None
-            strata[i] = stages.fit_strata(sketch.sample, target, feature, n_rows=sketch.rows,
-                                          **params)
-    sums = dict(zip(strata, rows.partials(list(strata.values()), stages.pass_chunk),
-                    strict=True)) if strata else {}
-    tables = []
-    for i, (feature, kind) in enumerate(zip(features, kinds, strict=True)):
-        if i in strata:
-            assert stages is not None
-            tables.append(stages.finish(strata[i], sums[i]))
-        else:
-            tables.append(_in_memory(frame, target, feature, kind, params))
+    sums = rows.partials(strata, stages.pass_chunk)
+    tables = [stages.finish(s, p) for s, p in zip(strata, sums, strict=True)]
     return Run(tables, sketch, rows.notes)
 
 
-def _numeric(sample: pd.DataFrame, feature: str, kind: str | None) -> bool:
-    """Whether a feature goes through the engine's stages (numbers and dates: StratPD); a
-    categorical one is analysed in memory, from a sample that holds every row."""
-    if kind is not None:
-        return kind == "numeric"
-    dtype = sample[feature].dtype
-    return dtype.kind in "iufM"
-
-
-def _check_names(rows: FileRows | DaskRows, target: str, features: Sequence[str]) -> None:
+def _sketch(rows: FileRows | DaskRows, target: str, features: Sequence[str], seed: int,
+            strata_rows: int) -> stream.Sketch:
+    if strata_rows < 2:
+        raise StratPDInputError(f"strata_rows must be at least 2; got {strata_rows}")
     for name in (target, *features):
         if name not in rows.columns:
             raise StratPDInputError(
                 f'column "{name}" not found; the columns are: ' + ", ".join(rows.columns[:50])
             )
-
-
-def _whole(sketch: stream.Sketch, why: str) -> pd.DataFrame:
-    """The table itself, when pass 0's sample holds every row (in row order): for what the
-    engine's stages do not add up yet (``why``: categories, the impact ranking)."""
-    if not sketch.complete:
-        raise StratPDInputError(
-            f"the table has {sketch.rows:,} rows, more than the {len(sketch.sample):,} its "
-            f"strata are fitted on, and {why}: analyse a sample of the rows (write it to a "
-            "smaller file), or fewer columns"
-        )
-    return sketch.sample.reset_index(drop=True)
-
-
-def _in_memory(frame: pd.DataFrame, target: str, feature: str, kind: str | None,
-               params: dict[str, Any]) -> pd.DataFrame:
-    from .. import engine
-
-    if kind == "categorical":
-        return engine.catstratpd(frame, target, feature, **params)
-    if kind == "numeric":
-        return engine.stratpd(frame, target, feature, **params)
-    return engine.partial_dependence(frame, target, feature, kind=kind, **params)
+    return rows.sketch(target, seed, strata_rows)
 
 
 def _rows(data: Any, *, chunk_rows: int, quiet: bool, out: TextIO | None
@@ -402,29 +350,31 @@ def impact(data: Any, target: str, features: Iterable[str] | None = None, *,
            strata_rows: int = STRATA_ROWS, chunk_rows: int = CHUNK_ROWS, quiet: bool = False,
            out: TextIO | None = None, **params: Any) -> pd.DataFrame:
     """:func:`stratpd_xl.impact` of a file read in chunks or of a Dask DataFrame: every
-    feature's strata fitted on one sample, their sums added up in one pass."""
+    feature's strata fitted on one sample, their sums added up in one pass, ranked by the
+    engine (``engine.stages.analyse``)."""
+    from ..engine import stages as engine_stages
+    from ..engine._fit import _table
+
     rows = _rows(data, chunk_rows=chunk_rows, quiet=quiet, out=out or sys.stderr)
-    names = list(features) if features is not None else None
-    _check_names(rows, target, names or [])
-    stages = Stages.engine()
-    if stages is None or not hasattr(_engine_stages(), "rank"):
-        # Until the engine ranks from its Partials: the ranking of the table in memory.
-        sketch = rows.sketch(target, _seed(params), strata_rows)
-        from .. import engine
-
-        ranking = engine.impact(_whole(sketch, "the ranking is made in memory"), target,
-                                names, **params)
-        return _noted(ranking, Run([], sketch, rows.notes))
-    names = names if names is not None else [c for c in rows.columns if c != target]
-    done = run(rows, target, names, strata_rows=strata_rows, seed=_seed(params),
-               stages=stages, **params)
-    return _noted(_engine_stages().rank(names, done.tables), done)
-
-
-def _engine_stages() -> Any:
-    from ..engine import stages
-
-    return stages
+    names = list(dict.fromkeys(features)) if features is not None else None
+    sketch = _sketch(rows, target, names or [], _seed(params), strata_rows)
+    if names is None:  # as sx.impact: every column but the target, identifiers left out
+        table = _table(sketch.sample, target, params.get("positive"),
+                       keep=params.get("keep") or (), exclude=params.get("exclude") or ())
+        names = [c for c in table.columns if c != target]
+    strata, skipped = [], {}
+    for feature in names:
+        try:
+            strata.append(engine_stages.fit_strata(sketch.sample, target, feature,
+                                                   n_rows=sketch.rows, **params))
+        except StratPDInputError as exc:
+            skipped[feature] = str(exc)
+    if not strata:
+        reasons = "; ".join(f'"{f}": {why}' for f, why in skipped.items())
+        raise StratPDInputError(f'no feature could be ranked for "{target}" ({reasons})')
+    sums = rows.partials(strata, engine_stages.pass_chunk)
+    ranking, _, _ = engine_stages.analyse(strata, sums, skipped, target=target)
+    return _noted(ranking, Run([], sketch, rows.notes))
 
 
 def _noted(table: pd.DataFrame, done: Run) -> pd.DataFrame:
