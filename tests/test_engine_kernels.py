@@ -228,3 +228,21 @@ def test_a_process_that_exits_while_numba_compiles_exits_cleanly(tmp_path):
                           text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["numpy"] and "terminate" not in done.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-6, 6), min_size=2, max_size=300), st.integers(0, 2**32 - 1))
+def test_a_half_s_distinct_x_taken_from_the_full_data_s_are_its_own(values, seed):
+    # A trial of the band takes its half's distinct x from the full data's, without a sort.
+    x = np.array(values, float) / 4
+    pick = np.flatnonzero(np.random.default_rng(seed).random(x.size) < 0.5)
+    for backend in ("numba", "numpy") if _backend.HAVE_NUMBA else ("numpy",):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_backend, "_mode", backend)
+            got = _numeric.unique_of_rows(_numeric.unique_x(x), pick)
+            own = _numeric.unique_x(x[pick])
+        np.testing.assert_array_equal(got.ux, own.ux)
+        np.testing.assert_array_equal(got.xi, own.xi)
+        assert (got.by_x is None) == (own.by_x is None)
+        if own.by_x is not None:
+            np.testing.assert_array_equal(got.by_x, own.by_x)

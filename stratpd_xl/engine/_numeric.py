@@ -127,6 +127,22 @@ def unique_sorted_x(x: np.ndarray) -> UniqueX:
     return UniqueX(x[new], xi, by_x)
 
 
+def unique_of_rows(u: UniqueX, pick: np.ndarray) -> UniqueX:
+    """:func:`unique_x` of ``x[pick]`` (``pick`` ascending) from ``u``, x's own, without a
+    sort: the distinct values the picked rows have, in order, and their positions among
+    them (a trial's half of the rows takes its distinct x from the full data's)."""
+    xi_full = u.xi[pick]
+    present = np.zeros(u.ux.size, bool)
+    present[xi_full] = True
+    rank = np.cumsum(present, dtype=np.int64) - 1
+    ux = u.ux[present]
+    xi = rank[xi_full]
+    by_x = None
+    if get_backend(pick.size) == "numba":
+        by_x = _counting_order(xi, ux.size, np.arange(xi.size, dtype=np.int64))
+    return UniqueX(ux, xi, by_x)
+
+
 def _leaf_x_order(leaf: np.ndarray, u: UniqueX) -> np.ndarray:
     """Rows sorted by leaf, then x, ties in row order: the same permutation from both
     backends (numba: a counting sort of the rows in x order by leaf, O(n))."""

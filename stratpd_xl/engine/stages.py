@@ -76,6 +76,7 @@ from ._numeric import (
     resmoothed,
     rise_se,
     slope_field,
+    unique_of_rows,
     unique_x,
 )
 from ._shape import curve_shape
@@ -393,8 +394,9 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
     if p.n_trials > 1 and halves:
         trials = []
         for pick, leaf_b in _half_samples(xb, rows.y, p, rng, tree_threads):
+            # The half's distinct x from the full data's: no sort per trial.
             trial = slope_field(x[pick], _trial_y(rows.y, adj, pick, leaf_b), leaf_b,
-                                by_rows=by_rows)
+                                unique_of_rows(unique, pick), by_rows=by_rows)
             plain = None if part is None else trial.for_target(rows.y[pick]).slope
             trials.append(_TrialField(trial.ux, trial.slope, trial.count, trial.n_leaves,
                                       plain))
