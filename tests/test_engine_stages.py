@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import stratpd_xl as sx
+from stratpd_xl._backend import HAVE_NUMBA
+from stratpd_xl.engine import get_backend, set_backend
 from stratpd_xl.engine.stages import (
     Partial,
     Strata,
@@ -300,3 +302,34 @@ def test_a_band_from_the_strata_of_categories():
     assert "low" in got.attrs["contrast"] and "band" in got.attrs
     with pytest.raises(StratPDInputError, match="band must be"):
         fit_strata(data, "price", "q", band="bootstrap")
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed")
+def test_the_pass_gives_the_same_sums_on_both_backends():
+    # numba orders a chunk's rows by two counting sorts, numpy by a stable argsort, and
+    # each places rows in the trees with its own kernel: the strata fitted once (as a
+    # cluster's workers get them), the sums are the same to the bit.
+    data = sales(3000, seed=4)
+    sample = data.sample(1200, random_state=5).sort_index()
+    previous = get_backend()
+    found = {}
+    try:
+        set_backend("numba")
+        strata = fit_strata(sample, "y", "x1", n_rows=len(data))
+        for backend in ("numba", "numpy"):
+            set_backend(backend)
+            total = sum(pass_chunk(strata, c) for c in chunks(data, 1000))
+            found[backend] = (total, finish(strata, total))
+        # Strata fitted on either backend number their trees' nodes differently; the
+        # finish labels the strata by their first row, so the curve is the same.
+        set_backend("numpy")
+        numpy_strata = fit_strata(sample, "y", "x1", n_rows=len(data))
+        numpy_curve = finish(numpy_strata, sum(pass_chunk(numpy_strata, c)
+                                               for c in chunks(data, 1000)))
+    finally:
+        set_backend(previous)
+    (a, curve_a), (b, curve_b) = found["numba"], found["numpy"]
+    for name in ("cell_key", "cell_rows", "cell_sums", "leaf_key", "leaf_first"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    pd.testing.assert_frame_equal(curve_a, curve_b, check_exact=True)
+    pd.testing.assert_frame_equal(numpy_curve, curve_a, check_exact=True)
