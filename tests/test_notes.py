@@ -91,9 +91,12 @@ def test_only_features_the_ranking_marks_thin_are_said_to_be_ranked_after():
     # features; merged into the ranking's note they called 800-row features "ranked after
     # those backed by more rows".
     from stratpd_xl import workflow
+    from stratpd_xl.presentation.notes import LISTED
 
-    result = workflow.analysis(_wide(), "y", settings=sx.Settings.make(min_samples_leaf=10,
-                                                                       n_trials=1))
+    frame = _wide()
+    frame["y"] *= 1_000  # changes in the thousands, which the engine's notes write 1.6e+03
+    result = workflow.analysis(frame, "y", settings=sx.Settings.make(min_samples_leaf=10,
+                                                                     n_trials=1))
     marked = set(result.impact.loc[result.impact["thin"], "feature"])
     assert marked == {"porch", "pool"}
     ranked = [n for n in result.notes if "ranked after" in n]
@@ -101,9 +104,13 @@ def test_only_features_the_ranking_marks_thin_are_said_to_be_ranked_after():
     small = [n for n in result.notes if n.kind == "thin" and n not in ranked]
     assert len(small) == 1 and small[0].startswith("with 800 rows the changes of ")
     assert not set(small[0].features) & marked and len(small[0].features) > 1
-    for feature in small[0].features:  # each with its change and band
-        assert re.search(rf'"{feature}" [+-][\d.e+-]+ \([+-][\d.e+-]+ to [+-][\d.e+-]+\)',
-                         small[0]), small[0]
+    # The best-ranked ones each with its change and band, as a sentence says numbers.
+    order = list(result.impact["feature"])
+    listed = sorted(small[0].features, key=order.index)[:LISTED]
+    number = r"[+-]?\d[\d,]*(\.\d+)?"
+    for feature in listed:
+        assert re.search(rf'"{feature}" {number} \({number} to {number}\)', small[0]), small[0]
+    assert "e+0" not in small[0], small[0]
 
 
 def test_a_column_with_a_dozen_values_is_not_said_to_move_with_features():

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import pandas as pd
 
 from ..schema import Note
+from .words import spoken
 
 __all__ = ["SHOWN", "TOP", "collect", "model_left_out", "more_line", "notes_table", "rank_key",
            "shown"]
@@ -45,6 +46,19 @@ _SMALL_TABLE = re.compile(r'^with ([\d,]+) rows the change of ".*" from the (\d+
                           r"(\S+); read it as that range, or add rows$", re.DOTALL)
 _IDENTIFIER = re.compile(r'^left out "(.*)": it looks like an identifier \((.*)\); (.*)$',
                          re.DOTALL)
+
+
+#: Features a merged note gives numbers for (the Notes sheet's features column has all).
+LISTED = 6
+
+
+def _signed(text: str) -> str:
+    """A number of an engine note ("+1.34e+03") as a sentence says it ("+1,300")."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return ("+" if value > 0 else "") + spoken(value)
 
 
 def _merge_gaps(group: list[Note], order: dict[str, int]) -> Note:
@@ -81,9 +95,13 @@ def _merge_kind(group: list[Note], order: dict[str, int]) -> Note:
         assert first is not None
         by_feature = {n.features[0]: m for n, m in zip(group, small, strict=True)
                       if m and n.features}
-        listed = ", ".join(f'"{f}" {m.group(4)} ({m.group(5)} to {m.group(6)})'
-                           for f, m in sorted(by_feature.items(),
-                                              key=lambda fm: order.get(fm[0], 1e9)))
+        ranked = sorted(by_feature.items(), key=lambda fm: order.get(fm[0], 1e9))
+        # Numbers as the sentences say them ("+1,300 (+590 to +2,100)", not the engine's
+        # "+1.34e+03"), the best-ranked features first; the Notes sheet lists every one.
+        listed = ", ".join(f'"{f}" {_signed(m.group(4))} ({_signed(m.group(5))} to '
+                           f"{_signed(m.group(6))})" for f, m in ranked[:LISTED])
+        if len(ranked) > LISTED:
+            listed += f" and {len(ranked) - LISTED:,} more"
         text = (f"with {first.group(1)} rows the changes of {len(group):,} features from the "
                 f"{first.group(2)}th to the {first.group(3)}th percentile are uncertain, "
                 f"their 95 % bands wider than a quarter of the change either way: {listed}; "
