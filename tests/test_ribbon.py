@@ -347,8 +347,10 @@ def test_workbook_name_keeps_a_column_that_looks_like_an_id():
 
     plain, new = ranked(FakeBook())
     assert plain == {"income", "limit"}
+    # Said once above the ranking ("note: ..."), and in the table of every note at the end.
     notes = [v for v in new.cells.values() if isinstance(v, str) and "identifiers" in v]
-    assert len(notes) == 1 and "in the workbook name StratPD_keep" in notes[0]
+    assert len(notes) == 2 and notes[0] == f"note: {notes[1]}"
+    assert "in the workbook name StratPD_keep" in notes[0]
     # Cells holding names (one blank), as xlwings reads the range; or a text constant.
     cells = FakeBook(names=[FakeName("StratPD_keep", "=Data!$L$1:$L$3", ["ID", None, "ROWNAMES"])])
     assert ribbon.kept_names(cells) == ["ID", None, "ROWNAMES"]
