@@ -29,7 +29,10 @@ def _half_samples(
     n = y.size
     m = n // 2
     for _ in range(p.n_trials):
-        pick = np.sort(rng.permutation(n)[:m])
+        # The first m of a random permutation, in ascending order (marked, not sorted).
+        chosen = np.zeros(n, bool)
+        chosen[rng.permutation(n)[:m]] = True
+        pick = np.flatnonzero(chosen)
         yield pick, stratify(xb[pick], y[pick], p.min_samples_leaf, rng, honest=p.honest,
                              threads=threads)
 
