@@ -53,7 +53,27 @@ def _copy_token_help(difference: int) -> tuple[int, int]:
     return bit_count, (0xFFFF >> bit_count) + 3
 
 
+def _match_length(data: bytes, a: int, b: int, limit: int) -> int:
+    """How many bytes from ``a`` equal those from ``b`` (at most ``limit``): a binary search
+    of slice comparisons, each done in C, not a byte at a time in Python."""
+    if data[a:a + limit] == data[b:b + limit]:
+        return limit
+    low, high = 0, limit  # data[a:a+low] matches, data[a:a+high] does not
+    while high - low > 1:
+        mid = (low + high) // 2
+        if data[a:a + mid] == data[b:b + mid]:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
 def _compress_chunk(data: bytes, start: int, end: int) -> bytes:
+    # Greedy longest match, the nearest of equally long ones (MS-OVBA 2.4.1.3.19.4 allows any
+    # match; this choice is the one the committed add-in was built with, so the bytes stay
+    # the same).  Only earlier positions that start with the same three bytes can give a copy
+    # token (one of at least 3 bytes), so those are the only ones looked at (bytes.rfind,
+    # nearest first): the byte-by-byte scan of every earlier position took seconds a chunk.
     out = bytearray()
     pos = start
     while pos < end:
@@ -64,17 +84,20 @@ def _compress_chunk(data: bytes, start: int, end: int) -> bytes:
             if pos >= end:
                 break
             bit_count, max_length = _copy_token_help(pos - start)
+            limit = min(max_length, end - pos)
             best_length = best_offset = 0
-            for candidate in range(pos - 1, start - 1, -1):
-                length = 0
-                while (
-                    pos + length < end
-                    and length < max_length
-                    and data[candidate + length] == data[pos + length]
-                ):
-                    length += 1
-                if length > best_length:
-                    best_length, best_offset = length, pos - candidate
+            if limit >= 3:
+                head = data[pos:pos + 3]
+                # A match may run on past pos (into the bytes it copies), so a candidate's
+                # three bytes may end at pos + 1.
+                candidate = data.rfind(head, start, pos + 2)
+                while candidate >= 0:
+                    length = _match_length(data, candidate, pos, limit)
+                    if length > best_length:
+                        best_length, best_offset = length, pos - candidate
+                        if length == limit:
+                            break
+                    candidate = data.rfind(head, start, candidate + 2)
             if best_length >= 3:
                 token = ((best_offset - 1) << (16 - bit_count)) | (best_length - 3)
                 out += struct.pack("<H", token)
