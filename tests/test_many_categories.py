@@ -164,21 +164,27 @@ def _kill(pid: int) -> None:
 def test_a_busy_helper_ends_when_its_parent_is_killed():
     # After kill -9 of the command, its picture helper drew on as an orphan for minutes
     # (the closed pipe tells it only once the picture is done).  Busy here: a Python loop.
+    # The parent's id is handed over as drawing.py hands it (argv), and the test waits for
+    # the child's word that its watch is set: under load the child can still be importing
+    # when a fixed sleep ends, and then it is the parent that is killed too early.
     child = (
+        "import sys\n"
         "from stratpd_xl.presentation._picture_helper import _end_with_parent\n"
-        "_end_with_parent()\n"
+        "_end_with_parent(int(sys.argv[1]))\n"
+        "print('watching', flush=True)\n"
         "while True:\n    sum(range(10_000))\n"
     )
     middle = subprocess.Popen(
         [sys.executable, "-c",
-         "import subprocess, sys, time\n"
-         f"p = subprocess.Popen([sys.executable, '-c', {child!r}])\n"
+         "import os, subprocess, sys, time\n"
+         f"p = subprocess.Popen([sys.executable, '-c', {child!r}, str(os.getpid())])\n"
          "print(p.pid, flush=True)\ntime.sleep(120)\n"],
         stdout=subprocess.PIPE, text=True,
     )
-    pid = int(middle.stdout.readline())
+    lines = {middle.stdout.readline().strip(), middle.stdout.readline().strip()}
+    assert "watching" in lines, lines
+    pid = int((lines - {"watching"}).pop())
     try:
-        time.sleep(1.0)  # the child is running its loop
         assert not _gone(pid, 0.1)
         middle.kill()
         middle.wait()
