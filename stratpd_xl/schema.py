@@ -15,12 +15,25 @@ Numeric curve (``stratpd``), one row per curve point, ``x`` ascending
                   same standard deviations times one critical value for all points)
     ``pd_low``, ``pd_high``   a 95 % band per point: pd -/+ t quantile x the standard
                   deviation of the trials on random halves of the rows (``n_trials`` > 1)
+    ``missing``   only when the feature is blank in at least 5 rows that have a target
+                  (and meet rows with a value in the strata): True on one more row, last,
+                  for those rows ("(missing)" in workbooks and charts): ``x`` missing
+                  (NaN, NaT for dates; a whole-number feature's ``x`` becomes float),
+                  ``pd`` how far they sit from the curve's typical level (its 0), all
+                  else equal, compared inside the strata; its bands (when the curve has
+                  them) are its own normal 95 % range, ``slope`` NaN, ``n_slopes`` the
+                  strata it was compared in.  False on the curve's points, which a line is
+                  drawn through: ``result[~result["missing"]]``, or :func:`curve_points`.
+                  Blank rows never enter the slopes.
 
 Categorical effects (``catstratpd``), one row per category
     ``category``  the category
     ``pd``        effect relative to the first row's category (0 there)
     ``count``     rows that informed the effect
     ``few_rows``  True when fewer than 5 rows informed it (named in ``attrs["warnings"]``)
+    ``missing``   only when the feature is blank in some rows that have a target: True on
+                  its last category, "(missing)", the blank rows compared with the others
+                  inside the strata like any category
     ``pd_low``, ``pd_high``, ``curve_low``, ``curve_high``   as above (the simultaneous
                   band holds every category's effect at once)
 
@@ -65,7 +78,11 @@ categorical ones ``baseline``, ``categories_without_estimate`` and ``contrast`` 
 ``category`` and ``versus`` the highest and lowest of the categories informed by at least 20
 rows (of the two with the most rows when fewer have 20), ``change`` the first's effect less
 the second's, ``rows``/``versus_rows`` their rows, ``well_backed`` whether both have 20,
-``baseline``, with trials ``low``/``high``).
+``baseline``, with trials ``low``/``high``);
+a numeric curve whose feature is blank in some rows with a target adds ``missing`` (a dict:
+``pd``, ``low``, ``high`` the blank rows' offset and its 95 % band, always, whatever
+``n_trials``; ``rows`` the blank rows, ``compared`` those placed in a stratum with rows
+having a value, ``strata`` the strata they met in; see ``engine/_missing.py``).
 """
 
 from __future__ import annotations
@@ -78,10 +95,14 @@ __all__ = [
     "CATEGORICAL",
     "Finding",
     "FEW_ROWS",
+    "MISSING",
+    "MISSING_LABEL",
     "NOTE_KINDS",
     "NUMERIC",
     "Note",
     "counted",
+    "curve_points",
+    "missing_row",
     "result_kind",
 ]
 
@@ -102,6 +123,11 @@ CURVE_HIGH = "curve_high"
 CATEGORY = "category"
 COUNT = "count"
 FEW_ROWS = "few_rows"
+# The row of a feature's blanks (a numeric curve's last row, a categorical "(missing)")
+MISSING = "missing"
+#: How a blank is shown: the category of a categorical feature's blanks, and the x of a
+#: numeric curve's blank row in workbooks, printed tables and charts.
+MISSING_LABEL = "(missing)"
 # Ranking columns
 FEATURE = "feature"
 KIND = "kind"
@@ -110,14 +136,33 @@ SHARE = "share"
 ROWS = "rows"
 THIN = "thin"
 
-NUMERIC_COLUMNS = (X, PD, SLOPE, N_SLOPES, N_X, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH)
-CATEGORICAL_COLUMNS = (CATEGORY, PD, COUNT, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH, FEW_ROWS)
+NUMERIC_COLUMNS = (X, PD, SLOPE, N_SLOPES, N_X, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH,
+                   MISSING)
+CATEGORICAL_COLUMNS = (CATEGORY, PD, COUNT, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH, FEW_ROWS,
+                       MISSING)
 RANKING_COLUMNS = (FEATURE, KIND, IMPACT, SHARE, ROWS, THIN)
 
 
 def counted(n: int, noun: str = "row") -> str:
     """``n`` with its noun, singular for one: "1 row", "2,930 rows"."""
     return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def curve_points(result: Any) -> Any:
+    """A numeric curve without its blanks' row (the points a line is drawn through), with
+    the same ``attrs``; the result itself when it has no such row."""
+    if MISSING not in getattr(result, "columns", ()) or not result[MISSING].any():
+        return result
+    out = result.loc[~result[MISSING].to_numpy(dtype=bool)]
+    out.attrs = result.attrs
+    return out
+
+
+def missing_row(result: Any) -> Any:
+    """The blanks' row of a numeric curve (a one-row frame), or None when it has none."""
+    if MISSING not in getattr(result, "columns", ()) or not result[MISSING].any():
+        return None
+    return result.loc[result[MISSING].to_numpy(dtype=bool)]
 
 
 def result_kind(result: Any) -> str:
@@ -173,6 +218,9 @@ class Finding:
     well_backed : bool
         False when ``start`` or ``end`` rests on fewer rows than a headline needs (there
         were not two categories with enough rows).
+    blank : dict or None
+        Numeric: the feature's blank rows against the curve's typical level (the engine's
+        ``attrs["missing"]``: ``pd``, ``low``, ``high``, ``rows``), said after the curve.
     """
 
     feature: str
@@ -191,6 +239,7 @@ class Finding:
     shape: dict[str, Any] | None = None
     rows: tuple[int, int] | None = None
     well_backed: bool = True
+    blank: dict[str, Any] | None = None
 
     @classmethod
     def from_result(cls, result: Any, *, rank: int = 0, share: float | None = None
@@ -217,7 +266,12 @@ class Finding:
         return cls(kind=NUMERIC, change=float(rise["change"]), start=rise["x_from"],
                    end=rise["x_to"], percentiles=tuple(rise.get("percentiles", ())),
                    swing=rise.get("swing"), shape=_shape(attrs.get("shape")), **low_high,
-                   **common)
+                   blank=_blank(attrs.get("missing")), **common)
+
+
+def _blank(value: Any) -> dict[str, Any] | None:
+    return (dict(value) if isinstance(value, Mapping) and _finite(value.get("pd")) is not None
+            else None)
 
 
 def _shape(value: Any) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ import pytest
 import stratpd_xl as sx
 from stratpd_xl import StratPDInputError
 from stratpd_xl._backend import HAVE_NUMBA
+from stratpd_xl.schema import curve_points
 from tests.synthetic import body_weight
 
 
@@ -95,7 +96,7 @@ def test_few_distinct_values_keep_every_point(weight):
     assert len(curve) == curve.attrs["n_points_full"] == data["rating"].nunique()
 
 
-def test_missing_values_are_dropped_and_counted_never_nan_in_pd(weight):
+def test_missing_values_stay_out_of_the_slopes_and_get_a_row_of_their_own(weight):
     data = weight.copy()
     data.loc[::10, "height"] = np.nan  # 200 rows without the feature
     data.loc[5::50, "weight"] = np.nan  # 40 rows without the target
@@ -103,8 +104,19 @@ def test_missing_values_are_dropped_and_counted_never_nan_in_pd(weight):
     curve = sx.stratpd(data, "weight", "height", random_state=0)
     assert curve.attrs["n_dropped_missing"] == 200 + 40
     assert not curve["pd"].isna().any()
-    slope = np.polyfit(curve["x"], curve["pd"], 1)[0]
+    points = curve_points(curve)
+    slope = np.polyfit(points["x"], points["pd"], 1)[0]
     assert slope == pytest.approx(10, abs=0.1)
+    # The blank heights (the 200 rows with a target: row 5 of every 50 has none, and
+    # those are never rows 0, 10, ...) are one row, last; blank at random, they sit at
+    # the curve's typical level.
+    assert curve["missing"].tolist() == [False] * len(points) + [True]
+    blank = curve.iloc[-1]
+    assert np.isnan(blank["x"]) and np.isnan(blank["slope"])
+    facts = curve.attrs["missing"]
+    assert facts["rows"] == facts["compared"] == 200
+    assert facts["low"] < blank["pd"] == facts["pd"] < facts["high"]
+    assert facts["low"] < 0 < facts["high"]
 
 
 def test_integer_feature_keeps_its_type_and_closing_point():

@@ -15,10 +15,11 @@ def table() -> pd.DataFrame:
     data = body_weight(n=1500, seed=5)
     rng = np.random.default_rng(1)
     data["noise"] = rng.normal(size=len(data))
-    # Missing cells in two features give those features their own rows; the other
+    # Missing cells in two numeric features give those features their own rows (a
+    # categorical feature's blanks are a category of its own: all rows); the other
     # features' fits must not be made on (or reuse) those rows.
     data.loc[rng.choice(len(data), 40, replace=False), "education"] = np.nan
-    data.loc[rng.choice(len(data), 25, replace=False), "sex"] = None
+    data.loc[rng.choice(len(data), 25, replace=False), "height"] = np.nan
     return data
 
 

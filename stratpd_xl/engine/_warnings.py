@@ -30,6 +30,7 @@ from ._leaks import (
     sample_strata,
     share_left_out_of_fold,
 )
+from ._missing import blank_as_code
 from ._table import CATEGORICAL, NUMERIC, Table, as_float, category_codes
 
 # Below this share of its variance left inside the strata, a feature is nearly a function of
@@ -149,7 +150,10 @@ def _gap_warnings(table: Table, feature: str, kind: str, index: np.ndarray,
     """
     out = []
     feature_num = as_float(table.frame[feature])[index] if kind == NUMERIC else None
-    feature_codes = table.category_codes(feature)[0][index] if kind == CATEGORICAL else None
+    feature_codes = None
+    if kind == CATEGORICAL:
+        # Its blanks are a category of their own (engine/_missing.py).
+        feature_codes = blank_as_code(table.category_codes(feature)[0])[index]
     whole = index.size == len(table.frame)
     for c in table.columns:
         if c == feature:
@@ -220,7 +224,7 @@ def _duplicating(table: Table, feature: str, index: np.ndarray) -> list[str]:
     others = [c for c in table.columns if c != feature]
     numeric = table.kinds[feature] == NUMERIC
     own = as_float(table.frame[feature])[index] if numeric else None
-    own_codes = None if numeric else _as_codes(table.frame[feature])[index]
+    own_codes = None if numeric else blank_as_code(_as_codes(table.frame[feature]))[index]
     single: list[tuple[float, str]] = []
     cols: list[np.ndarray] = []
     names: list[str] = []

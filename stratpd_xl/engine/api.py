@@ -139,7 +139,15 @@ def stratpd(
         fewest over the values it summarises), ``n_x`` (distinct x values the point
         summarises; only when the curve was summarised), plus ``pd_low``, ``pd_high``,
         ``curve_low`` and ``curve_high`` when ``n_trials > 1``; see
-        :mod:`stratpd_xl.schema`.  ``attrs`` holds ``method``,
+        :mod:`stratpd_xl.schema`.  When ``feature`` is blank in some rows that have a
+        target, those rows (which never enter the slopes) get one more row, last, with
+        ``missing`` True (False on the curve's points, ``stratpd_xl.schema.curve_points``
+        drops it): ``x`` missing (NaN, or NaT for dates), ``pd`` how far those rows sit
+        from the curve's typical level (its 0), all else equal, compared inside the strata
+        with the rows that have a value, each moved to the curve's typical level first; its
+        band columns hold its own 95 % band, and ``attrs["missing"]`` its ``pd``, ``low``,
+        ``high``, ``rows``, ``compared`` and ``strata`` whatever ``n_trials``
+        (docs/method.md, "The effect of being missing").  ``attrs`` holds ``method``,
         ``target``, ``feature``, ``kind``, ``n_rows`` (rows given), ``n_used`` (rows that gave
         a slope), ``n_dropped_missing`` (rows without target or feature value),
         ``n_ignored`` (rows in strata where the feature did not vary), ``n_leaves``, ``n_unique_x``,
@@ -246,7 +254,9 @@ def catstratpd(
         category order, False/True, or sorted): ``category``, ``pd`` (effect relative to the
         first category, whose ``pd`` is 0; the difference between two rows estimates the
         effect of switching between them), ``count`` (rows that informed it), plus
-        ``pd_low``/``pd_high`` when ``n_trials > 1``.  ``attrs`` as for :func:`stratpd`,
+        ``pd_low``/``pd_high`` when ``n_trials > 1``.  Rows where ``feature`` is blank are
+        one more category, last, "(missing)", with ``missing`` True on its row (the
+        column is there only then).  ``attrs`` as for :func:`stratpd`,
         plus ``baseline``, ``categories_without_estimate`` (categories that never share
         a stratum with the others) and ``warnings``.
     """
@@ -311,8 +321,12 @@ def analyse(
     its average over the rows, ``mean_i |pd(x_i) - mean_k pd(x_k)|``, in target units: how far,
     on average, this feature alone moves the target.  Every row counts once, so x values
     where many rows sit weigh more; centring makes it independent of where the curve
-    starts (and of which category is the baseline).  Features that cannot be estimated are
-    listed in ``skipped`` with the reason instead of stopping the analysis.
+    starts (and of which category is the baseline).  Rows where a numeric feature is blank
+    count at the height of its blank row (``attrs["missing"]``, see :func:`stratpd`) when
+    they shared a stratum with rows having a value, so a feature whose blanks move the
+    target ranks by that too; a categorical feature's blanks are its "(missing)" category.
+    Features that cannot be estimated are listed in ``skipped`` with the reason instead of
+    stopping the analysis.
 
     Parameters
     ----------

@@ -46,7 +46,7 @@ import pandas as pd
 from .._backend import get_backend
 from ..errors import StratPDInputError
 from ..params import Settings
-from ..schema import Note
+from ..schema import MISSING, Note
 from ._adjust import Adjustment, numeric_basis
 from ._band import _band, _half_samples, _rise, _simultaneous_band, _trial_y, rise_ends
 from ._categorical import category_cells, category_effects, effects_of_cells
@@ -67,6 +67,7 @@ from ._finish import (
 )
 from ._fit import _adjustment, _rows_for, _table
 from ._leaks import Leak
+from ._missing import Blanks, with_missing_category, with_missing_row
 from ._numeric import (
     SlopeField,
     _counting_order,
@@ -190,6 +191,8 @@ class Strata:
     band: str = HALVES  # how the band's trials are made (see fit_strata)
     categories: pd.Index | None = None  # a categorical feature's categories (its "bins")
     leaks_if_still: list[Leak] | None = None  # the leaks when the categories never meet
+    # The last category is the feature's blanks, "(missing)" (engine/_missing.py).
+    blank_category: bool = False
     # The sample's rows as stage 1 typed them, for the pass of the sample itself (the
     # in-memory path): not pickled.
     _rows: dict[str, np.ndarray] | None = field(default=None, repr=False)
@@ -487,6 +490,8 @@ def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
     if strata.kind == CATEGORICAL:
         # A category the sample did not hold has no effect to add to: a missing value.
         x = codes_among(chunk[strata.feature], strata.categories)
+        if strata.blank_category:  # blanks are a category of their own, the last
+            x[chunk[strata.feature].isna().to_numpy(bool)] = len(strata.categories) - 1
         use = np.flatnonzero(~np.isnan(y) & (x >= 0))
     else:
         x = as_float(chunk[strata.feature]) / strata.x_scale
@@ -638,10 +643,12 @@ def finish(strata: Strata, partial: Partial) -> pd.DataFrame:
 
 
 def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
-                  by_bins: bool = False) -> tuple[pd.DataFrame, Any]:
+                  by_bins: bool = False, blanks: Blanks | None = None
+                  ) -> tuple[pd.DataFrame, Any]:
     """The curve, and with ``row_pd`` the pd of every row inside its range (from the
     sample's rows, the in-memory path) or, ``by_bins``, the pd at each x bin and its rows
-    (the impact ranking of sums)."""
+    (the impact ranking of sums); ``blanks``: the feature's blank rows of the sample, for
+    the row of their own (engine/_missing.py)."""
     p, facts, feature = strata.settings, strata.facts, strata.feature
     x_scale, y_scale = strata.x_scale, facts.y_scale
     if partial.y_n == 0:
@@ -688,6 +695,11 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
     limits = _limits_of_mean(facts, partial.y_sum / n)
     full_pd = _within(_centred(curve.pd, weights), limits)
     n_cut = int(np.sum(full_pd != _centred(curve.pd, weights)))
+    # Each row of the sample at the curve's height (its distinct x, interpolated once).
+    row_curve = (np.interp(field_.ux, curve.x, full_pd)[strata._rows["xi"]]
+                 if (row_pd and not by_bins) or blanks is not None else None)
+    blank = (None if blanks is None
+             else blanks.effect(strata._rows["y"] - row_curve, y_scale, limits))
     out = {
         "x": curve.x,
         "pd": full_pd,
@@ -804,17 +816,23 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
             field_.ux[strip] * x_scale, field_.ux_rows[strip])}),
         warnings=warnings_,
     )
+    if blank is not None:
+        result.attrs["missing"] = blank
+        result = with_missing_row(result, blank)
     if not row_pd:
         return result, None
     if by_bins:
         inside = (field_.ux >= curve.x[0]) & (field_.ux <= curve.x[-1])
         return result, (np.interp(field_.ux[inside], curve.x, full_pd),
                         field_.ux_rows[inside])
-    # Rows inside the curve's range, at the curve's height, for the impact ranking
-    # (interpolated once per distinct x, which is sorted: far faster than per row).
+    # Rows inside the curve's range, at the curve's height, for the impact ranking; the
+    # blank rows that met rows with x in a stratum at their row's height (docs/method.md).
     r = strata._rows
     inside = (r["x"] >= curve.x[0]) & (r["x"] <= curve.x[-1])
-    return result, np.interp(field_.ux, curve.x, full_pd)[r["xi"][inside]]
+    if blank is None:
+        return result, row_curve[inside]
+    return result, np.concatenate([row_curve[inside],
+                                   np.full(blank["compared"], blank["pd"] / y_scale)])
 
 
 def _cell_field(strata: Strata, partial: Partial, target: int | None = None,
@@ -899,7 +917,9 @@ def _stratpd_table(
     """StratPD curve, plus (if asked) the per-row pd used by the impact ranking: the four
     stages with the table's rows as the sample and as the one chunk."""
     strata = _fit(table, feature, p, tree_threads=tree_threads)
-    return _finish_curve(strata, _pass_sample(strata), row_pd)
+    # Rows without x never enter the slopes; the strata place them for the blank row.
+    blanks = Blanks.of(table, feature, strata)
+    return _finish_curve(strata, _pass_sample(strata), row_pd, blanks)
 
 
 def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = None,
@@ -907,6 +927,8 @@ def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray 
                     ) -> Strata:
     """Stage 1 of CatStratPD on the rows of ``table``: the cells are (stratum, category)."""
     codes_all, cats = table.category_codes(feature)
+    # Blanks are one more category, compared inside the strata like the others.
+    codes_all, cats, blank_code = with_missing_category(codes_all, cats)
     rows = _rows_for(table, feature, codes_all >= 0, p)
     codes = codes_all[rows.index]
     k = len(cats)
@@ -957,6 +979,7 @@ def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray 
         None if adj is None else replace(adj, part=None, inputs={}),
         np.nan, leaks, _duplicating(table, feature, rows.index), gaps, np.zeros(0), None,
         trials, kind=CATEGORICAL, categories=cats, leaks_if_still=still,
+        blank_category=blank_code is not None,
     )
     strata._rows = {"ids": positions, "x": codes, "y": rows.y, "keys": leaf, "part": part,
                     "xi": codes, "n_rows": np.int64(table.n_rows),
@@ -1061,6 +1084,8 @@ def _finish_categories(strata: Strata, partial: Partial, row_pd: bool = False,
                 # Two categories' chances differ by at most 100 points.
                 out[name] = np.clip(out[name], -100.0, 100.0)
     result = pd.DataFrame(out)
+    if strata.blank_category and k - 1 in known:
+        result[MISSING] = known == k - 1
     unknown = [str(c) for c in cats[np.isnan(eff.effect)]]
     warnings_ = []
     if eff.n_ignored > 0.5 * n:
@@ -1074,7 +1099,8 @@ def _finish_categories(strata: Strata, partial: Partial, row_pd: bool = False,
     warnings_ += _ordered_warnings(facts.target, feature, strata.leaks, reversal,
                                    strata.gap_notes[applied])
     few = eff.count[known] < FEW_ROWS
-    result["few_rows"] = few
+    result.insert(result.columns.get_loc(MISSING) if MISSING in result else result.shape[1],
+                  "few_rows", few)
     if few.any():
         names = ", ".join(f'"{c}"' for c in cats[known][few][:8])
         more = f" and {few.sum() - 8:,} more" if few.sum() > 8 else ""

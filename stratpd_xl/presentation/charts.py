@@ -21,7 +21,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..errors import StratPDNote
-from ..schema import Finding
+from ..schema import MISSING_LABEL, Finding, curve_points, missing_row
 from .labels import (
     BAND_COLOR,
     CATEGORICAL_COLOR,
@@ -138,6 +138,8 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     ax, ax_density = fig.subplots(
         2, 1, sharex=True, gridspec_kw={"height_ratios": [5, 1], "hspace": 0.02}
     )
+    blank = missing_row(result)
+    result = curve_points(result)
     x = result["x"].to_numpy() if "x" in result.columns else np.arange(len(result))
     y = _column(result, "pd")
     y = np.full(len(result), np.nan) if y is None else y
@@ -157,7 +159,10 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
     )
     if has_band:
         ax.legend(loc="best", fontsize=8, frameon=False)
-    _thousands(ax, y if not has_band else np.concatenate([y, low, high]))
+    shown = y if not has_band else np.concatenate([y, low, high])
+    if blank is not None:
+        shown = np.concatenate([shown, _draw_blank(ax, result.attrs, blank)])
+    _thousands(ax, shown)
     if len(result) == 0:
         ax.text(0.5, 0.5, "no points to draw", transform=ax.transAxes, ha="center", color="0.4")
     # The curve's axis takes a little over half the picture's height (the strip, the title
@@ -201,6 +206,30 @@ def _draw_numeric(fig: Figure, result: pd.DataFrame) -> None:
         )
         ax_density.stairs(counts, edges, fill=True, color=DENSITY_COLOR, linewidth=0)
     _finish_strip(ax_density, feature, x, result, "data")
+
+
+def _draw_blank(ax: Any, attrs: dict[str, Any], blank: pd.DataFrame) -> np.ndarray:
+    """The blank rows' point beside the axis's right end: a marker at their offset from the
+    curve's typical level, its 95 % band as an error bar, "(missing)" and its rows under it
+    (engine/_missing.py); the values it spans, for the axis' number format."""
+    from matplotlib.transforms import blended_transform_factory
+
+    facts = attrs.get("missing") or {}
+    value = float(blank["pd"].iloc[0])
+    low, high = float(facts.get("low", value)), float(facts.get("high", value))
+    # x in the axes' fraction, y in the data: the point stays beside the axis whatever x is.
+    beside = blended_transform_factory(ax.transAxes, ax.transData)
+    ax.errorbar([1.06], [value], yerr=[[value - low], [high - value]], fmt="D",
+                color=CURVE_COLOR, markersize=6, capsize=3, linewidth=1.2, clip_on=False,
+                transform=beside, zorder=4)
+    rows = int(facts.get("rows", 0))
+    ax.annotate(f"{MISSING_LABEL}\n{rows:,} rows", (1.06, low), xycoords=beside,
+                xytext=(0, -4), textcoords="offset points", ha="center", va="top",
+                fontsize=7, color="#333333", annotation_clip=False)
+    bottom, top = ax.get_ylim()
+    pad = 0.05 * max(top - bottom, high - low, 1e-12)
+    ax.set_ylim(min(bottom, low - pad), max(top, high + pad))
+    return np.array([value, low, high])
 
 
 def _finish_strip(ax_density: Any, feature: str, x: Any, result: pd.DataFrame,

@@ -30,7 +30,7 @@ from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
 from ..errors import StratPDInputError
-from ..schema import Finding
+from ..schema import Finding, missing_row
 from .drawing import Chart, Picture, PictureDrawer, draw_picture
 from .labels import (
     BAND_COLOR,
@@ -517,6 +517,12 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
     elif grid is not None:
         chart = _banded_chart(book, result, table, sheet, grid)
     else:
+        if missing_row(result) is not None:
+            # The blanks' row, last, reads "(missing)": a text among a scatter's x values
+            # would make Excel number every point 1, 2, 3 ...; the line ends before it (the
+            # picture draws it beside the axis).
+            n -= 1
+            last = top + max(n, 1)
         few = n <= 30
         chart = book.add_chart(
             {"type": "scatter", "subtype": "straight_with_markers" if few else "straight"})

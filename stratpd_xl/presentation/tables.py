@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..schema import MISSING_LABEL, missing_row
 from ..yesno import probability_label
 from .labels import PER_POINT, WHOLE_CURVE, decimals, is_categorical, share_fractions
 
@@ -156,14 +157,21 @@ def curve_table(result: pd.DataFrame) -> pd.DataFrame:
         was summarised (``n_x``).
         Categorical: ``<feature>``, ``"partial dependence"``, ``"rows"`` and the band columns,
         the simultaneous one as ``"low (95% band, all categories)"`` and ``"high (...)"``.
-        Values are unchanged (datetimes stay datetimes, missing values stay NaN); ``attrs``
-        are copied from ``result``.
+        Values are unchanged (datetimes stay datetimes, missing values stay NaN), but for
+        a numeric curve's row of the feature's blanks (``missing``), last, whose feature
+        cell reads "(missing)"; ``attrs`` are copied from ``result``.
     """
     columns = curve_headers(result)
     missing = [c for c in columns if c not in result.columns]
     if missing:
         raise ValueError(f"result has no column {missing[0]!r}; is it a StratPD result?")
     table = result[list(columns)].rename(columns=columns).reset_index(drop=True)
+    blank = missing_row(result)
+    if blank is not None and not is_categorical(result):
+        # The feature's column holds values and, on the blanks' row, the words for them.
+        shown = table.iloc[:, 0].astype(object)
+        shown.iloc[-1] = MISSING_LABEL
+        table.isetitem(0, shown)
     table.attrs = dict(result.attrs)
     return table
 

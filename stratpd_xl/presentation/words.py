@@ -240,6 +240,36 @@ def _curve_sentence(f: Finding, subject: str, amount: Any, place: int) -> str:
     return text + "."
 
 
+def _blank_sentence(f: Finding, subject: str, amount: Any) -> str:
+    """Where the feature is blank, how far the target sits from the curve's typical level:
+    "Where Lot.Frontage is blank (490 rows), SalePrice is about 8,000 lower than typical
+    (95 % band 4,000 to 12,000 lower), other columns held alike."."""
+    b = f.blank or {}
+    value = float(b["pd"])
+    low, high = _finite_or_none(b.get("low")), _finite_or_none(b.get("high"))
+    place = _place_for(value, low, high)
+    rows = int(b.get("rows", 0))
+    where = f"Where {f.feature} is blank ({rows:,} row{'' if rows == 1 else 's'})"
+    if _at(abs(value), place) == "0" or (low is not None and high is not None
+                                         and low <= 0 <= high):
+        band = _place_band(low, high, place)
+        return (f"{where}, {subject} is about at its typical level{band}, other columns "
+                "held alike.")
+    side = "higher" if value > 0 else "lower"
+    band = _place_band(low, high, place, fall=value < 0)
+    if band:
+        band = f"{band[:-1]} {side})"
+    return (f"{where}, {subject} is about {amount(value, place)} {side} than typical{band}, "
+            "other columns held alike.")
+
+
+def _finite_or_none(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
 def sentence(finding: Finding, target: str) -> str:
     """One finding in words, by the shape of its curve.
 
@@ -248,7 +278,9 @@ def sentence(finding: Finding, target: str) -> str:
     hump by where it turns and how much higher or lower both ends are, a step by its
     height and place, a flat curve as level.  Categories: the largest contrast between
     two categories backed by at least 20 rows each, with those rows.  Every size comes with
-    its 95 % band when there are trials.
+    its 95 % band when there are trials.  A curve whose feature is blank in some rows adds
+    where the blanks sit against the curve's typical level ("Where Lot.Frontage is blank
+    (490 rows), SalePrice is about 8,000 lower than typical ..."), always with its band.
 
     Parameters
     ----------
@@ -291,6 +323,8 @@ def sentence(finding: Finding, target: str) -> str:
                     "other columns held alike.")
     else:
         text = _curve_sentence(f, subject, amount, place)
+        if f.blank is not None:
+            text += " " + _blank_sentence(f, subject, amount)
     # A sentence that starts with our own words starts with a capital; a column name stays
     # as the data spell it ("price rises most with ...").
     return text[0].upper() + text[1:] if text.startswith(("the chance", "next", "then")) else text
