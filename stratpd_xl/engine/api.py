@@ -19,6 +19,7 @@ from .. import _backend
 from .._backend import one_blas_thread
 from ..errors import StratPDInputError
 from ..params import PARAMETERS, Settings, column_arguments
+from ._classes import class_ranking, class_table
 from ._design import _shared_design
 from ._finish import _impact, _ranking
 from ._fit import _table
@@ -57,6 +58,7 @@ def stratpd(
     by: str | None = None,
     bands: int = _DEFAULT["bands"],
     exclude: str | Iterable[str] | None = None,
+    classes: Any = None,
 ) -> pd.DataFrame:
     """Partial dependence of ``target`` on a numeric ``feature``, from the data alone.
 
@@ -127,6 +129,14 @@ def stratpd(
         stratum of its own and every effect near 0.  A text with commas that is no column
         name lists several.  ``attrs["left_out"]`` and ``attrs["params"]["exclude"]`` name
         them; excluding the target, the feature or ``by`` is an error.
+    classes : True, "all", a class or a list of classes, optional
+        Read the target as classes (text, or whole-number codes; 2 to 20 of them) and give
+        one curve per class, each the change in that class's probability in percentage
+        points, all from one stratification, so the classes' curves add up to 0 at every x
+        (``attrs["class_sum"]``, the largest sum, is 0 to rounding).  ``True`` or ``"all"``
+        shows every class; a list shows those (the others are still in the strata).  The
+        curves are not adjusted for the other columns (one adjustment per class would break
+        the sum) and not cut at 0 or 100 %.  See "Returns, by class".
 
     Returns
     -------
@@ -163,6 +173,19 @@ def stratpd(
         columns leave under 0.5 % of its variation, naming the fewest columns that carry
         it, or "copy" for a column that looks like the target with noise added).
 
+    Returns, by class
+    -----------------
+    DataFrame
+        The classes' curves one under the other: a ``class`` column first (an ordered
+        category), then ``x``, ``pd`` (points of probability), ``slope``, ``n_slopes``,
+        ``n_x`` and the bands as above.  ``attrs`` hold ``method`` ("StratPD by class"),
+        ``target``, ``feature``, ``kind``, ``classes`` (shown), ``all_classes``,
+        ``class_rows``, ``class_impact`` (each shown class's impact, as
+        :func:`analyse` measures it), ``class_sum``, ``units``, ``n_rows``, ``n_used``,
+        ``n_dropped_missing``, ``n_leaves``, ``params``.  More than 20 classes is an error
+        that suggests ``positive=`` or grouping the values.  Engine/_classes.py says how
+        the one stratification is grown.
+
     Returns, by group
     -----------------
     DataFrame
@@ -189,6 +212,8 @@ def stratpd(
         n_trials=n_trials, random_state=random_state, max_points=max_points, honest=honest,
         adjust=adjust, by=by, bands=bands, exclude=exclude,
     )
+    if _wants_classes(classes, p, positive):
+        return class_table(data, target, feature, NUMERIC, p, classes)[0]
     if p.by is not None:
         return _by_group(data, target, feature, p, lambda sub, names: stratpd(
             sub, target, feature, min_samples_leaf=p.min_samples_leaf,
@@ -199,6 +224,21 @@ def stratpd(
     table = _table(data, target, positive, keep=[feature, *p.keep], exclude=p.exclude,
                    roles=_roles(feature))
     return _run(table, feature, NUMERIC, p)[0]
+
+
+def _wants_classes(classes: Any, p: Settings, positive: Any) -> bool:
+    """Whether the target is read as classes (``classes=``), checked against ``by`` and
+    ``positive``, which it excludes."""
+    if classes is None or classes is False:
+        return False
+    if p.by is not None:
+        raise StratPDInputError(
+            "classes= and by= both make several curves; give one of them")
+    if positive is not None:
+        raise StratPDInputError(
+            "classes= gives a curve per class and positive= one class against the others; "
+            "give one of them")
+    return True
 
 
 def _roles(*features: Any, by: Any = None) -> dict[str, str]:
@@ -240,6 +280,7 @@ def catstratpd(
     by: str | None = None,
     bands: int = _DEFAULT["bands"],
     exclude: str | Iterable[str] | None = None,
+    classes: Any = None,
 ) -> pd.DataFrame:
     """Effect of each category of ``feature`` on ``target``, all else equal.
 
@@ -265,6 +306,9 @@ def catstratpd(
         random_state=random_state, honest=honest, adjust=adjust, by=by, bands=bands,
         exclude=exclude,
     )
+    if _wants_classes(classes, p, positive):
+        # class, then category, pd, count and the bands, per class (see stratpd).
+        return class_table(data, target, feature, CATEGORICAL, p, classes)[0]
     if p.by is not None:
         return _by_group(data, target, feature, p, lambda sub, names: catstratpd(
             sub, target, feature, min_samples_leaf=p.min_samples_leaf, n_trials=p.n_trials,
@@ -278,7 +322,7 @@ def catstratpd(
 
 def partial_dependence(
     data: pd.DataFrame, target: str, feature: str, *, kind: str | None = None,
-    positive: Any = None, **kw: Any,
+    positive: Any = None, classes: Any = None, **kw: Any,
 ) -> pd.DataFrame:
     """:func:`stratpd` or :func:`catstratpd`, chosen from the feature column's type.
 
@@ -287,6 +331,8 @@ def partial_dependence(
     one curve per group (see :func:`stratpd`).
     """
     p = Settings.make(**kw)
+    if _wants_classes(classes, p, positive):
+        return class_table(data, target, feature, kind, p, classes)[0]
     if p.by is not None:
         curve_kw = {k: v for k, v in kw.items() if k not in ("by", "bands", "exclude")}
         return _by_group(data, target, feature, p, lambda sub, names: partial_dependence(
@@ -313,6 +359,7 @@ def analyse(
     *,
     progress: Progress | None = None,
     positive: Any = None,
+    classes: Any = None,
     **kw: Any,
 ) -> Analysis:
     """Curves for many features and the model-free impact ranking, in one pass.
@@ -334,10 +381,24 @@ def analyse(
         Called before each feature, and once more at the end with ``done == total``.
     positive : optional
         The value of a yes/no target that counts as 1 (see :func:`stratpd`).
+    classes : optional
+        Read the target as classes (see :func:`stratpd`): each feature's curves are the
+        long table of its classes, its impact that of its largest class, named in a
+        ``class`` column after ``kind``.
     **kw
         Passed on to :func:`stratpd` / :func:`catstratpd`.
     """
     p = Settings.make(**kw)
+    if _wants_classes(classes, p, positive):
+        listed = column_arguments(features)
+        ranking, curves, skipped = class_ranking(
+            data, target, None if listed is None else [column_label(f, role="feature")
+                                                         for f in listed],
+            p, classes, progress, THIN_SHARE)
+        ranking.attrs = {"target": target, "params": p.as_dict(), "skipped": dict(skipped),
+                         "classes": next(iter(curves.values())).attrs["classes"]
+                         if curves else [], "units": "percentage points", "warnings": []}
+        return Analysis(ranking, curves, skipped)
     if p.by is not None:
         raise StratPDInputError(
             "by= makes one curve per group, which a ranking of every feature does not; call "
