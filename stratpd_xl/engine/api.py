@@ -394,7 +394,7 @@ def analyse(
         ranking, curves, skipped = class_ranking(
             data, target, None if listed is None else [column_label(f, role="feature")
                                                          for f in listed],
-            p, classes, progress, THIN_SHARE)
+            p, classes, progress)
         ranking.attrs = {"target": target, "params": p.as_dict(), "skipped": dict(skipped),
                          "classes": next(iter(curves.values())).attrs["classes"]
                          if curves else [], "units": "percentage points", "warnings": []}

@@ -919,7 +919,7 @@ def _stratpd_table(
     strata = _fit(table, feature, p, tree_threads=tree_threads)
     # Rows without x never enter the slopes; the strata place them for the blank row.
     blanks = Blanks.of(table, feature, strata)
-    return _finish_curve(strata, _pass_sample(strata), row_pd, blanks)
+    return _finish_curve(strata, _pass_sample(strata), row_pd, blanks=blanks)
 
 
 def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = None,
