@@ -15,7 +15,7 @@ No I/O, no drawing: results are plain DataFrames inside small dataclasses.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -516,13 +516,14 @@ def analysis(
                   if not (getattr(n, "kind", "") == "leak" and "leak" in n.facts)]
     notes += _thin_notes(result.impact, len(frame))
     notes = _with_evidence(notes, problem)
-    # Each fact once (a column's gaps once, not once per feature), the ones that matter first.
-    notes = note_list(notes, result.impact)
     answer = AnalysisResult(
         result.impact, result.curves, problem.target, dict(result.skipped),
         problem.left_out, notes, len(frame),
     )
-    return dataclasses.replace(answer, findings=findings(answer))
+    notes += unbacked_notes(answer)
+    # Each fact once (a column's gaps once, not once per feature), the ones that matter first.
+    notes = note_list(notes, result.impact)
+    return dataclasses.replace(answer, notes=notes, findings=findings(answer))
 
 
 def scaled_curve(
@@ -859,21 +860,62 @@ def finding(result: pd.DataFrame, *, rank: int = 0, share: float | None = None
 
 
 def findings(result: AnalysisResult, top: int = TOP_FINDINGS) -> list[Finding]:
-    """The findings of the ``top`` features of the ranking, largest impact first."""
+    """The findings of the ``top`` best-ranked features that have a well-backed answer,
+    largest impact first (``rank`` 1, 2, 3 in that order).
+
+    A categorical feature none of whose contrasts is well backed (no two categories of 20
+    rows: a county, a country, a code column read as text) leads no sentence, whatever its
+    place in the ranking: its impact rests on categories of a few rows each
+    (:func:`unbacked_notes` says so).
+    """
     out: list[Finding] = []
+    for f in _ranked_findings(result):
+        if len(out) >= top:
+            break
+        if f.well_backed:
+            out.append(dataclasses.replace(f, rank=len(out) + 1))
+    return out
+
+
+def _ranked_findings(result: AnalysisResult) -> Iterator[Finding]:
     ranking = result.impact
     for rank, (name, share) in enumerate(
         zip(ranking["feature"].astype(str), ranking["share"], strict=True), start=1
     ):
-        if len(out) >= top:
-            break
         curve_ = result.curves.get(name)
         if curve_ is None:
             continue
         f = finding(curve_, rank=rank, share=float(share) if np.isfinite(share) else None)
         if f is not None:
-            out.append(f)
+            yield f
+
+
+def unbacked_notes(result: AnalysisResult, top: int = TOP_FINDINGS) -> list[Note]:
+    """One note per feature ranked above the conclusion's last sentence that leads no
+    sentence because none of its contrasts is well backed (:func:`findings`)."""
+    out: list[Note] = []
+    said = 0
+    for f in _ranked_findings(result):
+        if said >= top:
+            break
+        if f.well_backed:
+            said += 1
+            continue
+        rows = (f" (its two largest have {max(f.rows):,} and {min(f.rows):,} rows)"
+                if f.rows else "")
+        out.append(Note(
+            f'"{f.feature}" ranks {_ordinal(f.rank)} but leads no sentence: no two of its '
+            f"categories have 20 rows{rows}, so its impact rests on categories of a few rows "
+            "each and can be their noise; merge rare categories, or leave it out (exclude) "
+            "if it names the rows (a county, a country, a code)",
+            "thin", columns=[f.feature], features=[f.feature], moves=0.5, unbacked=True,
+        ))
     return out
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 # --------------------------------------------------------------------------- model check

@@ -249,3 +249,30 @@ def test_a_yes_no_chart_keeps_its_value_axis_title_inside_the_picture():
         box = label.get_window_extent(renderer)
         assert "P(default = Yes)" in label.get_text().replace("\n", " ")
         assert 0 <= box.y0 and box.y1 <= fig.bbox.height, label.get_text()
+
+
+def test_a_feature_with_no_well_backed_contrast_leads_no_sentence():
+    # midwest's "county", hfi's "countries", opt's "OTF5" read as text: hundreds of
+    # categories of a few rows each ranked near the top, and the conclusion opened with
+    # "depends most on county, but no two of its categories have 20 rows".
+    from stratpd_xl import workflow
+    from stratpd_xl.params import Settings
+
+    rng = np.random.default_rng(7)
+    n = 1_000
+    county = np.repeat([f"county {i}" for i in range(200)], 5)
+    effect = dict(zip(np.unique(county), rng.normal(scale=4.0, size=200), strict=True))
+    frame = pd.DataFrame({"x1": rng.normal(size=n), "x2": rng.normal(size=n),
+                          "x3": rng.normal(size=n), "county": county})
+    frame["y"] = (frame["x1"] + 0.5 * frame["x2"] + 0.2 * frame["x3"]
+                  + frame["county"].map(effect) + rng.normal(scale=0.5, size=n))
+    result = workflow.analysis(frame, "y", settings=Settings.make(n_trials=1))
+    assert result.impact["feature"].iloc[0] == "county"  # ranked first on its few rows
+    said = [sentence(f, "y") for f in result.findings]
+    assert [f.feature for f in result.findings] == ["x1", "x2", "x3"], said
+    assert [f.rank for f in result.findings] == [1, 2, 3]
+    assert said[0].startswith("y rises most with x1") and not any("county" in s for s in said)
+    (note,) = [n for n in result.notes if "leads no sentence" in n]
+    assert note.startswith('"county" ranks 1st but leads no sentence: no two of its '
+                           "categories have 20 rows (its two largest have 5 and 5 rows)")
+    assert note.features == ("county",) and result.notes.index(note) < 5  # shown
