@@ -133,3 +133,30 @@ def test_class_curves_add_up_to_zero_at_every_x(seed, k, n, discrete, honest):
     parts = [part["pd"].to_numpy() for _, part in curves.groupby("class", observed=True)]
     assert len(parts) == k
     np.testing.assert_allclose(np.sum(parts, axis=0), 0, atol=1e-9)
+
+
+def test_the_chart_draws_a_line_per_class_in_colour_blind_safe_colours():
+    from matplotlib.colors import to_hex
+
+    from stratpd_xl.presentation.charts import curve_figure
+    from stratpd_xl.presentation.classes import (
+        CLASS_COLORS,
+        class_figure,
+        class_title,
+        is_by_class,
+    )
+
+    data, _ = _three_classes(n=1500)
+    curves = sx.stratpd(data, "y", "x", classes=True)
+    assert is_by_class(curves) and not is_by_class(sx.stratpd(data, "y", "x", positive="a"))
+    assert class_title(curves) == "change in the chance of each y with x, by class (StratPD)"
+    assert len(class_figure(curves).axes[0].get_lines()) == len(
+        curve_figure(curves).axes[0].get_lines())
+    ax = curve_figure(curves).axes[0]
+    lines = [line for line in ax.get_lines() if line.get_label() in ("a", "b", "c")]
+    assert [line.get_label() for line in lines] == ["a", "b", "c"]
+    assert [to_hex(line.get_color()) for line in lines] == [c.lower() for c in
+                                                             CLASS_COLORS[:3]]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b", "c"]
+    bars = curve_figure(sx.catstratpd(data, "y", "g", classes=True)).axes[0]
+    assert len(bars.patches) == 3 * 2  # a bar per class in each category

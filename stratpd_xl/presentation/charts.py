@@ -101,10 +101,13 @@ def curve_figure(result: pd.DataFrame, *, width_in: float = 6.4, height_in: floa
     matplotlib.figure.Figure
         A figure with an Agg canvas attached; render it with :func:`figure_png`.
     """
+    from .classes import class_figure, is_by_class
     from .pairs import by_group_figure, is_by_group
 
     if is_by_group(result):  # stratpd(..., by=...): a line or bars per group
         return by_group_figure(result, width_in=width_in, height_in=height_in)
+    if is_by_class(result):  # stratpd(..., classes=True): a line or bars per class
+        return class_figure(result, width_in=width_in, height_in=height_in)
     fig = _new_figure(width_in, height_in)
     if is_categorical(result):
         _draw_categorical(fig, result)

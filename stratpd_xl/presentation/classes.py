@@ -1,0 +1,90 @@
+"""The picture of a target read as classes (``stratpd(..., classes=True)``): one line per
+class (or a bar per class in each category), in colours told apart with any colour vision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .labels import is_categorical
+
+__all__ = ["CLASS_COLORS", "class_figure", "class_title", "is_by_class"]
+
+#: Okabe & Ito's eight colours (black last), distinct for the common colour-vision
+#: deficiencies; past eight classes the lines repeat them with another dash.
+CLASS_COLORS = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442",
+                "#000000")
+_DASHES = ("-", "--", ":")
+_PLAIN = {"parse_math": False}
+
+
+def is_by_class(result: Any) -> bool:
+    """True for a result with a curve (or effects) per class of the target."""
+    return "class" in getattr(result, "columns", ()) and "classes" in (
+        getattr(result, "attrs", None) or {})
+
+
+def class_title(result: pd.DataFrame) -> str:
+    """``"change in the chance of each species with petal, by class (StratPD)"``."""
+    a = result.attrs
+    method = str(a.get("method", "StratPD by class")).replace(" by class", "")
+    return (f"change in the chance of each {a.get('target', 'class')} with "
+            f"{a.get('feature', 'x')}, by class ({method})")
+
+
+def class_figure(result: pd.DataFrame, *, width_in: float = 6.4,
+                 height_in: float = 4.0) -> Figure:
+    """One line per class over the feature (its 95 % band shaded when there is one), or for
+    a categorical feature one bar per class in each category; the value axis in percentage
+    points of each class's probability."""
+    fig = Figure(figsize=(width_in, height_in), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    classes = list(result["class"].cat.categories) if isinstance(
+        result["class"].dtype, pd.CategoricalDtype) else list(dict.fromkeys(result["class"]))
+    band = {"pd_low", "pd_high"} <= set(result.columns)
+    if is_categorical(result):
+        cats = list(dict.fromkeys(result["category"].astype(str)))
+        width = 0.8 / max(len(classes), 1)
+        for i, c in enumerate(classes):
+            part = result[result["class"] == c]
+            pos = np.array([cats.index(str(v)) for v in part["category"]]) + (
+                i - (len(classes) - 1) / 2) * width
+            y = part["pd"].to_numpy(dtype=float)
+            yerr = None
+            if band:
+                yerr = np.nan_to_num(np.vstack([
+                    np.clip(y - part["pd_low"].to_numpy(dtype=float), 0, None),
+                    np.clip(part["pd_high"].to_numpy(dtype=float) - y, 0, None)]))
+            ax.bar(pos, y, width=width, yerr=yerr, label=str(c),
+                   color=CLASS_COLORS[i % len(CLASS_COLORS)],
+                   error_kw={"ecolor": "#444444", "capsize": 2, "linewidth": 0.8})
+        ax.set_xticks(np.arange(len(cats)))
+        ax.set_xticklabels(cats, rotation=35 if sum(map(len, cats)) > 60 else 0, **_PLAIN)
+        ax.set_xlabel(str(result.attrs.get("feature", "category")), **_PLAIN)
+    else:
+        for i, c in enumerate(classes):
+            part = result[result["class"] == c]
+            color = CLASS_COLORS[i % len(CLASS_COLORS)]
+            x = part["x"].to_numpy()
+            if band:
+                ax.fill_between(x, part["pd_low"].to_numpy(dtype=float),
+                                part["pd_high"].to_numpy(dtype=float), color=color,
+                                alpha=0.15, linewidth=0)
+            ax.plot(x, part["pd"].to_numpy(dtype=float), color=color, linewidth=1.8,
+                    linestyle=_DASHES[(i // len(CLASS_COLORS)) % len(_DASHES)], label=str(c))
+        ax.set_xlabel(str(result.attrs.get("feature", "x")), **_PLAIN)
+    ax.axhline(0.0, color="#bbbbbb", linewidth=0.8, zorder=0)
+    ax.set_ylabel("change in each class's chance vs its average, points", **_PLAIN)
+    ax.legend(title=str(result.attrs.get("target", "class")), fontsize=8, title_fontsize=8,
+              frameon=False, loc="best", ncol=1 if len(classes) <= 8 else 2)
+    ax.grid(True, color="#eeeeee", linewidth=0.8)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    fig.suptitle(class_title(result), fontsize=11, **_PLAIN)
+    return fig
