@@ -240,9 +240,17 @@ def main():
                 killer.join(timeout=5)
             spec = request["formulas"][step["read"]]
             shown = sheets.getByName(spec["sheet"]).getCellRangeByName(spec["range"])
+            cells = read_block(shown)
+            # Optionally wait (without recalculating) while the first cell still starts with
+            # this text: for a cell that fills in by itself.
+            waited = time.perf_counter()
+            while (step.get("wait_while") and str(cells[0][0]).startswith(step["wait_while"])
+                   and time.perf_counter() - waited < step.get("wait", 0)):
+                time.sleep(0.2)
+                cells = read_block(shown)
             result["timings"].append({
-                "label": step["label"], "seconds": seconds,
-                "cells": read_block(shown),
+                "label": step["label"], "seconds": seconds, "cells": cells,
+                "waited": time.perf_counter() - waited,
             })
         dispatcher = ctx.ServiceManager.createInstanceWithContext(
             "com.sun.star.frame.DispatchHelper", ctx)

@@ -101,6 +101,8 @@ def test_environment_without_stratpd_xl_says_what_python_said(tmp_path):
     text = str(caught.value)
     assert "worker stopped (exit code 1: No module named 'stratpd_xl')" in text
     assert text.endswith(calc_client.REINSTALL) and "\n" not in text
+    # A new worker would die the same way: the extension does not start one by itself.
+    assert not caught.value.restartable
 
 
 def test_a_hanging_start_times_out_and_the_next_call_tries_again(tmp_path):
@@ -328,6 +330,11 @@ def test_a_death_quotes_this_workers_own_last_error_and_says_recalculate(tmp_pat
         "the stratpd-xl worker stopped (killed by signal 9: MemoryError: Unable to allocate "
         f"7.5 GiB); {calc_client.RECALCULATE}")
     assert w._proc is None  # the next call (a recalculation) starts a fresh one
+    # The extension starts that call by itself, and the cell says so meanwhile.
+    assert caught.value.restartable
+    assert caught.value.restarting() == (
+        "the stratpd-xl worker stopped (killed by signal 9: MemoryError: Unable to allocate "
+        "7.5 GiB); starting it again, this cell fills in by itself")
 
 
 def test_a_changed_environment_starts_a_fresh_worker(tmp_path):

@@ -39,6 +39,8 @@ LOG_LIMIT = 1_000_000  # bytes of the worker's log kept before it starts afresh
 REINSTALL = "run `stratpd-xl libreoffice install` again from the Python where stratpd-xl is " \
     "installed"
 RECALCULATE = "recalculate (Ctrl+Shift+F9) to start it again"
+#: What replaces :data:`RECALCULATE` in a cell whose worker the extension restarts by itself.
+RESTARTING = "starting it again, this cell fills in by itself"
 #: The worker reads this to know the folder of its per-LibreOffice pid file.
 FOLDER_VARIABLE = "STRATPD_XL_CALC_FOLDER"
 # Lines of a Python error, the ones worth quoting from the worker's log.
@@ -76,7 +78,19 @@ _TOO_LONG = b"<answer over ANSWER_LIMIT>"  # what the reader thread queues for s
 
 
 class WorkerError(Exception):
-    """The worker could not answer; the message is one sentence for the user."""
+    """The worker could not answer; the message is one sentence for the user.
+
+    ``restartable`` is true for a worker that stopped (killed, crashed) where a new one may
+    well answer: the sentence then ends in :data:`RECALCULATE`.
+    """
+
+    def __init__(self, message: str, *, restartable: bool = False) -> None:
+        super().__init__(message)
+        self.restartable = restartable
+
+    def restarting(self) -> str:
+        """The sentence for a cell whose worker is being started again by itself."""
+        return str(self).replace(RECALCULATE, RESTARTING)
 
 
 class Worker:
@@ -230,7 +244,8 @@ class Worker:
         said = [x for x in (_how_it_ended(code), self._own_last_error()) if x]
         fix = REINSTALL if any("No module named" in x for x in said) else RECALCULATE
         return WorkerError("the stratpd-xl worker stopped"
-                           + (f" ({': '.join(said)})" if said else "") + f"; {fix}")
+                           + (f" ({': '.join(said)})" if said else "") + f"; {fix}",
+                           restartable=fix == RECALCULATE)
 
     def _receive(self, timeout: float, what: str) -> dict:
         try:

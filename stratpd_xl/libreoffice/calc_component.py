@@ -11,8 +11,12 @@ The formulas' names, arguments and help texts for the Function Wizard are in the
 :mod:`stratpd_xl.libreoffice.extension` from the same table as Excel's.
 """
 
+import hashlib
+import json
 import os
 import threading
+import time
+from collections import OrderedDict
 
 import stratpd_xl_calc_client as client  # the extension's pythonpath/
 import uno
@@ -21,6 +25,7 @@ from com.sun.star.awt import Rectangle
 from com.sun.star.chart.ChartAxisPosition import START as AXIS_AT_START
 from com.sun.star.frame import XDispatch, XDispatchProvider
 from com.sun.star.lang import XInitialization
+from com.sun.star.sheet import XVolatileResult
 from com.sun.star.table import CellRangeAddress
 from org.stratpd.xl.calc import XStratPD  # the extension's own type library
 
@@ -33,6 +38,9 @@ KEEP_NAME = "StratPD_keep"  # columns to analyse even if they look like row numb
 POSITIVE_NAME = "StratPD_positive"  # a yes/no target's value that counts
 TRIALS_NAME = "StratPD_trials"  # more than 1: the curves carry a band
 CHART_SIZE = (16000, 9000)  # 1/100 mm: 16 x 9 cm, about the rows the report leaves free
+RESULTS_KEPT = 64  # distinct formula results whose objects are reused (see _result)
+RESTART_GAP = 60.0  # seconds: a worker that dies again sooner is not restarted by itself
+LISTENER_WAIT = 30.0  # seconds a restart waits for Calc to listen to the cell's result
 
 _worker = None
 _worker_lock = threading.Lock()
@@ -119,16 +127,107 @@ def _one_cell(text):
     return ((text, ""), ("", ""))
 
 
+class _Result(unohelper.Base, XVolatileResult):
+    """A formula's cells as Calc's volatile result.
+
+    Calc's F9 calculates only the formulas whose cells changed: a cell that said its worker
+    died would keep saying so.  A volatile result can tell Calc it changed, which makes Calc
+    call the formula again; the extension does so once a new worker has started.  Calc takes
+    a block of cells only typed as one (``[][]any``), which Python's UNO bridge can give in an
+    event's value but not as a method's ``any`` result, so every result goes this way.
+    """
+
+    def __init__(self, cells):
+        self.cells = cells
+        self._listeners = []
+        self._lock = threading.Lock()
+        self._heard = threading.Event()
+
+    def _event(self):
+        return uno.createUnoStruct("com.sun.star.sheet.ResultEvent", self,
+                                   uno.Any("[][]any", self.cells))
+
+    def addResultListener(self, listener):  # noqa: N802 - UNO names
+        with self._lock:
+            self._listeners.append(listener)
+        listener.modified(self._event())  # Calc reads the cells from this first event
+        self._heard.set()
+
+    def removeResultListener(self, listener):  # noqa: N802
+        with self._lock:
+            self._listeners = [x for x in self._listeners if x != listener]
+
+    def announce(self):
+        """Tell every cell showing this result that it changed: Calc calculates them again."""
+        self._heard.wait(LISTENER_WAIT)
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener.modified(self._event())
+            except Exception:  # noqa: BLE001, S110 - a closed document's cell: nothing to tell
+                pass
+
+
+_results = OrderedDict()
+_results_lock = threading.Lock()
+_last_restart = [float("-inf")]
+
+
+def _result(cells):
+    """The result object for these cells: the same object for the same cells, so Calc keeps
+    one listener per distinct answer, not one per recalculation."""
+    key = hashlib.sha1(json.dumps(cells, default=str).encode("utf-8", "surrogatepass"))
+    key = key.hexdigest()
+    with _results_lock:
+        found = _results.get(key)
+        if found is None:
+            found = _results[key] = _Result(cells)
+        _results.move_to_end(key)
+        while len(_results) > RESULTS_KEPT:
+            _results.popitem(last=False)
+    return found
+
+
+def _restarting(name, exc):
+    """The cell of a formula whose worker died: says so now, and once a new worker has
+    started (in the background, so Calc does not wait) tells Calc to calculate it again."""
+    pending = _Result(_one_cell(f"{name}: {exc.restarting()}"))
+
+    def restart():
+        try:
+            worker().call("PING")
+        except Exception:  # noqa: BLE001, S110 - the formula's own call says why
+            pass
+        pending.announce()
+
+    threading.Thread(target=restart, daemon=True, name="stratpd-xl-restart").start()
+    return pending
+
+
+def _restart_allowed():
+    """At most one restart by itself a minute: a formula that kills every worker it gets (too
+    large for the memory) stops at the sentence, which says how to try again."""
+    with _results_lock:
+        now = time.monotonic()
+        if now - _last_restart[0] < RESTART_GAP:
+            return False
+        _last_restart[0] = now
+        return True
+
+
 def _formula(name, args):
     try:
         cells = worker().call(name, **{k: _value(v) for k, v in args.items()})
     except client.WorkerError as exc:
-        return _one_cell(f"{name}: {exc}")
+        if exc.restartable and _restart_allowed():
+            return _restarting(name, exc)
+        return _result(_one_cell(f"{name}: {exc}"))
     except Exception as exc:  # noqa: BLE001 - a cell shows a sentence, never a traceback
-        return _one_cell(f"{name}: the extension failed ({type(exc).__name__}: {exc})")
+        return _result(_one_cell(f"{name}: the extension failed ({type(exc).__name__}: {exc})"))
     if len(cells) == 1 and len(cells[0]) == 1:
-        return _one_cell(cells[0][0])
-    return tuple(tuple(row) for row in cells)
+        return _result(_one_cell(cells[0][0]))
+    return _result(tuple(tuple(row) for row in cells))
 
 
 def _function(name, arguments):

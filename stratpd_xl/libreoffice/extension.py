@@ -98,13 +98,17 @@ RANGE_ARGUMENTS = ("data",)
 
 
 def idl() -> str:
-    """The formulas' UNO interface: ``data`` a cell range, every other argument ``any``."""
+    """The formulas' UNO interface: ``data`` a cell range, every other argument ``any``.
+
+    A formula returns ``any``: Calc takes a block of cells in it or, as the component always
+    gives, an ``XVolatileResult`` (a result the extension can announce a change of, so a cell
+    whose worker died fills in by itself once a new one has started)."""
     methods = []
     for name, args in FORMULAS.items():
         params = ", ".join(
             f"[in] {'com::sun::star::table::XCellRange' if arg in RANGE_ARGUMENTS else 'any'} "
             f"{uno_name(arg)}" for arg in args)
-        methods.append(f"        sequence< sequence< any > > {name}({params});")
+        methods.append(f"        any {name}({params});")
     opening = " ".join(f"module {m} {{" for m in INTERFACE_MODULE)
     closing = " ".join("};" for _ in INTERFACE_MODULE)
     return (
