@@ -19,6 +19,7 @@ The host adapters only convert their own values (COM, UNO) and place what the ho
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import threading
@@ -35,7 +36,7 @@ from .errors import StratPDInputError, argument, error_text
 from .input import sheet
 from .params import PARAMETERS, Settings
 from .presentation import tables, words
-from .presentation.labels import PLAIN_PARAMETERS, unique_sheet_names
+from .presentation.labels import PLAIN_PARAMETERS, decimals, unique_sheet_names
 from .presentation.notes import notes_table
 from .presentation.notes import shown as shown_notes
 from .schema import counted
@@ -709,6 +710,12 @@ class ReportSheet:
     result: workflow.AnalysisResult
     settings: Settings
     items: list[Cells | NumberFormat | Chart]
+    #: Column (1-based) -> width in characters (Excel's unit, the width of a "0"), enough for
+    #: the tables' headers and values; longer text runs on into the empty cells beside it.
+    widths: dict[int, float] = dataclasses.field(default_factory=dict)
+    #: Header rows to wrap, as ``(row, first column, last column)``: a header of several
+    #: words wraps over lines rather than widening its column of short numbers.
+    headers: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
 
 
 def report_sheet(
@@ -764,7 +771,81 @@ def report_sheet(
             raise
         raise StratPDInputError(exc.worded(menu_argument_words)) from exc
     name = unique_sheet_names([f"StratPD {result.target}"], taken=taken)[0]
-    return ReportSheet(name, result, settings, _report_items(result, source, settings, layout))
+    items = _report_items(result, source, settings, layout)
+    headers = [(i.row, i.col, i.col + i.width - 1) for i in items
+               if isinstance(i, Cells) and i.height > 1 and i.width > 1]
+    return ReportSheet(name, result, settings, items, column_widths(items), headers)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_)
+
+
+def number_formats(table: Cells, skip: Sequence[str] = ()) -> list[NumberFormat]:
+    """Number formats for a result table's columns after the first (the feature's own values,
+    shown as the user typed them), as the report workbook rounds them: whole numbers with
+    thousands separators, and the other number columns read together (a curve and its band)
+    with one count of decimals, about four significant digits of the largest
+    (:func:`stratpd_xl.presentation.labels.decimals`)."""
+    header, body = table.cells[0], table.cells[1:]
+    if not body:
+        return []
+    whole: list[int] = []
+    measured: list[int] = []
+    for j in range(1, len(header)):
+        if header[j] in skip:
+            continue
+        column = [r[j] for r in body if j < len(r) and r[j] is not None]
+        if not column or not all(_is_number(v) for v in column):
+            continue
+        (whole if decimals(column) is None else measured).append(j)
+    formats: list[NumberFormat] = []
+    last = table.row + table.height - 1
+    for j in whole:
+        formats.append(NumberFormat(table.row + 1, table.col + j, last, table.col + j, "#,##0"))
+    if measured:
+        values = [r[j] for r in body for j in measured if j < len(r) and _is_number(r[j])]
+        places = decimals(values) or 0
+        code = "#,##0" + ("." + "0" * places if places else "")
+        formats += [NumberFormat(table.row + 1, table.col + j, last, table.col + j, code)
+                    for j in measured]
+    return formats
+
+
+#: Widest column the report sets, in characters, and the widest text that widens one: longer
+#: text (a sentence, a note) runs on into the empty cells beside it.  A header of several
+#: words wraps at about :data:`HEADER_WIDTH` characters (the report workbook's rule).
+MAX_WIDTH = 30.0
+_LONGEST_TEXT = 30
+HEADER_WIDTH = 13
+
+
+def column_widths(items: Sequence[Cells | NumberFormat | Chart]) -> dict[int, float]:
+    """Each column's width in characters: its longest value (numbers as shown, about four
+    significant digits with separators) and header (wrapped: see :data:`HEADER_WIDTH`), at
+    most :data:`MAX_WIDTH`."""
+    widths: dict[int, float] = {}
+    for item in items:
+        if not isinstance(item, Cells) or item.height < 2 or item.width < 2:
+            continue  # a title or a block of sentences: it runs on to the right
+        for j, value in enumerate(item.cells[0]):
+            words = str(value).split()
+            wanted = len(str(value)) if len(words) < 2 else max(
+                min(len(str(value)), HEADER_WIDTH), max(len(w) for w in words))
+            col = item.col + j
+            widths[col] = max(widths.get(col, 0.0), min(wanted + 2.0, MAX_WIDTH))
+        for row in item.cells[1:]:
+            for j, value in enumerate(row):
+                if value is None or isinstance(value, bool | np.bool_):
+                    continue
+                text = f"{value:,.4g}" if _is_number(value) and not float(value).is_integer() \
+                    else (f"{value:,}" if _is_number(value) else str(value))
+                if len(text) > _LONGEST_TEXT:
+                    continue
+                col = item.col + j
+                widths[col] = max(widths.get(col, 0.0), min(len(text) + 2.0, MAX_WIDTH))
+    return widths
 
 
 def _report_items(
@@ -801,6 +882,7 @@ def _report_items(
     share_col = 1 + ranking.cells[0].index("share")
     items += [
         ranking,
+        *number_formats(ranking, skip=("share",)),
         NumberFormat(row + 2, share_col, row + ranking.height, share_col, "0.0%"),
         Chart(RANKING_CHART, row, 1 + ranking.width + layout.gap_columns, ranking),
     ]
@@ -812,6 +894,7 @@ def _report_items(
         items += [
             Cells(row, 1, [[f"{feature}: partial dependence of {result.target}"]]),
             table,
+            *number_formats(table),
             Chart(CURVE_CHART.format(feature=feature), row, 1 + table.width + layout.gap_columns,
                   table, feature),
         ]

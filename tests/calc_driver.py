@@ -290,6 +290,18 @@ def main():
                     "share_format": share.NumberFormat,
                     "share_format_string": doc.getNumberFormats().getByKey(
                         share.NumberFormat).FormatString,
+                    # What each cell shows (numbers as formatted), the first columns' widths,
+                    # the rows that start a printed page and the page style's settings.
+                    "texts": read_texts(used),
+                    "widths": [report.getColumns().getByIndex(c).Width for c in range(12)],
+                    "breaks": [r for r in range(end.EndRow + 1)
+                               if report.getRows().getByIndex(r).IsStartOfNewPage],
+                    "wrapped": [report.getCellByPosition(0, r).IsTextWrapped
+                                for r in range(end.EndRow + 1)],
+                    "page": {k: getattr(doc.getStyleFamilies().getByName("PageStyles")
+                                        .getByName(report.PageStyle), k)
+                             for k in ("IsLandscape", "Width", "Height", "ScaleToPagesX")},
+                    "default_width": sheets.getByIndex(0).getColumns().getByIndex(20).Width,
                 }
     finally:
         doc.close(True)

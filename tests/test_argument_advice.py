@@ -138,7 +138,7 @@ def test_the_menu_names_stratpd_keep():
     report = spreadsheet.report_sheet(credit, target="balance", n_trials=1)
     notes = [row[0] for item in report.items if isinstance(item, spreadsheet.Cells)
              for row in item.cells if "identifiers" in str(row[0])]
-    assert len(notes) == 1 and notes[0].endswith(
-        "list it in the workbook name StratPD_keep to analyse it anyway"), notes
+    assert notes and all(n.endswith(
+        "list it in the workbook name StratPD_keep to analyse it anyway") for n in notes), notes
     kept = spreadsheet.report_sheet(credit, target="balance", n_trials=1, keep=["ID"])
     assert set(kept.result.impact["feature"]) == {"income", "limit", "ID"}

@@ -28,6 +28,7 @@ from stratpd_xl.cli import main as cli_main
 from stratpd_xl.errors import error_text
 from stratpd_xl.input.sheet import frame_from_cells
 from stratpd_xl.libreoffice import extension
+from stratpd_xl.libreoffice import report as report_module
 from stratpd_xl.presentation import words
 from stratpd_xl.presentation.tables import BAND_HIGH, BAND_LOW
 from tests.office import folder_for_calc, install_extension, require_calc_tools, run_calc
@@ -322,6 +323,50 @@ def test_analyse_selection_writes_the_report_sheet(calc):
     assert "%" in report["share_format_string"]
     # Nothing written is a live formula: every cell holds a value.
     assert all(not str(f).startswith("=") for row in report["formulas"] for f in row)
+
+
+def test_the_report_sheet_is_rounded_widened_and_prints_on_landscape_a4(calc):
+    report = calc["report"]
+    expected = spreadsheet.report_sheet(DATA, target="price", taken=calc["sheets_before"],
+                                        source="Data.$A$1:$J$301", exclude=["x", "y"],
+                                        n_trials=10)
+    texts = report["texts"]
+    # Numbers show about four significant digits (the report workbook's rounding), not the
+    # 9 or 10 decimals a bare cell shows.
+    (top,) = [i for i, row in enumerate(report["cells"]) if row and row[0] == "Impact ranking"]
+    impacts = [row[2] for row in texts[top + 2: top + 2 + len(expected.result.impact)]]
+    assert impacts and all(len(t.replace(",", "").replace("-", "").replace(".", "")) <= 6
+                           for t in impacts), impacts
+    curve = next(i for i, row in enumerate(report["cells"])
+                 if row[:2] == ["carat", "partial dependence"])
+    assert all(len(t.partition(".")[2]) <= 4 for t in texts[curve + 1][1:4]), texts[curve + 1]
+    # Columns are as wide as their tables need (wider than Calc's default for the band's),
+    # each table's header row wraps.
+    widths = dict(report_plan_widths(expected))
+    assert [report["widths"][c] for c in sorted(widths)] == [widths[c] for c in sorted(widths)]
+    assert report["widths"][2] > report["default_width"]
+    assert report["wrapped"][top + 1] and report["wrapped"][curve]
+    # Landscape A4, one page wide; no chart starts less than its height above a page's end.
+    page = report["page"]
+    assert page["IsLandscape"] and page["ScaleToPagesX"] == 1
+    # A4 in 1/100 mm, to Calc's rounding through twips.
+    assert abs(page["Width"] - 29700) <= 5 and abs(page["Height"] - 21000) <= 5, page
+    tops = sorted(c["row"] for c in report_plan_charts(expected))
+    starts = [0, *report["breaks"]]
+    for row in tops:
+        page_top = max(s for s in starts if s <= row)
+        following = [s for s in starts if s > row]
+        assert not following or following[0] - row >= report_module.CHART_ROWS, (row, starts)
+        assert row - page_top + report_module.CHART_ROWS <= report_module.ROWS_PER_PAGE \
+            or row in starts, (row, starts)
+
+
+def report_plan_widths(expected):
+    return [(c - 1, report_module._hundredths_mm(w)) for c, w in expected.widths.items()]
+
+
+def report_plan_charts(expected):
+    return [{"row": i.row - 1} for i in expected.items if isinstance(i, spreadsheet.Chart)]
 
 
 def test_a_selection_it_cannot_analyse_writes_nothing_and_says_why(calc):

@@ -50,6 +50,14 @@ class FakeRange:
         self.sheet, self.row, self.col = sheet, row, col
 
     @property
+    def column_width(self) -> float:
+        raise AssertionError("not read")
+
+    @column_width.setter
+    def column_width(self, chars: float) -> None:
+        self.sheet.widths[self.col] = chars
+
+    @property
     def left(self) -> float:
         return (self.col - 1) * COLUMN_PT
 
@@ -90,6 +98,8 @@ class FakeSheet:
         self.cells: dict[tuple[int, int], Any] = dict(cells or {})
         self.log: list[tuple] = []
         self.formats: list[tuple] = []
+        self.widths: dict[int, float] = {}
+        self.wrapped: list[tuple] = []
         self.pictures = FakePictures(self)
 
     def range(self, first: tuple[int, int], last: tuple[int, int] | None = None) -> Any:
@@ -105,6 +115,14 @@ class FakeSheet:
             @number_format.setter
             def number_format(self, fmt):
                 sheet.formats.append((first, last, fmt))
+
+            @property
+            def wrap_text(self):
+                raise AssertionError("not read")
+
+            @wrap_text.setter
+            def wrap_text(self, on):
+                sheet.wrapped.append((first, last, on))
 
         return Block()
 
@@ -183,7 +201,15 @@ def test_ranking_and_one_curve_block_per_feature(analysed):
     # Shares show as percentages: the format covers exactly the share cells.
     n = len(ranking) - 1
     first = (top + 2, 4)
-    assert new.formats == [(first, (first[0] + n - 1, 4), "0.0%")]
+    assert (first, (first[0] + n - 1, 4), "0.0%") in new.formats
+    # Impacts are rounded as the report workbook rounds them (about four significant
+    # digits), rows shown whole with separators; not 9 or 10 decimals.
+    formats = {(a, b): f for a, b, f in new.formats}
+    impact = formats[((top + 2, 3), (top + 1 + n, 3))]
+    places = len(impact.partition(".")[2])
+    largest = max(abs(r[2]) for r in ranking[1:])
+    assert impact.startswith("#,##0") and 3 <= places + len(str(int(largest))) <= 5, impact
+    assert formats[((top + 2, 5), (top + 1 + n, 5))] == "#,##0"
     features = [r[0] for r in ranking[1:]]
     assert sorted(features) == sorted(c for c in _diamonds(1)[0] if c != "price")
     titles = {v: k for k, v in new.cells.items() if isinstance(v, str) and ": partial" in v}
@@ -195,6 +221,16 @@ def test_ranking_and_one_curve_block_per_feature(analysed):
     # Blocks come in ranking order, top to bottom.
     rows = [titles[f"{f}: partial dependence of price"][0] for f in features]
     assert rows == sorted(rows)
+    # Each table's curve and band columns share one format; columns fit their headers
+    # (several words wrap) and values; every table's header row wraps.
+    for feature in features:
+        (row, col) = titles[f"{feature}: partial dependence of price"]
+        shown = {f for (a, _), f in formats.items() if a[0] == row + 2 and a[1] > 1}
+        assert shown and all(f.startswith("#,##0") for f in shown), (feature, shown)
+    assert set(new.widths) == set(range(1, 1 + max(new.widths)))
+    assert all(4 <= w <= spreadsheet.MAX_WIDTH for w in new.widths.values())
+    assert new.widths[3] >= len("impact") + 2
+    assert ((top + 1, 1), (top + 1, 6), True) in new.wrapped
 
 
 def test_conclusion_in_words_and_every_note_above_the_ranking(analysed):

@@ -287,6 +287,19 @@ def _write_results(
             figure = (charts.impact_figure(report.result.impact) if item.feature is None
                       else charts.curve_figure(report.result.curves[item.feature]))
             _picture(new_sheet, charts.figure_png(figure), item.name, item.row, item.col, warn)
+    _lay_out(new_sheet, report)
+
+
+def _lay_out(new_sheet: Any, report: spreadsheet.ReportSheet) -> None:
+    """Column widths and wrapped table headers (:attr:`ReportSheet.widths`, ``headers``).
+    Only looks: a host that cannot set them (xlwings Lite may not) still has the report."""
+    try:
+        for col, chars in report.widths.items():
+            new_sheet.range((1, col)).column_width = chars
+        for row, first, last in report.headers:
+            new_sheet.range((row, first), (row, last)).wrap_text = True
+    except (NotImplementedError, AttributeError):
+        pass
 
 
 def warning_text(warnings: list[str]) -> str:

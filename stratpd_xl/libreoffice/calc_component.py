@@ -38,6 +38,12 @@ KEEP_NAME = "StratPD_keep"  # columns to analyse even if they look like row numb
 POSITIVE_NAME = "StratPD_positive"  # a yes/no target's value that counts
 TRIALS_NAME = "StratPD_trials"  # more than 1: the curves carry a band
 CHART_SIZE = (16000, 9000)  # 1/100 mm: 16 x 9 cm, about the rows the report leaves free
+#: The report sheet's page style: landscape A4, one page wide, margins as the report workbook's
+#: (1/100 mm: 0.5 inch left and right, 0.6 inch top and bottom).
+PAGE_STYLE = "StratPD report"
+PAGE = {"IsLandscape": True, "Width": 29700, "Height": 21000, "LeftMargin": 1270,
+        "RightMargin": 1270, "TopMargin": 1524, "BottomMargin": 1524, "ScaleToPagesX": 1,
+        "ScaleToPagesY": 0, "PrintGrid": False}
 RESULTS_KEPT = 64  # distinct formula results whose objects are reused (see _result)
 RESTART_GAP = 60.0  # seconds: a worker that dies again sooner is not restarted by itself
 LISTENER_WAIT = 30.0  # seconds a restart waits for Calc to listen to the cell's result
@@ -414,8 +420,34 @@ def write_report(doc, plan):
                                      spec["last_row"]).NumberFormat = key
     for spec in plan["charts"]:
         _add_chart(sheet, index, spec)
+    _lay_out(doc, sheet, plan)
     doc.getCurrentController().setActiveSheet(sheet)
     return name
+
+
+def _lay_out(doc, sheet, plan):
+    """Column widths, wrapped headers and the printed page: landscape A4 one page wide, each
+    chart on one page.  Only looks: a host that refuses one of them still has the report."""
+    columns, rows = sheet.getColumns(), sheet.getRows()
+    try:
+        for col, width in plan.get("widths", []):
+            columns.getByIndex(col).Width = width
+        for row, first, last in plan.get("wrap", []):
+            sheet.getCellRangeByPosition(first, row, last, row).IsTextWrapped = True
+        for row in plan.get("breaks", []):
+            rows.getByIndex(row).IsStartOfNewPage = True
+        styles = doc.getStyleFamilies().getByName("PageStyles")
+        if not styles.hasByName(PAGE_STYLE):
+            styles.insertByName(PAGE_STYLE, doc.createInstance("com.sun.star.style.PageStyle"))
+        style = styles.getByName(PAGE_STYLE)
+        for key, value in PAGE.items():
+            try:
+                style.setPropertyValue(key, value)
+            except Exception:  # noqa: BLE001, S112 - an older Calc without the property
+                continue
+        sheet.PageStyle = PAGE_STYLE
+    except Exception:  # noqa: BLE001, S110 - the report's cells and charts are written
+        pass
 
 
 def _tell(ctx, doc, text):

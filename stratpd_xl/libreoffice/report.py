@@ -84,9 +84,11 @@ def plan(
     -------
     dict
         ``sheet`` (the new sheet's name), ``blocks`` (``row``, ``col``, ``cells``),
-        ``formats`` (``row``, ``col``, ``last_row``, ``last_col``, ``format``) and ``charts``
+        ``formats`` (``row``, ``col``, ``last_row``, ``last_col``, ``format``), ``charts``
         (``name``, ``kind``, titles, the anchor ``row``/``col``, the ``table`` as
-        ``[row, col, height, width]`` and the charted ``columns``).
+        ``[row, col, height, width]`` and the charted ``columns``), ``widths`` (``[col,
+        width in 1/100 mm]``), ``wrap`` (header rows to wrap, ``[row, col, last_col]``) and
+        ``breaks`` (rows that start a printed page, so that no chart is cut in two).
     """
     report = spreadsheet.report_sheet(values, target=target, taken=taken, source=source,
                                       exclude=exclude, keep=keep, positive=positive,
@@ -102,4 +104,37 @@ def plan(
                             "format": item.format})
         else:
             charts.append(_chart(item, report))
-    return {"sheet": report.name, "blocks": blocks, "formats": formats, "charts": charts}
+    widths = [[col - 1, _hundredths_mm(chars)] for col, chars in sorted(report.widths.items())]
+    wrap = [[row - 1, first - 1, last - 1] for row, first, last in report.headers]
+    return {"sheet": report.name, "blocks": blocks, "formats": formats, "charts": charts,
+            "widths": widths, "wrap": wrap, "breaks": page_breaks(charts)}
+
+
+def _hundredths_mm(chars: float) -> int:
+    """A width in characters (Excel's unit) in 1/100 mm, as Excel converts it: 7 pixels a
+    character and 5 of padding, at 96 pixels an inch."""
+    return round((chars * 7 + 5) / 96 * 2540)
+
+
+#: Rows of Calc's default height (0.45 cm) on a landscape A4 page with the report's margins, at
+#: full size; fitting the page's width only shrinks the rows, so a page holds at least these.
+ROWS_PER_PAGE = 36
+#: Rows a chart covers (9 cm of the extension's 16 x 9 cm charts, and the title row above).
+CHART_ROWS = 22
+
+
+def page_breaks(charts: list[dict[str, Any]]) -> list[int]:
+    """Rows (0-based) before which a printed page starts, so that each chart is on one page:
+    a chart that would run past the page's end starts a new page with its title row."""
+    breaks: list[int] = []
+    page_top: int | None = 0
+    for chart in sorted(charts, key=lambda c: c["row"]):
+        top = chart["row"]
+        if page_top is None or top + CHART_ROWS - page_top > ROWS_PER_PAGE:
+            if top > 0:
+                breaks.append(top)
+            page_top = top
+        table_row, _, height, _ = chart["table"]
+        if table_row + height - page_top > ROWS_PER_PAGE:
+            page_top = None  # a table longer than the page: Calc decides where it goes on
+    return breaks
