@@ -9,8 +9,10 @@
     powershell -ExecutionPolicy Bypass -File installer\install-windows.ps1 [--dry-run] [--uninstall]
         [--venv DIR] [--package WHEEL-OR-URL] [--from-pypi] [--use-current] [--import-formulas]
 
-  Python is taken from $env:STRATPD_XL_PYTHON if set, else the Python launcher "py -3", else
-  "python" on PATH.  "python -m stratpd_xl.excel.install --help" lists the options.
+  Python is taken from $env:STRATPD_XL_PYTHON if set, else the activated conda environment's
+  ($env:CONDA_PREFIX, which the installer then uses as its environment), else the Python
+  launcher "py -3", else "python" on PATH.  "python -m stratpd_xl.excel.install --help" lists
+  the options.
 #>
 $ErrorActionPreference = "Stop"
 $Root = Split-Path -Parent $PSScriptRoot
@@ -21,6 +23,8 @@ $Root = Split-Path -Parent $PSScriptRoot
 [string[]]$Pre = @()
 if ($env:STRATPD_XL_PYTHON) {
     $Exe = $env:STRATPD_XL_PYTHON
+} elseif ($env:CONDA_PREFIX -and (Test-Path (Join-Path $env:CONDA_PREFIX "python.exe"))) {
+    $Exe = Join-Path $env:CONDA_PREFIX "python.exe"
 } elseif (Get-Command py -ErrorAction SilentlyContinue) {
     $Exe = "py"
     $Pre = @("-3")

@@ -583,3 +583,69 @@ def test_a_non_ascii_home_reaches_the_addins_settings_intact(tmp_path, monkeypat
     target = home / "AppData/Roaming/Microsoft/Excel/XLSTART/stratpd_xl.xlam"
     assert _installed_settings(target)["INTERPRETER_WIN"] == str(python)
     assert runner.calls[0][0] == str(python)
+
+
+def _conda(root: Path, name: str | None) -> Path:
+    """A conda installation's folders: conda's own (with ``condabin``) and, when ``name`` is
+    given, an environment in its ``envs`` folder."""
+    (root / "condabin").mkdir(parents=True)
+    (root / "conda-meta").mkdir()
+    if name is None:
+        return root
+    env = root / "envs" / name
+    (env / "conda-meta").mkdir(parents=True)
+    return env
+
+
+@pytest.mark.parametrize("platform", ["win32", "darwin"])
+def test_a_conda_environment_is_used_as_the_venv_and_activated_by_the_addin(
+        home, capsys, monkeypatch, platform):
+    env = _conda(home / "miniconda3", "analysis")
+    monkeypatch.setattr(install, "PREFIX", str(env))
+    runner = Recorder()
+    assert install.main(["--platform", platform], runner=runner,
+                        excel_check=lambda p: False) == 0, capsys.readouterr().err
+    python = str(env / "python.exe") if platform == "win32" else str(env / "bin" / "python")
+    # No venv made from conda's Python (on Windows it cannot load conda's libraries).
+    assert runner.calls[0] == [python, "-m", "pip", "install", "--quiet", "--upgrade",
+                               install.default_package()]
+    assert [c for c in runner.calls if "venv" in c] == []
+    target = (home / "AppData/Roaming/Microsoft/Excel/XLSTART/stratpd_xl.xlam"
+              if platform == "win32" else install.startup_folder("darwin", home)
+              / "stratpd_xl.xlam")
+    settings = _installed_settings(target)
+    key = "INTERPRETER_WIN" if platform == "win32" else "INTERPRETER_MAC"
+    assert settings[key] == python
+    assert (settings["CONDA PATH"], settings["CONDA ENV"]) == (str(home / "miniconda3"),
+                                                               "analysis")
+    assert "using the conda environment" in capsys.readouterr().out
+    # An environment outside conda's envs folder is activated by its path.
+    assert install.conda_activation(home / "elsewhere") == ("", str(home / "elsewhere"))
+
+
+def test_condas_base_environment_is_refused_with_what_to_do(home, capsys, monkeypatch):
+    monkeypatch.setattr(install, "PREFIX", str(_conda(home / "anaconda3", None)))
+    runner = Recorder()
+    assert install.main(["--platform", "win32"], runner=runner,
+                        excel_check=lambda p: False) == 1
+    err = capsys.readouterr().err
+    assert "conda's base environment" in err and "conda create -n stratpd-xl" in err
+    assert runner.calls == [] and not (home / "AppData").exists()
+    # An explicit --venv is taken as asked.
+    assert install.main(["--platform", "win32", "--venv", str(home / "v")], runner=runner,
+                        excel_check=lambda p: False) == 0
+
+
+def test_the_launchers_prefer_an_activated_conda_environment(tmp_path):
+    text = WIN_SCRIPT.read_text(encoding="utf-8")
+    assert text.index("$env:CONDA_PREFIX") < text.index("Get-Command py")
+    assert _powershell_syntax_errors(text) == []
+    env = tmp_path / "conda-env"
+    (env / "bin").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    python = env / "bin" / "python"
+    python.write_text(f'#!/bin/sh\necho "$@" >> "{marker}"\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    out = _run_mac(tmp_path, "--help", CONDA_PREFIX=str(env))
+    assert out.returncode == 0 and "conda environment" in out.stdout, out.stderr
+    assert "stratpd_xl.excel.install --help" in marker.read_text()

@@ -69,6 +69,8 @@ FIXED_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 def addin_settings(
     interpreter_win: str = DEFAULT_INTERPRETER["win32"],
     interpreter_mac: str = DEFAULT_INTERPRETER["darwin"],
+    conda_path: str = "",
+    conda_env: str = "",
 ) -> list[tuple[str, str]]:
     """The settings the add-in carries in its own sheet, in sheet order.
 
@@ -76,14 +78,18 @@ def addin_settings(
     ----------
     interpreter_win, interpreter_mac : str
         Python that runs the ribbon button and the formulas on Windows / macOS.
+    conda_path, conda_env : str
+        conda's own folder and the environment, when the Python is a conda environment's:
+        xlwings then activates it before starting Python (on Windows a conda Python finds its
+        libraries only so).
 
     Returns
     -------
     list of (key, value)
         ``ADD_WORKBOOK_TO_PYTHONPATH`` is ``false``: the package is installed, so the folder of
         the workbook is not needed, and for a workbook on OneDrive/SharePoint xlwings would
-        otherwise try to map its URL to a local folder first.  ``PYTHONPATH``, ``Conda Path``
-        and ``Conda Env`` are empty on purpose (see the module docstring).
+        otherwise try to map its URL to a local folder first.  ``PYTHONPATH`` is empty, and
+        ``Conda Path`` and ``Conda Env`` unless given, on purpose (see the module docstring).
     """
     return [
         ("Interpreter_Win", interpreter_win),
@@ -91,8 +97,8 @@ def addin_settings(
         ("UDF Modules", UDF_MODULES),
         ("ADD_WORKBOOK_TO_PYTHONPATH", "false"),
         ("PYTHONPATH", ""),
-        ("Conda Path", ""),
-        ("Conda Env", ""),
+        ("Conda Path", conda_path),
+        ("Conda Env", conda_env),
     ]
 
 

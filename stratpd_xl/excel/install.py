@@ -7,7 +7,9 @@ Every step lives here, in Python, so it runs and is tested the same everywhere; 
    Windows packages, so pip would fail half-way);
 1. refuse while Excel runs (it locks the add-in file it has open);
 2. a Python environment: an existing venv is reused, a missing one is created (default
-   ``~/.stratpd-xl/venv``), or ``--use-current`` takes the Python running this;
+   ``~/.stratpd-xl/venv``), or ``--use-current`` takes the Python running this; run from a
+   conda environment's Python, that environment is used as the venv would be (a venv made from
+   conda's Python cannot load conda's libraries on Windows), and the add-in activates it;
 3. ``pip install --upgrade`` the package into it (this checkout, a wheel file or URL given with
    ``--package``, or ``--from-pypi``), then run
    the formulas' warm-up once in it, so numba's on-disk cache holds the compiled engine before
@@ -127,6 +129,31 @@ def python_bits_problem(bits: int = POINTER_BITS) -> str | None:
 
 #: The installation the running Python comes from (tests pass a Store Python's).
 BASE_PREFIX = sys.base_prefix
+#: The environment the running Python is (tests pass a conda environment's).
+PREFIX = sys.prefix
+DEFAULT_VENV = str(Path("~") / ".stratpd-xl" / "venv")
+
+
+def conda_environment(prefix: str) -> Path | None:
+    """The conda environment ``prefix`` is (it holds ``conda-meta``), or None."""
+    path = Path(prefix)
+    return path if (path / "conda-meta").is_dir() else None
+
+
+def conda_python(environment: Path, platform: str) -> Path:
+    """The Python of a conda environment made for ``platform``."""
+    if platform.startswith("win"):
+        return environment / "python.exe"
+    return environment / "bin" / "python"
+
+
+def conda_activation(environment: Path) -> tuple[str, str]:
+    """xlwings' ``Conda Path`` and ``Conda Env`` for a conda environment: conda's own folder
+    (the one holding ``condabin``) and the environment's name, or its full path when it is not
+    in conda's ``envs`` folder (``conda activate`` takes either)."""
+    if environment.parent.name == "envs" and (environment.parent.parent / "condabin").is_dir():
+        return str(environment.parent.parent), environment.name
+    return "", str(environment)
 
 
 def store_python_problem(base_prefix: str, platform: str) -> str | None:
@@ -195,15 +222,17 @@ def default_package() -> str:
     return PACKAGE_NAME
 
 
-def addin_bytes(source: Path, interpreter: str, platform: str) -> bytes:
-    """The add-in file to install: ``source`` with its settings sheet naming ``interpreter``.
+def addin_bytes(source: Path, interpreter: str, platform: str,
+                conda: tuple[str, str] = ("", "")) -> bytes:
+    """The add-in file to install: ``source`` with its settings sheet naming ``interpreter``
+    (and ``conda``'s folder and environment, which xlwings activates first).
 
     The other platform's interpreter keeps its default, so one file can still be copied between
     a Windows and a Mac machine that use the default venv.
     """
     interpreters = dict(addin_file.DEFAULT_INTERPRETER)
     interpreters["win32" if platform.startswith("win") else "darwin"] = interpreter
-    settings = addin_file.addin_settings(interpreters["win32"], interpreters["darwin"])
+    settings = addin_file.addin_settings(interpreters["win32"], interpreters["darwin"], *conda)
     parts = addin_file.with_settings(addin_file.read_parts(source.read_bytes()), settings)
     return addin_file.zip_parts(parts)
 
@@ -227,6 +256,7 @@ class Installer:
         self.out = out
         self.home = Path.home()
         self.target = startup_folder(self.platform, self.home) / ADDIN_NAME
+        self.conda: tuple[str, str] = ("", "")  # xlwings' Conda Path and Conda Env
 
     def say(self, text: str) -> None:
         self.out(f"    {text}")
@@ -265,6 +295,9 @@ class Installer:
         if self.args.use_current:
             self.say(f"using the Python running this: {sys.executable}")
             return sys.executable
+        conda = conda_environment(PREFIX) if self.args.venv == DEFAULT_VENV else None
+        if conda is not None:
+            return self.conda_python(conda)
         venv = Path(self.args.venv).expanduser()
         python = venv_python(venv, self.platform)
         if python.exists():
@@ -272,6 +305,19 @@ class Installer:
         else:
             self.command([sys.executable, "-m", "venv", str(venv)])
         return str(python)
+
+    def conda_python(self, environment: Path) -> str:
+        """Use the conda environment this runs from as the venv would be used (conda's base
+        environment is refused: pip would change the packages conda manages there)."""
+        if (environment / "condabin").is_dir():
+            raise InstallError(
+                f"this is conda's base environment ({environment}), whose packages conda "
+                "manages: make one for stratpd-xl (conda create -n stratpd-xl python=3.11, then "
+                "conda activate stratpd-xl) and run this again from it")
+        self.conda = conda_activation(environment)
+        self.say(f"using the conda environment {environment} (a venv made from conda's Python "
+                 "cannot load conda's libraries); the add-in activates it")
+        return str(conda_python(environment, self.platform))
 
     def install_package(self, python: str) -> None:
         if self.args.use_current:
@@ -307,7 +353,7 @@ class Installer:
             raise InstallError(
                 f"{source} not found: run this from a stratpd-xl checkout or pass --addin"
             )
-        data = addin_bytes(source, python, self.platform)
+        data = addin_bytes(source, python, self.platform, self.conda)
         if self.args.dry_run:
             self.say(f"would write {self.target}")
         else:
@@ -411,8 +457,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--uninstall", action="store_true", help="remove the add-in")
     p.add_argument(
         "--venv",
-        default=str(Path("~") / ".stratpd-xl" / "venv"),
-        help="virtual environment to create or reuse (default: ~/.stratpd-xl/venv)",
+        default=DEFAULT_VENV,
+        help="virtual environment to create or reuse (default: ~/.stratpd-xl/venv; run from a "
+        "conda environment's Python: that environment)",
     )
     p.add_argument(
         "--use-current",
