@@ -165,13 +165,20 @@ class _Held:
         assert self.release.wait(60)
 
 
-@needs_numba
-def test_numpy_answers_while_numba_compiles_then_numba_takes_over(monkeypatch):
-    held = _Held()
-    kernels = _backend.Kernels("test", held)
+@pytest.fixture
+def held(monkeypatch) -> tuple[_Held, _backend.Kernels]:
+    """The engine's kernels in auto mode, 'compiling' until the test releases them."""
+    compile_ = _Held()
+    kernels = _backend.Kernels("test", compile_)
     monkeypatch.setattr(_backend, "ENGINE", kernels)
     monkeypatch.setattr(_backend, "_mode", "auto")
     monkeypatch.setattr(_backend, "_started", [])
+    return compile_, kernels
+
+
+@needs_numba
+def test_numpy_answers_while_numba_compiles_then_numba_takes_over(held):
+    held, kernels = held
     data = body_weight(n=500, seed=1)
     first = sx.stratpd(data, "weight", "height")  # asks for numba: the compile starts
     assert held.started.wait(10) and not kernels.ready()
@@ -182,12 +189,9 @@ def test_numpy_answers_while_numba_compiles_then_numba_takes_over(monkeypatch):
 
 
 @needs_numba
-def test_a_large_call_waits_for_the_kernels_and_a_failed_compile_leaves_numpy(monkeypatch):
-    held = _Held()
-    kernels = _backend.Kernels("test", held)
-    monkeypatch.setattr(_backend, "ENGINE", kernels)
-    monkeypatch.setattr(_backend, "_mode", "auto")
-    monkeypatch.setattr(_backend, "_started", [])
+def test_a_large_call_waits_for_the_kernels_and_a_failed_compile_leaves_numpy(held,
+                                                                               monkeypatch):
+    held, _ = held
     threading.Timer(0.2, held.release.set).start()
     assert _backend.get_backend(_backend.WAIT_ROWS) == "numba" and held.release.is_set()
 
