@@ -175,6 +175,19 @@ def _stop_compiling() -> None:
             kernels._thread.join()
 
 
+def _after_fork_in_child() -> None:
+    # A forked child has no compiling thread, only its parent's record of one: a compile
+    # that had not finished starts again when the child asks for the kernels.
+    for kernels in _started:
+        if not kernels._ready.is_set():
+            kernels._thread = None
+            kernels._lock = threading.Lock()
+    _started.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
 #: The engine's kernels (their compile is set by :mod:`stratpd_xl.engine`).
 ENGINE = Kernels("engine")
 

@@ -250,3 +250,19 @@ def test_a_half_s_distinct_x_taken_from_the_full_data_s_are_its_own(values, seed
         assert (got.by_x is None) == (own.by_x is None)
         if own.by_x is not None:
             np.testing.assert_array_equal(got.by_x, own.by_x)
+
+
+@needs_numba
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork here")
+def test_a_child_forked_mid_compile_compiles_again_when_asked(held):
+    import os
+
+    held, kernels = held
+    assert _backend.get_backend() == "numpy" and held.started.wait(10)
+    pid = os.fork()
+    if pid == 0:  # the child: its parent's compiling thread is not here
+        held.release.set()  # the child's own compile finishes at once
+        ok = _backend.get_backend(_backend.WAIT_ROWS) == "numba" and kernels.ready()
+        os._exit(0 if ok else 1)
+    held.release.set()
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
