@@ -145,3 +145,30 @@ def rare_yes_no(seed: int = 0, n: int = 20_000, rate: float = 0.02, rho: float =
     df = pd.DataFrame({"x": x, "z": z, "w1": w[:, 0], "w2": w[:, 1],
                        "y": np.where(y, "yes", "no")})
     return df, truth
+
+
+def linear_beside_copies(seed: int = 0, n: int = 2000) -> tuple[pd.DataFrame, float]:
+    """Ames in small: a house's ``year`` acts linearly (400 a year) beside near-copies that
+    do nothing (``garage`` = year + N(0, 4), ``remod``), curved effects of quality, area and
+    lot that move with it, 12 noise columns drifting with the year and 4 columns of rare
+    categories.  Returns the table (target ``price``) and the true change of price from the
+    10th to the 90th percentile of ``year``."""
+    rng = np.random.default_rng(seed)
+    year = rng.integers(1900, 2011, n).astype(float)
+    garage = np.round(year + rng.normal(0, 4, n))
+    remod = np.maximum(year, np.round(year + rng.exponential(15, n)))
+    qual = np.clip(np.round(3 + (year - 1900) / 22 + rng.normal(0, 1.3, n)), 1, 10)
+    area = np.exp(rng.normal(7.2, 0.3, n) + 0.05 * (qual - 5))
+    lot = np.exp(rng.normal(9.1, 0.4, n))
+    d = {"year": year, "garage": garage, "remod": remod, "qual": qual, "area": area,
+         "lot": lot}
+    for j in range(12):
+        d[f"n{j}"] = rng.normal(size=n) + 0.3 * (year - 1955) / 32
+    shares = [.5, .2, .1, .08, .04, .03, .02, .01, .01, .01]
+    for j in range(4):
+        d[f"c{j}"] = rng.choice(list("abcdefghij"), n, p=shares)
+    price = (400 * (year - 1900) + 12_000 * np.maximum(qual - 5, 0) ** 1.5 + 70 * area
+             - 0.01 * (area - 1500) ** 2 + 20_000 * np.log(lot / 10_000)
+             + rng.normal(0, 15_000, n))
+    lo, hi = np.percentile(year, [10, 90], method="inverted_cdf")
+    return pd.DataFrame(d).assign(price=price), 400 * float(hi - lo)

@@ -479,39 +479,82 @@ def resmoothed(field: SlopeField, curve: Curve) -> np.ndarray:
     return np.r_[0.0, np.cumsum(slope * np.diff(curve.x))]
 
 
-def rise_se(field: SlopeField, curve: Curve, y: np.ndarray | None, leaf: np.ndarray | None,
-            ends: tuple[float, float]) -> float:
-    """Standard error of the curve's change from ``ends[0]`` to ``ends[1]``, from the strata.
+def _rise_prefix(field: SlopeField, curve: Curve, ends: tuple[float, float]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """What the curve's change from ``ends[0]`` to ``ends[1]`` gives each leaf slope.
 
-    The change is a sum over the curve's intervals of (mean slope) x (length); each mean is
-    a ratio of the slopes' (weighted) sum to their count.  Linearised, every stratum adds
-    its slopes' deviations from those means, each scaled by length / count, and the strata
-    are independent given the partition (honest strata: a row's stratum never saw its
-    target), so the variance is the sum of the squared contributions of the strata.  No
-    re-run: one pass over the slopes with prefix sums over x.  ``y`` and ``leaf`` None: the
-    field's own target and strata (a field made from cells).
+    The change is a sum over the curve's intervals of (mean slope) x (length) and each mean
+    is the (weighted) sum of the slopes covering it over their count, so a slope over
+    unique-x indices [a, b) enters with ``w * (pa[b] - pa[a])``, where ``pa`` is the prefix
+    sum of length / count over the unique x (and ``pb`` that of length x mean / count).
+    Returns ``pa``, ``pb`` and the slopes' weights ``w``; None when there is no change.
     """
     g = field.groups
     nux = field.ux.size
     if curve.x.size < 2 or g.a.size == 0:
-        return float("nan")
-    g_mean = g.means(field.target if y is None else y)
-    slopes = (g_mean[1:] - g_mean[:-1])[g.same] / g.dx
-    g_leaf = g.leaf if leaf is None else leaf[g.order[g.start]]
-    s_leaf = g_leaf[:-1][g.same]
-    w = np.ones(slopes.size) if g.w is None else g.w
+        return None
+    w = np.ones(g.a.size) if g.w is None else g.w
     lo_x, hi_x = min(ends), max(ends)
     left, right = curve.x[:-1], curve.x[1:]
     length = np.clip(np.minimum(right, hi_x) - np.maximum(left, lo_x), 0.0, None)
     k = curve.at[:-1]
-    count = _cover(g.a, g.b, nux, w)[k]
+    # Unweighted, the count of slopes at each x is the field's own.
+    count = (field.count if g.w is None else _cover(g.a, g.b, nux, w))[k]
     mean = field.slope[k]
     ok = (count > 0) & (length > 0) & np.isfinite(mean)
     per = np.zeros(nux)
     per_m = np.zeros(nux)
     per[k[ok]] = length[ok] / count[ok]
     per_m[k[ok]] = length[ok] * mean[ok] / count[ok]
-    pa, pb = np.r_[0.0, np.cumsum(per)], np.r_[0.0, np.cumsum(per_m)]
+    return np.r_[0.0, np.cumsum(per)], np.r_[0.0, np.cumsum(per_m)], w
+
+
+def rise_se(field: SlopeField, curve: Curve, y: np.ndarray | None, leaf: np.ndarray | None,
+            ends: tuple[float, float]) -> float:
+    """Standard error of the curve's change from ``ends[0]`` to ``ends[1]``, from the strata.
+
+    Linearised (see :func:`_rise_prefix`), every stratum adds its slopes' deviations from
+    the means they enter, each scaled by length / count, and the strata are independent
+    given the partition (honest strata: a row's stratum never saw its target), so the
+    variance is the sum of the squared contributions of the strata.  No re-run: one pass
+    over the slopes with prefix sums over x.  ``y`` and ``leaf`` None: the field's own
+    target and strata (a field made from cells).
+    """
+    prefix = _rise_prefix(field, curve, ends)
+    if prefix is None:
+        return float("nan")
+    pa, pb, w = prefix
+    g = field.groups
+    g_mean = g.means(field.target if y is None else y)
+    slopes = (g_mean[1:] - g_mean[:-1])[g.same] / g.dx
+    g_leaf = g.leaf if leaf is None else leaf[g.order[g.start]]
+    s_leaf = g_leaf[:-1][g.same]
     contribution = w * (slopes * (pa[g.b] - pa[g.a]) - (pb[g.b] - pb[g.a]))
     phi = np.bincount(s_leaf, weights=contribution)
     return float(np.sqrt(np.sum(phi**2)))
+
+
+def rise_weights(field: SlopeField, curve: Curve, ends: tuple[float, float]) -> np.ndarray:
+    """Each row's weight in the curve's change from ``ends[0]`` to ``ends[1]``.
+
+    The change is linear in the target over fixed strata: ``rise_weights(...) @ t`` is the
+    change of the curve of any target ``t`` on the same field's slopes (the same points
+    kept), so the change of the part another fit subtracts is one product with its
+    columns instead of a slope field per column (see ``_adjust.Adjustment.size_move``).
+    """
+    g = field.groups
+    n = g.order.size
+    prefix = _rise_prefix(field, curve, ends)
+    if prefix is None:
+        return np.zeros(n)
+    pa, _, w = prefix
+    # A slope (mean of group j+1 - mean of group j) / dx enters with coef; each group's
+    # rows share their group's weight.
+    coef = w * (pa[g.b] - pa[g.a]) / g.dx
+    first = np.flatnonzero(g.same)
+    groups = g.start.size
+    per_group = (np.bincount(first + 1, weights=coef, minlength=groups)
+                 - np.bincount(first, weights=coef, minlength=groups))
+    out = np.empty(n)
+    out[g.order] = np.repeat(per_group / g.g_cnt, g.g_cnt)
+    return out

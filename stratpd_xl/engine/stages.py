@@ -47,7 +47,7 @@ from .._backend import get_backend
 from ..errors import StratPDInputError
 from ..params import Settings
 from ..schema import MISSING, Note
-from ._adjust import Adjustment, numeric_basis
+from ._adjust import Adjustment, numeric_basis, size_check
 from ._band import _band, _half_samples, _rise, _simultaneous_band, _trial_y, rise_ends
 from ._categorical import category_cells, category_effects, effects_of_cells
 from ._design import MAX_ADJUST_LEVELS, Design, _standardised, fit_design
@@ -76,6 +76,7 @@ from ._numeric import (
     integrate,
     resmoothed,
     rise_se,
+    rise_weights,
     slope_field,
     unique_of_rows,
     unique_x,
@@ -193,6 +194,9 @@ class Strata:
     leaks_if_still: list[Leak] | None = None  # the leaks when the categories never meet
     # The last category is the feature's blanks, "(missing)" (engine/_missing.py).
     blank_category: bool = False
+    # The standard error of the adjustment's move of the curve's change (from the sample's
+    # rows: Adjustment.size_move); NaN when not adjusted.
+    size_se: float = np.nan
     # The sample's rows as stage 1 typed them, for the pass of the sample itself (the
     # in-memory path): not pickled.
     _rows: dict[str, np.ndarray] | None = field(default=None, repr=False)
@@ -393,6 +397,15 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
         gaps[False] = (_gap_warnings(table, feature, NUMERIC, rows.index, False)
                        if gaps[True] else [])
     by_rows = bool(table.yes_no)
+    size_se = np.nan
+    if part is not None:
+        # How much the adjustment's own noise could move the curve's change (the finish
+        # keeps the plain curve where a large move is within it: _adjust.size_check).
+        plain_field = slope_field(x, rows.y, leaf, unique, by_rows=by_rows)
+        plain_curve = integrate(plain_field, p.min_slopes_per_x)
+        if plain_curve is not None:
+            size_se = adj.size_move(rise_weights(plain_field, plain_curve,
+                                                 tuple(rise_ends(x_sorted))))[1]
     trials = None
     if p.n_trials > 1 and halves:
         trials = []
@@ -423,6 +436,7 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
         x_share, leaks, twins, gaps, rise_ends(x_sorted),
         None if part is None else check_ends(x_sorted), trials,
     )
+    strata.size_se = size_se
     # The sample's own pass keys its strata by their labels (the same strata as the trees'
     # keys, already in the finish's order).
     strata._rows = {"ids": positions, "x": x, "y": rows.y, "keys": leaf, "part": part,
@@ -661,17 +675,24 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
     adj = strata.adjustment
     applied = strata.adjusted
     trial_slopes = None if strata.trials is None else [t.slope for t in strata.trials]
-    reversal = None
+    reversal = sized = None
     if applied and curve is not None:
         # Checked against the plain curve inside the same strata (see _rise_check).
         plain_field = field_.for_target(0)
         plain = integrate(plain_field, p.min_slopes_per_x)
         reversal = (None if plain is None
                     else _rise_check(feature, strata.check_ends, curve, plain))
-        if reversal:
+        if plain is not None and not reversal:
+            # A large move of the curve's change within the adjustment's own noise.
+            plain_change, change = (float(np.diff(np.interp(strata.rise_ends, c.x, c.pd))[0])
+                                    for c in (plain, curve))
+            sized = size_check(feature, change - plain_change, strata.size_se, plain_change,
+                               adj.r2)
+        if reversal or sized:
             field_, curve, applied = plain_field, plain, False
             adj = replace(adj, reason="it turned the plain comparison's direction inside "
-                          "the strata the other way")
+                          "the strata the other way" if reversal else "it moved the curve's "
+                          "size a lot, but by less than its own noise")
             if strata.trials is not None:
                 trial_slopes = [t.plain for t in strata.trials]
     if curve is None:
@@ -797,7 +818,7 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
     rare = rare_outcome_note(facts.yes_no, facts.target, feature, (partial.y_positive, n),
                              rise)
     small = None if rare else small_table_note(feature, n, rise, rise_error)
-    warnings_ += [note for note in (rare, small) if note]
+    warnings_ += [note for note in (rare, small, sized) if note]
     warnings_ += _ordered_warnings(facts.target, feature, strata.leaks, reversal,
                                    strata.gap_notes[applied])
     dates = pd.api.types.is_datetime64_any_dtype(column.dtype)
