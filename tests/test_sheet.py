@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import stratpd_xl as sx
@@ -526,6 +526,9 @@ _cell = st.one_of(
 )
 
 
+# No deadline: one block took 568 ms (of 200) in a full run at load 20, and hypothesis
+# called that a failure; what is checked is the answer, not the time.
+@settings(deadline=None)
 @given(st.lists(st.lists(_cell, min_size=0, max_size=5), min_size=0, max_size=8))
 def test_any_block_of_cells_gives_a_table_or_a_sentence(cells):
     try:
