@@ -261,6 +261,8 @@ asyncio.run(server.custom_scripts_call(main, "analyse_selection", typehint_to_va
 out["actions"] = [(a["func"], a.get("sheet_position"), a.get("start_row"), a.get("start_column"),
                    a.get("values") if a["func"] == "setValues" else None)
                   for a in book.json()["actions"]]
+out["widths"] = {a["start_column"]: a["args"][0] for a in book.json()["actions"]
+                 if a["func"] == "setColumnWidth"}
 print(json.dumps(out, default=str))
 """
 
@@ -298,3 +300,9 @@ def test_main_runs_through_xlwings_lite_machinery(tmp_path):
     assert funcs[0] == "addSheet" and "addPicture" in funcs and "alert" not in funcs
     first_values = next(a[4] for a in out["actions"] if a[0] == "setValues")
     assert first_values[0][0] == "StratPD: what moves price, all else equal"
+    # Column widths go to Office.js in points (the desktop's are characters): a column of
+    # the ranking is as wide as on Windows, not a quarter of it.
+    report = spreadsheet.report_sheet(DATA, target="price", taken=["Data"])
+    assert {int(k) + 1: v for k, v in out["widths"].items()} == {
+        col: round((chars * 7 + 5) * 0.75, 2) for col, chars in report.widths.items()}
+    assert "setWrapText" in funcs

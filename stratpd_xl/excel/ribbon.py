@@ -290,12 +290,23 @@ def _write_results(
     _lay_out(new_sheet, report)
 
 
+def _width(new_sheet: Any, chars: float) -> float:
+    """A column width for this host: Excel's characters on the desktop; points in xlwings Lite,
+    whose Office.js measures widths so (7 pixels a character and 5 of padding, 3/4 point a
+    pixel, as Excel converts them)."""
+    try:
+        remote = new_sheet.book.app.engine.type == "remote"
+    except Exception:  # noqa: BLE001 - a book without an engine is a desktop one
+        remote = False
+    return round((chars * 7 + 5) * 0.75, 2) if remote else chars
+
+
 def _lay_out(new_sheet: Any, report: spreadsheet.ReportSheet) -> None:
     """Column widths and wrapped table headers (:attr:`ReportSheet.widths`, ``headers``).
-    Only looks: a host that cannot set them (xlwings Lite may not) still has the report."""
+    Only looks: a host that cannot set them still has the report."""
     try:
         for col, chars in report.widths.items():
-            new_sheet.range((1, col)).column_width = chars
+            new_sheet.range((1, col)).column_width = _width(new_sheet, chars)
         for row, first, last in report.headers:
             new_sheet.range((row, first), (row, last)).wrap_text = True
     except (NotImplementedError, AttributeError):
