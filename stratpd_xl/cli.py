@@ -400,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _table_option(p, "by", "--by")
     _table_option(p, "bands", "--bands")
+    _classes_option(p, "draw a curve per class, from one stratification")
     _scale_option(p)
 
     p = sub.add_parser(
@@ -463,6 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", "-t", required=True, help="column to explain (numbers, or yes/no)")
     _features_option(p)
     _outputs_option(p)
+    _classes_option(p, "rank each feature by the class it moves most (the class is named)")
     _scale_option(p)
 
     p = sub.add_parser(
@@ -968,9 +970,39 @@ def _input_path(args: argparse.Namespace) -> Path | None:
     return None if args.input == STDIN else Path(args.input)
 
 
+def _classes_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--classes",
+        metavar="A,B",
+        help=f"read the target as classes (text, or whole-number codes; 2 to 20) and {what}: "
+        "'all', or the classes to show, separated by commas",
+    )
+
+
+def _classes_of(text: str | None) -> Any:
+    """``--classes``: None, True for "all", else the classes named, separated by commas."""
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names or [n.lower() for n in names] == ["all"]:
+        return True
+    return names
+
+
 def _cmd_curve(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
+    classes = _classes_of(getattr(args, "classes", None))
+    if classes is not None and any(o.suffix.lower() in (".xlsx", ".xlsm") for o in outs):
+        raise StratPDInputError(
+            "--classes writes a table (.csv, or printed, or --json) and a chart (.png, .svg, "
+            ".pdf), not yet a workbook: choose one of those for --out"
+        )
     scaled = _scaled_input(args)
+    if scaled is not None and classes is not None:
+        raise StratPDInputError(
+            "--classes reads the table in memory, not yet in chunks: leave out the options "
+            "that read it in chunks"
+        )
     if scaled is not None:
         _step("analysing")
         result = workflow.scaled_curve(
@@ -987,6 +1019,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
             frame, args.target, args.feature, settings=_settings(args),
             categorical=args.categorical or (), orders=dict(args.order or ()),
             how_to_keep=KEEP_HINT, how_to_expand="--all-points", positive=args.positive,
+            classes=classes,
         )
     a = result.curve.attrs
     used, given = a.get("n_used"), a.get("n_rows", 0 if scaled is not None else len(frame))
@@ -1192,6 +1225,7 @@ def _analyse(
         orders=dict(getattr(args, "order", None) or ()), how_to_keep=KEEP_HINT,
         progress=_analysis_progress(),
         positive=getattr(args, "positive", None),
+        classes=_classes_of(getattr(args, "classes", None)),
     )
     _notes(result.notes, where)
     return result
@@ -1200,6 +1234,12 @@ def _analyse(
 def _cmd_impact(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
     scaled = _scaled_input(args)
+    if args.classes is not None and (scaled is not None or any(
+            o.suffix.lower() in (".xlsx", ".xlsm") for o in outs)):
+        raise StratPDInputError(
+            "--classes ranks a table read in memory, printed or written to .csv, --json or "
+            "a chart, not yet a workbook nor a table read in chunks"
+        )
     where = "every one is in the output of --json and on the Notes sheet of a report"
     if scaled is not None:
         _step("analysing")

@@ -194,6 +194,7 @@ def prepare(
     orders: Mapping[Any, Sequence[Any]] | None = None,
     how_to_keep: str = KEEP_BY_NAMING,
     positive: Any = None,
+    classes: Any = None,
     keep: Sequence[str] = (),
 ) -> Problem:
     """Resolve names, check the rows and leave out columns that cannot inform the analysis.
@@ -222,6 +223,9 @@ def prepare(
     positive : optional
         For a yes/no target, the value that counts as 1 (default TRUE/yes/1, else the
         rarer value); results are then changes in its probability, in percentage points.
+    classes : optional
+        Read the target as classes (``True``, ``"all"`` or a list): no yes/no reading and
+        no numeric check; the engine gives a curve per class.
     keep : sequence of str
         Exact names of other columns never to leave out (a ``by`` column).
 
@@ -266,6 +270,7 @@ def prepare(
     check_rows(
         frame, target_name, named[0] if named is not None and len(named) == 1 else None,
         min_samples_leaf=settings.min_samples_leaf, positive=positive,
+        classes=classes is not None and classes is not False,
     )
     kept = _kept(frame, settings.keep)
     roles = {**dict.fromkeys(kept, "kept column"), **dict.fromkeys(named or [], "feature"),
@@ -295,7 +300,8 @@ def prepare(
         from . import engine
 
         left_out = {**left_out, **dict.fromkeys(excluded, engine.EXCLUDED)}
-    yes_no = yes_no_target(frame[target_name], target_name, positive)
+    yes_no = (None if classes is not None and classes is not False
+              else yes_no_target(frame[target_name], target_name, positive))
     if yes_no is not None:
         notes.insert(0, Note(f'"{target_name}" is a yes/no target: results are changes in '
                              f"{yes_no.label}, in percentage points", "target",
@@ -411,10 +417,12 @@ def curve(
     how_to_keep: str = KEEP_BY_NAMING,
     how_to_expand: str = EVERY_POINT,
     positive: Any = None,
+    classes: Any = None,
 ) -> CurveResult:
     """Partial dependence of ``target`` on one ``feature``: StratPD or CatStratPD by column type.
 
-    Parameters are as for :func:`prepare` (``positive`` included); ``settings`` carries every
+    Parameters are as for :func:`prepare` (``positive`` included; ``classes``: a curve per
+    class of the target, as :func:`stratpd_xl.stratpd` makes them); ``settings`` carries every
     engine parameter and ``how_to_expand`` ends the note on a summarised curve (how to get
     every point).
 
@@ -429,10 +437,12 @@ def curve(
     by = None if settings.by is None else resolve_column(frame, settings.by, role="by")
     problem = prepare(
         frame, target, [feature], settings=settings, categorical=categorical, orders=orders,
-        how_to_keep=how_to_keep, positive=positive, keep=[by] if by else [],
+        how_to_keep=how_to_keep, positive=positive, keep=[by] if by else [], classes=classes,
     )
     name = problem.features[0]
     grouping = {} if by is None else {"by": by, "bands": settings.bands}
+    if classes is not None and classes is not False:
+        grouping = {**grouping, "classes": classes}
     result = engine.partial_dependence(
         problem.frame, problem.target, name, positive=positive,
         **_engine_kwargs(settings, problem), **grouping,
@@ -477,6 +487,7 @@ def analysis(
     how_to_keep: str = KEEP_BY_NAMING,
     progress: Progress | None = None,
     positive: Any = None,
+    classes: Any = None,
 ) -> AnalysisResult:
     """Curves of many features and the impact ranking.
 
@@ -493,11 +504,12 @@ def analysis(
     settings = settings or Settings()
     problem = prepare(
         frame, target, features, settings=settings, categorical=categorical, orders=orders,
-        how_to_keep=how_to_keep, positive=positive,
+        how_to_keep=how_to_keep, positive=positive, classes=classes,
     )
     result = engine.analyse(
         problem.frame, problem.target, problem.features, progress=progress,
         positive=positive, **_engine_kwargs(settings, problem),
+        **({} if classes is None or classes is False else {"classes": classes}),
     )
     if result.impact.empty:
         reasons = "; ".join(f'"{f}": {why}' for f, why in result.skipped.items())

@@ -160,3 +160,31 @@ def test_the_chart_draws_a_line_per_class_in_colour_blind_safe_colours():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b", "c"]
     bars = curve_figure(sx.catstratpd(data, "y", "g", classes=True)).axes[0]
     assert len(bars.patches) == 3 * 2  # a bar per class in each category
+
+
+def test_the_command_line_draws_the_classes_asked_for(tmp_path, capsys):
+    import json
+
+    from stratpd_xl.cli import main
+
+    data, _ = _three_classes(n=1500)
+    path = tmp_path / "flowers.csv"
+    data.to_csv(path, index=False)
+    assert main(["curve", str(path), "-t", "y", "-f", "x", "--classes", "a, c",
+                 "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["columns"][:3] == ["class", "x", "pd"]
+    assert {row["class"] for row in printed["rows"]} == {"a", "c"}
+    picture = tmp_path / "classes.png"
+    assert main(["curve", str(path), "-t", "y", "-f", "x", "--classes", "all", "-q",
+                 "-o", str(picture)]) == 0
+    assert picture.stat().st_size > 10_000
+    # A workbook of classes is not written yet: said before anything is read.
+    assert main(["curve", str(path), "-t", "y", "-f", "x", "--classes", "all",
+                 "-o", str(tmp_path / "classes.xlsx")]) == 2
+    assert "not yet a workbook" in capsys.readouterr().err
+    # The ranking names the class each feature moves most.
+    assert main(["impact", str(path), "-t", "y", "--classes", "all", "--json"]) == 0
+    ranking = json.loads(capsys.readouterr().out)
+    assert ranking["columns"][:4] == ["feature", "kind", "class", "impact"]
+    assert (ranking["rows"][0]["feature"], ranking["rows"][0]["class"]) == ("x", "b")

@@ -104,6 +104,7 @@ def check_rows(
     *,
     min_samples_leaf: int = PARAMETERS["min_samples_leaf"].default,  # type: ignore[assignment]
     positive: Any = None,
+    classes: bool = False,
 ) -> None:
     """Check, before the engine runs, that the table can give a curve; explain what to fix.
 
@@ -118,6 +119,8 @@ def check_rows(
         The engine parameter; StratPD needs at least twice this many usable rows.
     positive
         For a yes/no target, the value that counts as 1 (see :mod:`stratpd_xl.yesno`).
+    classes
+        The target is read as classes (a curve per class): text is fine.
 
     Raises
     ------
@@ -160,8 +163,8 @@ def check_rows(
             "pick a column of finite numbers"
         )
     # Two values (TRUE/FALSE, yes/no, two texts) or a chosen positive value: a probability.
-    yes_no = yes_no_target(y, target, positive)
-    if yes_no is None and not is_numeric(y):
+    yes_no = None if classes else yes_no_target(y, target, positive)
+    if yes_no is None and not classes and not is_numeric(y):
         example = present
         shown = f' (e.g. "{example.iloc[0]}")' if len(example) else ""
         raise StratPDInputError(
@@ -181,7 +184,7 @@ def check_rows(
             f"only {n} row{'s' if n != 1 else ''} with a value {where}; StratPD needs at least "
             f"2 x min_samples_leaf ({needed}) rows: add rows or lower min_samples_leaf"
         )
-    if yes_no is None and y[usable].nunique() == 1:
+    if yes_no is None and y[usable].nunique() == 1:  # one class is no classes either
         raise StratPDInputError(
             f'target "{target}" has the same value ({y[usable].iloc[0]}) in every row used; '
             "nothing varies to explain: pick a target whose values vary"
