@@ -160,6 +160,17 @@ def test_the_chart_draws_a_line_per_class_in_colour_blind_safe_colours():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b", "c"]
     bars = curve_figure(sx.catstratpd(data, "y", "g", classes=True)).axes[0]
     assert len(bars.patches) == 3 * 2  # a bar per class in each category
+    # The by-group pictures draw with the same hand: a line per group asked for.
+    from matplotlib.figure import Figure
+
+    from stratpd_xl.presentation.pairs import draw_per_group
+
+    axes = Figure().subplots()
+    draw_per_group(axes, curves, "class", ["c", "a"], lambda c: f"class {c}", ("#000000",),
+                   ("-", "--"))
+    drawn = axes.get_lines()
+    assert [line.get_label() for line in drawn] == ["class c", "class a"]
+    assert [line.get_linestyle() for line in drawn] == ["-", "--"]
 
 
 def test_the_command_line_draws_the_classes_asked_for(tmp_path, capsys):

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .labels import is_categorical
+from .pairs import draw_per_group
 
 __all__ = ["CLASS_COLORS", "class_figure", "class_title", "is_by_class"]
 
@@ -46,38 +45,7 @@ def class_figure(result: pd.DataFrame, *, width_in: float = 6.4,
     ax = fig.subplots()
     classes = list(result["class"].cat.categories) if isinstance(
         result["class"].dtype, pd.CategoricalDtype) else list(dict.fromkeys(result["class"]))
-    band = {"pd_low", "pd_high"} <= set(result.columns)
-    if is_categorical(result):
-        cats = list(dict.fromkeys(result["category"].astype(str)))
-        width = 0.8 / max(len(classes), 1)
-        for i, c in enumerate(classes):
-            part = result[result["class"] == c]
-            pos = np.array([cats.index(str(v)) for v in part["category"]]) + (
-                i - (len(classes) - 1) / 2) * width
-            y = part["pd"].to_numpy(dtype=float)
-            yerr = None
-            if band:
-                yerr = np.nan_to_num(np.vstack([
-                    np.clip(y - part["pd_low"].to_numpy(dtype=float), 0, None),
-                    np.clip(part["pd_high"].to_numpy(dtype=float) - y, 0, None)]))
-            ax.bar(pos, y, width=width, yerr=yerr, label=str(c),
-                   color=CLASS_COLORS[i % len(CLASS_COLORS)],
-                   error_kw={"ecolor": "#444444", "capsize": 2, "linewidth": 0.8})
-        ax.set_xticks(np.arange(len(cats)))
-        ax.set_xticklabels(cats, rotation=35 if sum(map(len, cats)) > 60 else 0, **_PLAIN)
-        ax.set_xlabel(str(result.attrs.get("feature", "category")), **_PLAIN)
-    else:
-        for i, c in enumerate(classes):
-            part = result[result["class"] == c]
-            color = CLASS_COLORS[i % len(CLASS_COLORS)]
-            x = part["x"].to_numpy()
-            if band:
-                ax.fill_between(x, part["pd_low"].to_numpy(dtype=float),
-                                part["pd_high"].to_numpy(dtype=float), color=color,
-                                alpha=0.15, linewidth=0)
-            ax.plot(x, part["pd"].to_numpy(dtype=float), color=color, linewidth=1.8,
-                    linestyle=_DASHES[(i // len(CLASS_COLORS)) % len(_DASHES)], label=str(c))
-        ax.set_xlabel(str(result.attrs.get("feature", "x")), **_PLAIN)
+    draw_per_group(ax, result, "class", classes, str, CLASS_COLORS, _DASHES, band_alpha=0.15)
     ax.axhline(0.0, color="#bbbbbb", linewidth=0.8, zorder=0)
     ax.set_ylabel("change in each class's chance vs its average, points", **_PLAIN)
     ax.legend(title=str(result.attrs.get("target", "class")), fontsize=8, title_fontsize=8,

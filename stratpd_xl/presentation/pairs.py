@@ -76,6 +76,48 @@ def by_group_table(result: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index(drop=True)
 
 
+def draw_per_group(ax: Any, result: pd.DataFrame, column: str, groups: list[Any],
+                   label: Any, colors: tuple[str, ...], dashes: tuple[str, ...] = ("-",),
+                   band_alpha: float = 0.18) -> None:
+    """On ``ax``, the rows of each of ``groups`` (values of ``column``, compared as text): a
+    line over ``x`` with its band shaded (numeric), or bars per category with the band as
+    error bars (categorical), labelled ``label(group)``, coloured in turn from ``colors``
+    (then the next of ``dashes``)."""
+    band = {"pd_low", "pd_high"} <= set(result.columns)
+    key = result[column].astype(str)
+    if is_categorical(result):
+        cats = list(dict.fromkeys(result["category"].astype(str)))
+        width = 0.8 / max(len(groups), 1)
+        for i, g in enumerate(groups):
+            part = result[key == str(g)]
+            pos = np.array([cats.index(str(c)) for c in part["category"]]) + (i - (
+                len(groups) - 1) / 2) * width
+            y = part["pd"].to_numpy(dtype=float)
+            yerr = None
+            if band:
+                yerr = np.nan_to_num(np.vstack([
+                    np.clip(y - part["pd_low"].to_numpy(dtype=float), 0, None),
+                    np.clip(part["pd_high"].to_numpy(dtype=float) - y, 0, None)]))
+            ax.bar(pos, y, width=width, yerr=yerr, label=label(g),
+                   color=colors[i % len(colors)],
+                   error_kw={"ecolor": "#444444", "capsize": 2, "linewidth": 0.8})
+        ax.set_xticks(np.arange(len(cats)))
+        ax.set_xticklabels(cats, rotation=35 if sum(map(len, cats)) > 60 else 0, **_PLAIN)
+        ax.set_xlabel(str(result.attrs.get("feature", "category")), **_PLAIN)
+        return
+    for i, g in enumerate(groups):
+        part = result[key == str(g)]
+        color = colors[i % len(colors)]
+        x = part["x"].to_numpy()
+        if band:
+            ax.fill_between(x, part["pd_low"].to_numpy(dtype=float),
+                            part["pd_high"].to_numpy(dtype=float), color=color,
+                            alpha=band_alpha, linewidth=0)
+        ax.plot(x, part["pd"].to_numpy(dtype=float), color=color, linewidth=1.8,
+                linestyle=dashes[(i // len(colors)) % len(dashes)], label=label(g))
+    ax.set_xlabel(str(result.attrs.get("feature", "x")), **_PLAIN)
+
+
 def by_group_figure(result: pd.DataFrame, *, width_in: float = 6.4,
                     height_in: float = 4.0) -> Figure:
     """One line (numeric feature) or one set of bars (categorical) per group, with bands."""
@@ -85,38 +127,7 @@ def by_group_figure(result: pd.DataFrame, *, width_in: float = 6.4,
         result["group"].dtype, pd.CategoricalDtype) else list(dict.fromkeys(
             result["group"].astype(str)))
     by = str(result.attrs.get("by", "group"))
-    band = {"pd_low", "pd_high"} <= set(result.columns)
-    if is_categorical(result):
-        cats = list(dict.fromkeys(result["category"].astype(str)))
-        width = 0.8 / max(len(groups), 1)
-        for i, g in enumerate(groups):
-            part = result[result["group"].astype(str) == g]
-            pos = np.array([cats.index(str(c)) for c in part["category"]]) + (i - (
-                len(groups) - 1) / 2) * width
-            y = part["pd"].to_numpy(dtype=float)
-            yerr = None
-            if band:
-                yerr = np.nan_to_num(np.vstack([
-                    np.clip(y - part["pd_low"].to_numpy(dtype=float), 0, None),
-                    np.clip(part["pd_high"].to_numpy(dtype=float) - y, 0, None)]))
-            ax.bar(pos, y, width=width, yerr=yerr, label=f"{by} = {g}",
-                   color=_GROUP_COLORS[i % len(_GROUP_COLORS)],
-                   error_kw={"ecolor": "#444444", "capsize": 2, "linewidth": 0.8})
-        ax.set_xticks(np.arange(len(cats)))
-        ax.set_xticklabels(cats, rotation=35 if sum(map(len, cats)) > 60 else 0, **_PLAIN)
-        ax.set_xlabel(str(result.attrs.get("feature", "category")), **_PLAIN)
-    else:
-        for i, g in enumerate(groups):
-            part = result[result["group"].astype(str) == g]
-            color = _GROUP_COLORS[i % len(_GROUP_COLORS)]
-            x = part["x"].to_numpy()
-            if band:
-                ax.fill_between(x, part["pd_low"].to_numpy(dtype=float),
-                                part["pd_high"].to_numpy(dtype=float), color=color,
-                                alpha=0.18, linewidth=0)
-            ax.plot(x, part["pd"].to_numpy(dtype=float), color=color, linewidth=1.8,
-                    label=f"{by} = {g}")
-        ax.set_xlabel(str(result.attrs.get("feature", "x")), **_PLAIN)
+    draw_per_group(ax, result, "group", groups, lambda g: f"{by} = {g}", _GROUP_COLORS)
     ax.axhline(0.0, color="#bbbbbb", linewidth=0.8, zorder=0)
     ax.set_ylabel(_value_label(result.attrs), **_PLAIN)
     ax.legend(fontsize=8, frameon=False, loc="best")
