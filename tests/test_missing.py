@@ -210,3 +210,11 @@ def test_a_stray_blank_cell_makes_no_row():
     curve = sx.stratpd(data, "y", "x1")
     assert "missing" not in curve.columns and "missing" not in curve.attrs
     assert curve.attrs["n_dropped_missing"] == 4
+
+
+def test_the_model_check_compares_the_curve_without_its_blank_row():
+    data, _ = _table(n=2000)
+    table = sx.compare(data, "y", "x1")
+    assert not table["x"].isna().any()
+    assert "could not be compared" not in table.attrs["sentence"]
+    assert table.attrs["agreement"] > 0.9

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine._table import as_float
-from ..schema import CATEGORICAL, CATEGORY, PD, PD_HIGH, PD_LOW, X, result_kind
+from ..schema import CATEGORICAL, CATEGORY, PD, PD_HIGH, PD_LOW, X, curve_points, result_kind
 from ._effects import (
     ICE_ROWS,
     accumulated_local_effects,
@@ -193,6 +193,9 @@ def compare_curves(model: Fitted, curve: pd.DataFrame, *, seed: int = 0) -> pd.D
         row-weighted correlation of StratPD's curve with the PDP / ALE: 1 same story, -1
         opposite) and ``target_sd``.
     """
+    # The feature's blank rows (a numeric curve's last row, a "(missing)" category) have
+    # no value to set the model's feature to: the curves are compared on the values.
+    curve = curve_points(curve)
     feature = str(curve.attrs.get("feature"))
     categorical = result_kind(curve) == CATEGORICAL
     grid = curve_grid(model, curve, feature)
