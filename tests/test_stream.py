@@ -271,3 +271,13 @@ def test_a_line_without_end_in_a_large_csv_is_refused_as_it_is_read(tmp_path, mo
     with pytest.raises(StratPDInputError, match=r'^line 3,002 of "t.csv" is over 1 MB long '
                        "without a line break"):
         list(t.chunks())
+
+
+def test_a_footer_claiming_more_rows_than_the_file_can_hold_is_one_sentence(tmp_path):
+    # Streamed, pass 0 would hash 1.4 billion row ids before reading the file's 200 rows.
+    path = tmp_path / "rows.parquet"
+    table(200).to_parquet(path)
+    claim(path, rows=1_400_000_000)
+    with pytest.raises(StratPDInputError, match=r'the footer of "rows.parquet" claims '
+                       r"1,400,000,000 rows in a file of [\d,]+ bytes \(damaged or forged\)"):
+        stream.open_table(path)

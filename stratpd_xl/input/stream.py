@@ -355,6 +355,7 @@ def _open_parquet(path: Path, columns: Sequence[str] | None, chunk_rows: int,
         raise StratPDInputError(f'"{plan.label}" holds no rows; write the table\'s rows into it')
     width = sum(_CELL_BYTES.get(c.kind, _NUMBER_BYTES) for c in plan.wanted)
     _check_row_groups(plan)
+    _check_row_counts(plan)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -402,6 +403,22 @@ def _open_parquet(path: Path, columns: Sequence[str] | None, chunk_rows: int,
                           list(plan.notes))
     table._reader = read
     return table
+
+
+#: Most rows a Parquet file may claim per byte of its size.  A table's columns vary, so even
+#: bit-packed they take bits a row; a footer claiming more rows is damaged or forged (and
+#: pass 0 would hash every claimed row id before reading one).
+MAX_ROWS_PER_BYTE = 1000
+
+
+def _check_row_counts(plan: Any) -> None:
+    for file, meta in zip(plan.files, plan.metas, strict=True):
+        size = file.stat().st_size
+        if meta.num_rows > MAX_ROWS_PER_BYTE * max(size, 1):
+            raise StratPDInputError(
+                f'the footer of "{file.name}" claims {meta.num_rows:,} rows in a file of '
+                f"{_size(size)} (damaged or forged); write it again from its source"
+            )
 
 
 def _check_row_groups(plan: Any) -> None:

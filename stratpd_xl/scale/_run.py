@@ -360,7 +360,7 @@ def impact(data: Any, target: str, features: Iterable[str] | None = None, *,
     sketch = _sketch(rows, target, names or [], _seed(params), strata_rows)
     if names is None:  # as sx.impact: every column but the target, identifiers left out
         table = _table(sketch.sample, target, params.get("positive"),
-                       keep=params.get("keep") or (), exclude=params.get("exclude") or ())
+                       keep=_names(params.get("keep")), exclude=_names(params.get("exclude")))
         names = [c for c in table.columns if c != target]
     strata, skipped = [], {}
     for feature in names:
@@ -375,6 +375,13 @@ def impact(data: Any, target: str, features: Iterable[str] | None = None, *,
     sums = rows.partials(strata, engine_stages.pass_chunk)
     ranking, _, _ = engine_stages.analyse(strata, sums, skipped, target=target)
     return _noted(ranking, Run([], sketch, rows.notes))
+
+
+def _names(value: Any) -> list[str]:
+    """A column name or a list of them (``exclude="price"``: one name, not its letters)."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _noted(table: pd.DataFrame, done: Run) -> pd.DataFrame:
