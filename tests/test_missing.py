@@ -201,6 +201,9 @@ def test_front_ends_show_the_blank_row_as_missing(tmp_path):
         xml = book.read("xl/charts/chart1.xml").decode()
     first, last = (int(v) for v in re.findall(r"\$A\$(\d+):\$A\$(\d+)", xml)[0])
     assert last - first + 1 == len(curve) - 1
+    # Its header block says what the row is.
+    info = {item[0]: item[1] for item in report._curve_info(curve)}
+    assert info["rows without a value"].startswith(f"{rows:,}: not in the slopes")
 
 
 def test_a_stray_blank_cell_makes_no_row():

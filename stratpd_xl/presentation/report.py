@@ -30,7 +30,7 @@ from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
 from ..errors import StratPDInputError
-from ..schema import Finding, missing_row
+from ..schema import MISSING_LABEL, Finding, curve_points, missing_row
 from .drawing import Chart, Picture, PictureDrawer, draw_picture
 from .labels import (
     BAND_COLOR,
@@ -435,11 +435,20 @@ def _curve_info(result: pd.DataFrame) -> list[tuple[str, Any]]:
         (label, attrs[key], rows_ignored_note(result) if key == "n_ignored" and attrs[key] else "")
         for label, key in labels if key in attrs
     ]
+    blank = attrs.get("missing")
+    if isinstance(blank, dict):
+        items.append((
+            "rows without a value",
+            f'{blank.get("rows", 0):,}: not in the slopes; their row, "{MISSING_LABEL}", '
+            f'compares {blank.get("compared", 0):,} of them with the rows that have one in '
+            f'{blank.get("strata", 0):,} strata',
+        ))
     full = attrs.get("n_points_full")
-    if isinstance(full, int) and full > len(result):
+    points = len(curve_points(result))
+    if isinstance(full, int) and full > points:
         items.append((
             "curve points",
-            f"{len(result):,} of {full:,}; each summarises the values up to the next one "
+            f"{points:,} of {full:,}; each summarises the values up to the next one "
             f'("{SUMMARISED}")',
         ))
     without = attrs.get("categories_without_estimate")
