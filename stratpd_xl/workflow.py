@@ -642,7 +642,10 @@ def warm_up() -> pd.DataFrame:
     """
     import numpy as np
 
-    from . import _backend
+    from . import (
+        _backend,
+        engine,  # noqa: F401 - importing it gives ENGINE its compile
+    )
     from .input._scan_kernels import SCAN
 
     _backend.ENGINE.wait()  # the compiles themselves, in their threads (see _backend)

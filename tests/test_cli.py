@@ -383,6 +383,19 @@ def test_warm_up_fills_the_compile_cache_through_the_formulas_path(capsys, monke
     assert code == 0 and ran == [1] and "numpy" in out
 
 
+def test_warm_up_leaves_every_engine_kernel_in_an_empty_cache(tmp_path):
+    # What every installer runs so that the first formula compiles nothing: in a fresh
+    # process (the command line imports the engine lazily) into an empty numba cache.
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env.pop("STRATPD_XL_BACKEND", None)
+    done = subprocess.run([sys.executable, "-m", "stratpd_xl", "warm-up"], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    cached = {p.name.split("-")[0] for p in tmp_path.glob("engine_*/*.nbi")}
+    assert {"_tree._grow_numba", "_tree._apply_numba", "_stratify._first_seen",
+            "_numeric._counting_order"} <= cached, cached
+
+
 def test_help_and_version(capsys):
     code, out, _ = run(["--help"], capsys)
     assert code == 0 and "curve" in out and "report" in out and "demo" in out
