@@ -66,6 +66,9 @@ HINGES = (0.2, 0.4, 0.6, 0.8)
 # hinge: 7 % at 1.7 standard errors, 1.05 of the truth adjusted, 1.11 plain).
 SIZE_Z = 2.0
 SIZE_SHARE = 0.1
+# Most rows the move's standard error is measured on (every k-th row beyond): it only sets
+# a threshold, and a slope field of a million rows costs a tenth of the curve.
+SIZE_ROWS = 100_000
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,8 @@ class Adjustment:
         return z @ _solve(gram[full, full], gram[full, -1], free=m, ridge=i["ridge"])[m:]
 
 
-    def size_move(self, weights: np.ndarray) -> tuple[float, float]:
+    def size_move(self, weights: np.ndarray, rows: np.ndarray | None = None
+                  ) -> tuple[float, float]:
         """How much the adjustment moves ``weights @ target`` (a curve's change from one x to
         another: ``_numeric.rise_weights``), and the standard error of that move from the
         noise of the fit's coefficients; ``(0, nan)`` when the data were not adjusted.
@@ -124,7 +128,8 @@ class Adjustment:
         strata, ``r = z' weights``, times their coefficients.  Its variance is ``r' C r``
         with ``C`` the coefficients' covariance from the within-strata least squares
         (ridge included: ``s^2 A^-1 G A^-1``, ``A = G + ridge``).  A move within about two
-        of these is what refitting on other rows would give by chance alone.
+        of these is what refitting on other rows would give by chance alone.  ``rows``:
+        the rows ``weights`` are of (default all).
         """
         i = self.inputs
         if self.part is None or "gram" not in i:
@@ -133,12 +138,13 @@ class Adjustment:
         gram = i["gram"]
         w = m + n_others
         r = np.zeros(w)
-        r[m:] = i["z"][:, :n_others].T @ weights
+        z = i["z"] if rows is None else i["z"][rows]
+        r[m:] = z[:, :n_others].T @ weights
         a = gram[:w, :w] + np.diag(_penalty(np.diag(gram)[:w], m, i["ridge"]))
         try:
             coef, v = np.linalg.solve(a, np.column_stack([gram[:w, -1], r])).T
         except np.linalg.LinAlgError:
-            return float(-(weights @ self.part)), np.nan
+            return float(-(r[m:] @ i["beta"])) if "beta" in i else 0.0, np.nan
         c = np.r_[coef, -1.0]
         s2 = _sse(gram, c) / i["dof"] if i["dof"] > 0 else np.nan
         return float(-(r[m:] @ coef[m:])), float(np.sqrt(s2 * max(v @ gram[:w, :w] @ v, 0.0)))

@@ -47,7 +47,7 @@ from .._backend import get_backend
 from ..errors import StratPDInputError
 from ..params import Settings
 from ..schema import MISSING, Note
-from ._adjust import Adjustment, numeric_basis, size_check
+from ._adjust import SIZE_ROWS, Adjustment, numeric_basis, size_check
 from ._band import _band, _half_samples, _rise, _simultaneous_band, _trial_y, rise_ends
 from ._categorical import category_cells, category_effects, effects_of_cells
 from ._design import MAX_ADJUST_LEVELS, Design, _standardised, fit_design
@@ -401,11 +401,16 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
     if part is not None:
         # How much the adjustment's own noise could move the curve's change (the finish
         # keeps the plain curve where a large move is within it: _adjust.size_check).
-        plain_field = slope_field(x, rows.y, leaf, unique, by_rows=by_rows)
+        step = -(-rows.y.size // SIZE_ROWS)
+        sub = np.arange(0, rows.y.size, step)
+        plain_field = (slope_field(x, rows.y, leaf, unique, by_rows=by_rows) if step == 1
+                       else slope_field(x[sub], rows.y[sub], leaf[sub],
+                                        unique_of_rows(unique, sub), by_rows=by_rows))
         plain_curve = integrate(plain_field, p.min_slopes_per_x)
         if plain_curve is not None:
             size_se = adj.size_move(rise_weights(plain_field, plain_curve,
-                                                 tuple(rise_ends(x_sorted))))[1]
+                                                 tuple(rise_ends(x_sorted))),
+                                    None if step == 1 else sub)[1]
     trials = None
     if p.n_trials > 1 and halves:
         trials = []
