@@ -251,6 +251,18 @@ def _impact(values: np.ndarray, rows: np.ndarray | None = None) -> float:
     return float(w @ np.abs(values - mean)) / total
 
 
+def _evidence_rows(curve: pd.DataFrame) -> int:
+    """The rows with a value behind a feature's curve, for the ranking's ``rows`` and its
+    ``thin`` mark: ``n_used`` without a categorical feature's "(missing)" category.  The
+    blank rows still count in the impact, but a column present in 7 % of the rows is
+    measured on 7 % of them whatever its blanks do (a numeric feature's blank rows never
+    enter ``n_used``)."""
+    used = int(curve.attrs.get("n_used", 0))
+    if "missing" in curve.columns and "count" in curve.columns:
+        used -= int(curve.loc[curve["missing"].astype(bool), "count"].sum())
+    return used
+
+
 def _ranking(target: str, table: Table | TableFacts, p: Settings, n_target: int,
              entries: list[dict[str, Any]], skipped: dict[str, str],
              curves: dict[str, pd.DataFrame]) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from ..errors import StratPDInputError
 from ..params import PARAMETERS, Settings, column_arguments
 from ._classes import class_ranking, class_table
 from ._design import _shared_design
-from ._finish import _impact, _ranking
+from ._finish import _evidence_rows, _impact, _ranking
 from ._fit import _table
 from ._groups import curves_by_group
 from ._table import (
@@ -434,7 +434,7 @@ def analyse(
             curves[f] = curve
             # row_pd is in the engine's scaled units (see Table.y_scale): sums stay finite.
             rows.append({"feature": f, "kind": table.kinds[f], "impact": _impact(row_pd),
-                         "rows": int(curve.attrs.get("n_used", 0))})
+                         "rows": _evidence_rows(curve)})
     finally:
         outcomes.close()  # a progress callback that raised: features not started are dropped
     if progress is not None:
@@ -491,8 +491,9 @@ def impact(
     DataFrame
         One row per feature, largest impact first: ``feature``, ``kind`` (``"numeric"`` or
         ``"categorical"``), ``impact`` (see :func:`analyse`; target units), ``share``
-        (impact / sum of impacts), ``rows`` (the rows that informed its curve: ``n_used``)
-        and ``thin`` (True when those are under 20 % of the rows with a target value: such
+        (impact / sum of impacts), ``rows`` (the rows with a value that informed its
+        curve: ``n_used``, without a categorical feature's "(missing)" rows) and ``thin``
+        (True when those are under 20 % of the rows with a target value: such
         features come after the others, largest impact first among them).  ``attrs``
         holds ``target``, ``n_rows``, ``params``,
         ``skipped`` (features without a curve, with the reason), ``left_out`` (columns

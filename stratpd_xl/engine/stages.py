@@ -58,6 +58,7 @@ from ._finish import (
     _centred,
     _contrast,
     _data_strip,
+    _evidence_rows,
     _impact,
     _numeric_x_out,
     _ranking,
@@ -634,7 +635,7 @@ def analyse(strata: Sequence[Strata], partials: Sequence[Partial],
         curves[s.feature] = curve
         entries.append({"feature": s.feature, "kind": s.kind,
                         "impact": _impact(values, rows),
-                        "rows": int(curve.attrs.get("n_used", 0))})
+                        "rows": _evidence_rows(curve)})
     first = strata[0]
     facts = replace(first.facts, n_rows=partials[0].n_rows)
     ranking = _ranking(first.facts.target if target is None else target, facts,
