@@ -7,11 +7,14 @@
 * A test that changes ``os.environ`` must do it through ``monkeypatch``: one that leaves a
   variable changed (``STRATPD_XL_WARMUP=0`` set at import switched the warm-up thread off for
   every later test) fails, and so does a test module that changes it while it is collected.
+* Ctrl+C must reach the commands the tests start: a test that leaves SIGINT ignored or blocked
+  in the test process (both pass on to every child process) fails.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -59,6 +62,29 @@ def _environment_restored() -> Iterator[None]:
     assert not changed, (
         "the test left the environment changed for every later test (use monkeypatch): "
         + "; ".join(changed))
+
+
+def _sigint_state() -> tuple[object, ...]:
+    """SIGINT's Python handler, and whether the process ignores or its main thread blocks it
+    (Linux's /proc: a library can change both below Python)."""
+    found: dict[str, bool] = {}
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("SigIgn", "SigBlk"):
+                found[key] = bool(int(value, 16) & (1 << (signal.SIGINT - 1)))
+    return signal.getsignal(signal.SIGINT), found.get("SigIgn"), found.get("SigBlk")
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_restored() -> Iterator[None]:
+    before = _sigint_state()
+    yield
+    after = _sigint_state()
+    assert after == before, (
+        "the test left Ctrl+C (SIGINT) changed for every later test and the commands they "
+        f"start: handler, ignored, blocked {before} -> {after}")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
