@@ -106,11 +106,20 @@ GAP_SHARE = 0.05
 GAP_ASSOCIATION = 0.3
 
 
+def _unit(values: np.ndarray) -> np.ndarray:
+    """``values`` divided by their largest magnitude (finite values assumed), so that sums of
+    squares of numbers near the float limit stay finite; measures of association are the
+    same at any scale."""
+    top = float(np.max(np.abs(values))) if values.size else 0.0
+    return values / top if top > 0 else values
+
+
 def _explained(values: np.ndarray, codes: np.ndarray) -> float:
     """Share of ``values``' variance between the groups ``codes`` (0..k-1), corrected for
     chance like an adjusted R^2 (k groups of random noise explain about (k-1)/(n-1))."""
     n = values.size
     k = int(codes.max()) + 1 if n else 0
+    values = _unit(values)  # the share is the same at any scale; squares of 2**508 are not
     total = float(np.sum((values - values.mean()) ** 2)) if n else 0.0
     if n <= k or k < 2 or total <= 0:
         return 0.0
@@ -224,6 +233,8 @@ def _duplicating(table: Table, feature: str, index: np.ndarray) -> list[str]:
     others = [c for c in table.columns if c != feature]
     numeric = table.kinds[feature] == NUMERIC
     own = as_float(table.frame[feature])[index] if numeric else None
+    if own is not None:
+        own = np.where(np.isfinite(own), _unit(np.where(np.isfinite(own), own, 0.0)), own)
     own_codes = None if numeric else blank_as_code(_as_codes(table.frame[feature]))[index]
     single: list[tuple[float, str]] = []
     cols: list[np.ndarray] = []
@@ -234,6 +245,7 @@ def _duplicating(table: Table, feature: str, index: np.ndarray) -> list[str]:
             ok = np.isfinite(v)
             if ok.sum() < 3 or np.ptp(v[ok]) == 0:
                 continue
+            v = np.where(ok, _unit(np.where(ok, v, 0.0)), v)
             if numeric:
                 z = np.where(ok, (v - v[ok].mean()) / v[ok].std(), 0.0)
                 cols.append(z)
