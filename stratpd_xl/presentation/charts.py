@@ -34,6 +34,7 @@ from .labels import (
     impact_title,
     is_categorical,
     left_out_note,
+    plain_axes,
     share_fractions,
     shown_band,
     value_label,
@@ -334,10 +335,7 @@ def _draw_categorical(fig: Figure, result: pd.DataFrame) -> None:
         feature += f"\n({left_out_note(len(result), left_out)})"
     ax.set_xlabel(feature, **_PLAIN)
     ax.set_ylabel(_y_label(result, 0.65 * fig.get_figheight()), **_PLAIN)
-    ax.grid(True, axis="y", color="#eeeeee", linewidth=0.8, zorder=0)
-    ax.set_axisbelow(True)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    plain_axes(ax, "y", zorder=0)
 
 
 def impact_figure(ranking: pd.DataFrame) -> Figure:
@@ -398,10 +396,7 @@ def impact_figure(ranking: pd.DataFrame) -> Figure:
         )
     if n == 0:
         ax.text(0.5, 0.5, "no features to rank", transform=ax.transAxes, ha="center")
-    ax.grid(True, axis="x", color="#eeeeee", linewidth=0.8)
-    ax.set_axisbelow(True)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    plain_axes(ax, "x")
     fig.suptitle(_wrapped(impact_title(ranking), width_in), fontsize=11, **_PLAIN)
     return fig
 

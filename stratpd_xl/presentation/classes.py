@@ -9,6 +9,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .labels import plain_axes
 from .pairs import draw_per_group
 
 __all__ = ["CLASS_COLORS", "class_figure", "class_title", "is_by_class"]
@@ -50,9 +51,6 @@ def class_figure(result: pd.DataFrame, *, width_in: float = 6.4,
     ax.set_ylabel("change in each class's chance vs its average, points", **_PLAIN)
     ax.legend(title=str(result.attrs.get("target", "class")), fontsize=8, title_fontsize=8,
               frameon=False, loc="best", ncol=1 if len(classes) <= 8 else 2)
-    ax.grid(True, color="#eeeeee", linewidth=0.8)
-    ax.set_axisbelow(True)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    plain_axes(ax)
     fig.suptitle(class_title(result), fontsize=11, **_PLAIN)
     return fig

@@ -342,3 +342,11 @@ def drawn_categories(result: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 def left_out_note(shown: int, left_out: int) -> str:
     """What a category chart showing ``shown`` bars says of the ``left_out`` others."""
     return f"the {shown} categories with the most rows; {left_out:,} more in the table"
+
+
+def plain_axes(ax: Any, axis: str = "both", **grid: Any) -> None:
+    """The charts' one look: a light grid on ``axis`` under the data, no top or right frame."""
+    ax.grid(True, axis=axis, color="#eeeeee", linewidth=0.8, **grid)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)

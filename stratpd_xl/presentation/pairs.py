@@ -14,7 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..yesno import probability_label
-from .labels import CATEGORICAL_COLOR, CURVE_COLOR, is_categorical
+from .labels import CATEGORICAL_COLOR, CURVE_COLOR, is_categorical, plain_axes
 from .tables import BAND_HIGH, BAND_LOW, PD, ROWS, SLOPES, SUMMARISED, pd_header
 from .words import spoken_value
 
@@ -131,10 +131,7 @@ def by_group_figure(result: pd.DataFrame, *, width_in: float = 6.4,
     ax.axhline(0.0, color="#bbbbbb", linewidth=0.8, zorder=0)
     ax.set_ylabel(_value_label(result.attrs), **_PLAIN)
     ax.legend(fontsize=8, frameon=False, loc="best")
-    ax.grid(True, color="#eeeeee", linewidth=0.8)
-    ax.set_axisbelow(True)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    plain_axes(ax)
     fig.suptitle(by_group_title(result), fontsize=11, **_PLAIN)
     return fig
 
