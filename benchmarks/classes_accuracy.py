@@ -21,35 +21,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 import stratpd_xl as sx
 
-
-def data_of(seed: int, n: int) -> tuple[pd.DataFrame, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(0, 1, n)
-    z = rng.normal(size=n)
-    logits = np.column_stack([np.zeros(n), 3 * x + 0.5 * z, -2 * x + z])
-    chance = np.exp(logits)
-    chance /= chance.sum(axis=1, keepdims=True)
-    pick = (rng.random(n)[:, None] > chance.cumsum(axis=1)).sum(axis=1)
-    frame = pd.DataFrame({"x": x, "z": z, "g": rng.normal(size=n),
-                          "y": np.array(["a", "b", "c"])[pick]})
-    return frame, z
-
-
-def truth(grid: np.ndarray, x: np.ndarray, z: np.ndarray) -> np.ndarray:
-    def chance(values: np.ndarray) -> np.ndarray:
-        logits = np.stack([np.zeros((values.size, z.size)), 3 * values[:, None] + 0.5 * z,
-                           -2 * values[:, None] + z], axis=-1)
-        p = np.exp(logits)
-        return 100 * (p / p.sum(axis=-1, keepdims=True)).mean(axis=1)
-
-    return chance(grid) - chance(x).mean(axis=0)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' shared cases
+from tests.synthetic import three_class_truth, three_classes  # noqa: E402
 
 
 def centred(values: np.ndarray, grid: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -73,7 +55,7 @@ def ours(frame: pd.DataFrame, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, fl
     grid = parts[0]["x"].to_numpy()
     curves = np.array([p["pd"].to_numpy() for p in parts])
     x = frame["x"].to_numpy()
-    rmse, worst = errors(curves, grid, truth(grid, x, z), x)
+    rmse, worst = errors(curves, grid, three_class_truth(grid, x, z), x)
     return rmse, worst, float(np.abs(curves.sum(axis=0)).max()), cpu
 
 
@@ -92,7 +74,7 @@ def model(frame: pd.DataFrame, z: np.ndarray, seed: int
                              method="brute")
     cpu = time.process_time() - start
     curves = np.array([centred(100 * row, grid, x) for row in pd_["average"]])
-    rmse, worst = errors(curves, grid, truth(grid, x, z), x)
+    rmse, worst = errors(curves, grid, three_class_truth(grid, x, z), x)
     return rmse, worst, float(np.abs(curves.sum(axis=0)).max()), cpu
 
 
@@ -107,7 +89,8 @@ def main() -> None:
     print("|---|---|---|---:|---:|")
     for name, run in (("stratpd-xl, classes=True", lambda f, z, s: ours(f, z)),
                       ("HistGradientBoostingClassifier + partial_dependence", model)):
-        rows = [run(*data_of(seed, args.rows), seed) for seed in range(args.seeds)]
+        rows = [run(*three_classes(args.rows, seed, g_text=False), seed)
+                for seed in range(args.seeds)]
         rmse = np.mean([r[0] for r in rows], axis=0)
         worst = np.mean([r[1] for r in rows], axis=0)
         total = max(r[2] for r in rows)

@@ -172,3 +172,33 @@ def linear_beside_copies(seed: int = 0, n: int = 2000) -> tuple[pd.DataFrame, fl
              + rng.normal(0, 15_000, n))
     lo, hi = np.percentile(year, [10, 90], method="inverted_cdf")
     return pd.DataFrame(d).assign(price=price), 400 * float(hi - lo)
+
+
+def three_classes(n: int = 3000, seed: int = 0, g_text: bool = True
+                  ) -> tuple[pd.DataFrame, np.ndarray]:
+    """Classes a, b, c of ``y`` with softmax chances of logits (0, 3 x + z / 2, z - 2 x), x
+    uniform on [0, 1], z standard normal, and a column g that does nothing (text p/q, or
+    normal numbers with ``g_text=False``); returns the table and z."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 1, n)
+    z = rng.normal(size=n)
+    logits = np.column_stack([np.zeros(n), 3 * x + 0.5 * z, -2 * x + z])
+    chance = np.exp(logits)
+    chance /= chance.sum(axis=1, keepdims=True)
+    pick = (rng.random(n)[:, None] > chance.cumsum(axis=1)).sum(axis=1)
+    g = rng.choice(["p", "q"], n) if g_text else rng.normal(size=n)
+    data = pd.DataFrame({"x": x, "z": z, "g": g, "y": np.array(["a", "b", "c"])[pick]})
+    return data, z
+
+
+def three_class_truth(grid: np.ndarray, x: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Each class's partial dependence on x in points (z averaged over the rows) at
+    ``grid``, centred on the rows' ``x``: one column per class."""
+
+    def chance(values: np.ndarray) -> np.ndarray:
+        logits = np.stack([np.zeros((values.size, z.size)), 3 * values[:, None] + 0.5 * z,
+                           -2 * values[:, None] + z], axis=-1)
+        p = np.exp(logits)
+        return 100 * (p / p.sum(axis=-1, keepdims=True)).mean(axis=1)
+
+    return chance(grid) - chance(x).mean(axis=0)

@@ -11,37 +11,11 @@ from hypothesis import strategies as st
 
 import stratpd_xl as sx
 from stratpd_xl import StratPDInputError
-
-
-def _three_classes(n: int = 3000, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
-    """Classes a, b, c with softmax chances of logits (0, 3 x + z / 2, z - 2 x)."""
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(0, 1, n)
-    z = rng.normal(size=n)
-    logits = np.column_stack([np.zeros(n), 3 * x + 0.5 * z, -2 * x + z])
-    chance = np.exp(logits)
-    chance /= chance.sum(axis=1, keepdims=True)
-    pick = (rng.random(n)[:, None] > chance.cumsum(axis=1)).sum(axis=1)
-    data = pd.DataFrame({"x": x, "z": z, "g": rng.choice(["p", "q"], n),
-                         "y": np.array(["a", "b", "c"])[pick]})
-    return data, z
-
-
-def _true_curves(grid: np.ndarray, x: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """Each class's partial dependence on x in points (z averaged over the rows), centred
-    on the rows' x."""
-
-    def chance(values: np.ndarray) -> np.ndarray:
-        logits = np.stack([np.zeros((values.size, z.size)), 3 * values[:, None] + 0.5 * z,
-                           -2 * values[:, None] + z], axis=-1)
-        p = np.exp(logits)
-        return 100 * (p / p.sum(axis=-1, keepdims=True)).mean(axis=1)
-
-    return chance(grid) - chance(x).mean(axis=0)
+from tests.synthetic import three_class_truth, three_classes
 
 
 def test_three_classes_recover_the_true_chances_and_add_up_to_zero():
-    data, z = _three_classes()
+    data, z = three_classes()
     curves = sx.stratpd(data, "y", "x", classes=True, n_trials=5)
     assert list(curves.columns[:3]) == ["class", "x", "pd"]
     assert curves.attrs["classes"] == ["a", "b", "c"]
@@ -52,7 +26,7 @@ def test_three_classes_recover_the_true_chances_and_add_up_to_zero():
     assert all(np.array_equal(xs[0], other) for other in xs[1:])
     total = sum(part["pd"].to_numpy() for part in by_class.values())
     np.testing.assert_allclose(total, 0, atol=1e-9)
-    truth = _true_curves(xs[0], data["x"].to_numpy(), z)
+    truth = three_class_truth(xs[0], data["x"].to_numpy(), z)
     inner = (xs[0] > 0.1) & (xs[0] < 0.9)
     for k, part in enumerate(by_class.values()):
         held = (part["curve_low"] <= truth[:, k]) & (truth[:, k] <= part["curve_high"])
@@ -64,7 +38,7 @@ def test_three_classes_recover_the_true_chances_and_add_up_to_zero():
 
 
 def test_category_effects_per_class_add_up_to_zero():
-    data, _ = _three_classes()
+    data, _ = three_classes()
     table = sx.catstratpd(data, "y", "g", classes="all", n_trials=4)
     assert list(table.columns[:4]) == ["class", "category", "pd", "count"]
     total = table.groupby("category")["pd"].sum()
@@ -75,7 +49,7 @@ def test_category_effects_per_class_add_up_to_zero():
 
 
 def test_whole_number_codes_and_a_picked_subset():
-    data, _ = _three_classes()
+    data, _ = three_classes()
     coded = data.assign(y=data["y"].map({"a": 1, "b": 2, "c": 3}))
     curves = sx.stratpd(coded, "y", "x", classes=[3, 2])
     assert curves["class"].cat.categories.tolist() == [3, 2]
@@ -89,7 +63,7 @@ def test_whole_number_codes_and_a_picked_subset():
 
 
 def test_positive_still_picks_one_class():
-    data, _ = _three_classes()
+    data, _ = three_classes()
     one = sx.stratpd(data, "y", "x", positive="b")
     assert "class" not in one.columns and one.attrs["positive"] == "b"
     with pytest.raises(StratPDInputError, match="give one of them"):
@@ -97,14 +71,14 @@ def test_positive_still_picks_one_class():
 
 
 def test_more_than_twenty_classes_is_one_sentence():
-    data, _ = _three_classes(n=600)
+    data, _ = three_classes(n=600)
     data["y"] = np.arange(len(data)) % 25
     with pytest.raises(StratPDInputError, match="25 different values.*positive=.*group"):
         sx.stratpd(data, "y", "x", classes=True)
 
 
 def test_the_ranking_names_the_class_a_feature_moves_most():
-    data, _ = _three_classes()
+    data, _ = three_classes()
     ranking = sx.impact(data, "y", classes=True)
     assert list(ranking.columns) == ["feature", "kind", "class", "impact", "share", "rows",
                                      "thin"]
@@ -146,7 +120,7 @@ def test_the_chart_draws_a_line_per_class_in_colour_blind_safe_colours():
         is_by_class,
     )
 
-    data, _ = _three_classes(n=1500)
+    data, _ = three_classes(n=1500)
     curves = sx.stratpd(data, "y", "x", classes=True)
     assert is_by_class(curves) and not is_by_class(sx.stratpd(data, "y", "x", positive="a"))
     assert class_title(curves) == "change in the chance of each y with x, by class (StratPD)"
@@ -178,7 +152,7 @@ def test_the_command_line_draws_the_classes_asked_for(tmp_path, capsys):
 
     from stratpd_xl.cli import main
 
-    data, _ = _three_classes(n=1500)
+    data, _ = three_classes(n=1500)
     path = tmp_path / "flowers.csv"
     data.to_csv(path, index=False)
     assert main(["curve", str(path), "-t", "y", "-f", "x", "--classes", "a, c",
