@@ -112,7 +112,14 @@ def _load() -> float:
 
 
 def _child(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
-    """Wall and CPU seconds of a whole child process (its threads and children included)."""
+    """Wall and CPU seconds of a whole child process (its threads and children included).
+
+    Python's byte-code cache is on whatever the caller's environment says: an installed
+    package has its ``.pyc`` files (pip writes them), and compiling the package's sources
+    again in every process (``PYTHONDONTWRITEBYTECODE``) costs each command 0.15 s.
+    """
+    env = dict(os.environ if env is None else env)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     load = _load()
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -180,6 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown rows {unknown}; choose from {', '.join(ROWS)}")
     args.data_dir.mkdir(parents=True, exist_ok=True)
+    import compileall
+
+    import stratpd_xl  # the .pyc files an installed package has (see _child)
+
+    compileall.compile_dir(Path(stratpd_xl.__file__).parent, quiet=2)
     print("| what the user waits for | CPU s | wall s | line s | bare read: wall s "
           "| x bare read (wall) | load |")
     print("|---|---:|---:|---:|---:|---:|---:|")

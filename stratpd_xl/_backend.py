@@ -11,6 +11,8 @@ it is asked for, and the numpy fallback answers until it is; a call on at least
 :data:`WAIT_ROWS` rows waits for it instead, as numpy's extra time there outweighs a load
 from the cache.  ``STRATPD_XL_BACKEND=numpy`` forces the fallback, ``STRATPD_XL_BACKEND=numba``
 (or :func:`set_backend`) numba from the first call, compiling in the caller's thread.
+numba itself (0.3 s to import) is imported then too, not with this module: a command that
+answers on numpy never loads it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import importlib.util
 import os
 import sys
 import tempfile
@@ -25,12 +28,20 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-try:  # numba is a dependency, but the engine must keep working where it cannot be installed.
-    import numba as _numba
-except ImportError:  # pragma: no cover - exercised by forcing the numpy backend in tests
-    _numba = None
 
-HAVE_NUMBA: bool = _numba is not None
+def _numba_installed() -> bool:
+    # numba is a dependency, but the engine must keep working where it cannot be installed.
+    # Only looked up here: importing it costs 0.3 s, which a command that answers on numpy
+    # (a 2,000-row curve from the command line) or never reaches the engine need not pay.
+    try:
+        return importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):  # pragma: no cover - a broken or blocked install
+        return False
+
+
+HAVE_NUMBA: bool = _numba_installed()
+_numba: Any = None  # the module, once a kernel is first made ready (_load_numba)
+_numba_lock = threading.RLock()
 # "auto": numba once its kernels are ready, numpy until then (see Kernels); "numba": numba
 # from the first call; "numpy": never numba.
 _mode: str = "auto" if HAVE_NUMBA else "numpy"
@@ -92,7 +103,7 @@ class Kernels:
         if getattr(_compiling, "active", False):
             return True  # the compiling thread itself, whatever the caller's choice
         if _mode != "auto":
-            return _mode == "numba"
+            return _mode == "numba" and _load_numba() is not None
         if self._ready.is_set():
             return True
         if self._failed is not None or self._compile is None:
@@ -295,25 +306,92 @@ def _fallback_cache_dir() -> str | None:
 
 
 def njit(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``numba.njit(cache=True)`` when numba is present, else the plain function.
+    """``numba.njit(cache=True)`` of ``func``, made when a kernel is first called.
 
-    The plain function is never called on the hot path: callers dispatch to the numpy
-    implementation instead when numba is missing.
+    Returns a :class:`LazyKernel`: numba is imported, and every kernel made a numba
+    dispatcher, only when one of them is first called on the numba backend, so importing
+    the engine does not import numba.  Without numba the plain function is never called on
+    the hot path: callers dispatch to the numpy implementation instead.
 
     numba refuses ``cache=True`` ("cannot cache function ...: no locator available") when
     neither the package directory nor the home directory's cache is writable (a read-only
     install, a locked-down home).  Then the cache goes to a per-user temporary directory,
     and where even that is impossible the function is compiled on every start, uncached.
     """
-    if _numba is None:
-        return func
-    compiled = _cached_njit(func)
-    DISPATCHERS.append(compiled)
-    return compiled
+    kernel = LazyKernel(func)
+    DISPATCHERS.append(kernel)
+    if _numba is not None:  # numba already loaded: a kernel defined later is made at once
+        return kernel.dispatcher()
+    return kernel
+
+
+class LazyKernel:
+    """A numba kernel made (and bound in its callers' modules) on first use.
+
+    Calling it calls the dispatcher.  Once numba is loaded, every module of the package
+    that holds a kernel under a name gets its dispatcher there instead (see
+    :func:`_bind_kernels`): a kernel calling another finds a dispatcher numba can type.
+    """
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.py_func = func
+        self._dispatcher: Any = None
+        functools.update_wrapper(self, func)
+
+    def dispatcher(self) -> Any:
+        if self._dispatcher is None:
+            with _numba_lock:
+                if self._dispatcher is None:
+                    if _load_numba() is None:
+                        raise ImportError("numba is not installed; the numpy backend answers")
+                    self._dispatcher = _cached_njit(self.py_func)
+        return self._dispatcher
+
+    @property
+    def signatures(self) -> list:
+        """The dispatcher's compiled signatures (none before numba is loaded)."""
+        return [] if self._dispatcher is None else self._dispatcher.signatures
+
+    def __call__(self, *args: Any) -> Any:
+        return self.dispatcher()(*args)
 
 
 #: Every kernel made by :func:`njit` (the tests check the compiles cover what analyses call).
-DISPATCHERS: list[Any] = []
+DISPATCHERS: list[LazyKernel] = []
+
+
+def _load_numba() -> Any:
+    """numba, imported once (None when it cannot be), with every kernel made and bound."""
+    global _numba, HAVE_NUMBA, _mode
+    if _numba is not None or not HAVE_NUMBA:
+        return _numba
+    with _numba_lock:
+        if _numba is None and HAVE_NUMBA:
+            try:
+                import numba
+            except ImportError:  # installed but broken: numpy answers, as without it
+                HAVE_NUMBA, _mode = False, "numpy"
+                return None
+            _numba = numba
+            for kernel in DISPATCHERS:
+                kernel.dispatcher()
+            _bind_kernels()
+    return _numba
+
+
+def _bind_kernels() -> None:
+    """Put each kernel's dispatcher where the package's modules hold the kernel by name.
+
+    numba reads a kernel's globals when it compiles it; a :class:`LazyKernel` there is a
+    Python object it cannot call from compiled code.
+    """
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "stratpd_xl" or name.startswith("stratpd_xl.")):
+            continue
+        space = vars(module)
+        for key, value in list(space.items()):
+            if isinstance(value, LazyKernel) and value._dispatcher is not None:
+                space[key] = value._dispatcher
 
 
 def _cached_njit(func: Callable[..., Any]) -> Any:

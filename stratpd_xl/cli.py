@@ -1471,7 +1471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
-    from . import _backend  # here: it loads numba, which --help and usage errors need not
+    from . import _backend  # numba itself is imported only when a kernel first runs on it
 
     stdout, sys.stdout = sys.stdout, _Output(sys.stdout)
     try:
