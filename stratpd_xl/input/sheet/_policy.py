@@ -245,7 +245,8 @@ def default_features(
                 left_out[name] = "it has no values in rows with a target value"
             elif numbers.min() == numbers.max():
                 left_out[name] = "it has the same value in every row"
-            elif why := identifier_reason(name, frame[name], target_values, position):
+            elif why := identifier_reason(name, frame[name], target_values, position,
+                                          leading=not features):
                 # Row numbers and numeric keys (stratpd_xl.identifiers): R's rownames,
                 # pandas' saved index, a customer ID.
                 left_out[name] = f"{why}; {how_to_keep}"
