@@ -120,6 +120,32 @@ def test_the_order_and_cut_of_the_chunks_do_not_matter(bounds):
         assert np.array_equal(ab.leaf_first, ba.leaf_first)
 
 
+def test_a_running_total_adds_every_part_into_itself_to_the_bit():
+    # A pass adds each chunk into its total in place; the sums are every cell's, taken in
+    # the order the chunks came, and the parts added stay as they were.
+    parts = [pass_chunk(FIXED_STRATA, c) for c in chunks(FIXED, 150)]
+    before = pickle.loads(pickle.dumps(parts))
+    total = parts[0] + parts[1]
+    for part in parts[2:]:
+        total += part
+    keys, where = np.unique(np.concatenate([p.cell_key for p in parts]), return_inverse=True)
+    assert np.array_equal(total.cell_key, keys)
+    assert np.array_equal(total.cell_rows, np.bincount(
+        where, weights=np.concatenate([p.cell_rows for p in parts])).astype(np.int64))
+    for row in range(total.cell_sums.shape[0]):
+        assert np.array_equal(total.cell_sums[row], np.bincount(
+            where, weights=np.concatenate([p.cell_sums[row] for p in parts])))
+    leaves, at = np.unique(np.concatenate([p.leaf_key for p in parts]), return_inverse=True)
+    first = np.full(leaves.size, np.iinfo(np.int64).max)
+    np.minimum.at(first, at, np.concatenate([p.leaf_first for p in parts]))
+    assert np.array_equal(total.leaf_key, leaves) and np.array_equal(total.leaf_first, first)
+    assert (total.n_rows, total.y_n) == (sum(p.n_rows for p in parts), sum(p.y_n for p in parts))
+    for part, was in zip(parts, before, strict=True):
+        assert np.array_equal(part.cell_key, was.cell_key)
+        assert np.array_equal(part.cell_sums, was.cell_sums)
+    assert_same_curve(finish(FIXED_STRATA, total), FIXED_CURVE, 1e-12)
+
+
 def test_a_partial_adds_up_its_rows():
     parts = [pass_chunk(FIXED_STRATA, c) for c in chunks(FIXED, 500)]
     total = sum(parts)

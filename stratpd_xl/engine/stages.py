@@ -246,6 +246,8 @@ class Partial:
             return self
         if not isinstance(other, Partial):
             return NotImplemented
+        if self.cell_m2 is None and other.cell_m2 is None:
+            return self._copy().__iadd__(other)
         keys, where = np.unique(np.r_[self.cell_key, other.cell_key], return_inverse=True)
         rows = np.zeros(keys.size, np.int64)
         np.add.at(rows, where, np.r_[self.cell_rows, other.cell_rows])
@@ -278,6 +280,65 @@ class Partial:
                        self.n_target + other.n_target)
 
     __radd__ = __add__
+
+    def __iadd__(self, other: Partial | int) -> Partial:
+        """``other`` added into this Partial (a pass's running total): the cells both hold
+        are added where they are, the new ones inserted in key order, so the merge holds
+        the total once more at most (np.unique's merge of ``+`` held it about five times,
+        and sorted it again for every chunk).  The same sums as ``+`` to the bit."""
+        if isinstance(other, int) and other == 0:
+            return self
+        if not isinstance(other, Partial):
+            return NotImplemented
+        if self.cell_m2 is not None or other.cell_m2 is not None:
+            # Category cells are few (strata x categories): their squares merge in ``+``.
+            self.__dict__.update((self + other).__dict__)
+            return self
+        at, hit = _matches(self.cell_key, other.cell_key)
+        self.cell_rows[at[hit]] += other.cell_rows[hit]
+        self.cell_sums[:, at[hit]] += other.cell_sums[:, hit]
+        new = ~hit
+        if new.any():
+            where = at[new]
+            self.cell_key = np.insert(self.cell_key, where, other.cell_key[new])
+            self.cell_rows = np.insert(self.cell_rows, where, other.cell_rows[new])
+            self.cell_sums = np.insert(self.cell_sums, where, other.cell_sums[:, new], axis=1)
+        at, hit = _matches(self.leaf_key, other.leaf_key)
+        np.minimum.at(self.leaf_first, at[hit], other.leaf_first[hit])
+        if not hit.all():
+            where = at[~hit]
+            self.leaf_key = np.insert(self.leaf_key, where, other.leaf_key[~hit])
+            self.leaf_first = np.insert(self.leaf_first, where, other.leaf_first[~hit])
+        n = self.y_n + other.y_n
+        if self.y_n == 0 or other.y_n == 0:
+            if self.y_n == 0:
+                self.y_mean, self.y_m2 = other.y_mean, other.y_m2
+        else:  # as in ``+``
+            delta = other.y_mean - self.y_mean
+            mean = self.y_mean + delta * other.y_n / n
+            self.y_m2 = self.y_m2 + other.y_m2 + delta * delta * self.y_n * other.y_n / n
+            self.y_mean = mean
+        self.n_rows += other.n_rows
+        self.n_missing += other.n_missing
+        self.y_n = n
+        self.y_sum += other.y_sum
+        self.y_positive += other.y_positive
+        self.n_target += other.n_target
+        return self
+
+    def _copy(self) -> Partial:
+        """A Partial whose arrays are its own (for ``+``, which leaves both parts alone)."""
+        return replace(self, **{name: getattr(self, name).copy() for name in (
+            "cell_key", "cell_rows", "cell_sums", "leaf_key", "leaf_first")})
+
+
+def _matches(keys: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``found`` (ascending, distinct) is or would go in ``keys`` (the same),
+    and whether it is there."""
+    at = np.searchsorted(keys, found)
+    hit = at < keys.size
+    hit[hit] = keys[at[hit]] == found[hit]
+    return at, hit
 
 
 def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int | None = None,

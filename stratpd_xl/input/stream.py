@@ -637,11 +637,24 @@ class Sketch:
     y_many: bool = False
     sample: pd.DataFrame | None = None
     keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
+    dropped: int = 0  # rows of a sample let go (:meth:`drop_sample`)
+
+    @property
+    def sample_size(self) -> int:
+        """Rows in the sample (also after :meth:`drop_sample`)."""
+        return len(self.sample) if self.sample is not None else self.dropped
 
     @property
     def complete(self) -> bool:
         """True when the sample holds every row (then the fit sees the whole table)."""
-        return self.sample is not None and len(self.sample) == self.rows
+        return self.sample_size == self.rows
+
+    def drop_sample(self) -> None:
+        """Let go of the sample once the strata are fitted on it (the pass does not need
+        it); its size stays known."""
+        self.dropped = self.sample_size
+        self.sample = None
+        self.keys = np.empty(0, dtype=np.uint64)
 
     def __add__(self, other: Sketch) -> Sketch:
         if not isinstance(other, Sketch):

@@ -116,7 +116,11 @@ class FileRows:
         for chunk in self.table.chunks(progress=progress):
             chunk = self.table.typing.final(chunk)
             parts = [pass_chunk(s, chunk) for s in strata]
-            total = parts if total is None else [a + b for a, b in zip(total, parts, strict=True)]
+            if total is None:
+                total = parts
+                continue
+            for i, part in enumerate(parts):
+                total[i] += part  # in place: the total is held once (Partial.__iadd__)
         progress.close()
         assert total is not None  # pass 0 found rows
         return total
@@ -154,14 +158,14 @@ class DaskRows:
             self._rows = int(lengths.sum())
         return self._offsets
 
-    def _reduce(self, tasks: list[Any], combine: Callable[[Any, Any], Any]) -> Any:
+    def _reduce(self, tasks: list[Any], combine: Callable[[Any, Any], Any],
+                into: Callable[[Any, Any], Any] | None = None) -> Any:
         import dask
         import dask.bag as db
 
         bag = db.from_delayed([dask.delayed(_as_list)(t) for t in tasks])
-        return bag.reduction(
-            _folder(combine), _folder(combine), split_every=SPLIT_EVERY
-        ).compute()
+        fold = _folder(combine, into)
+        return bag.reduction(fold, fold, split_every=SPLIT_EVERY).compute()
 
     def sketch(self, target: str, seed: int, sample_rows: int) -> stream.Sketch:
         import dask
@@ -186,7 +190,7 @@ class DaskRows:
         parts = self.frame.to_delayed()
         tasks = [dask.delayed(_pass_partition)(fitted, p, start, pass_chunk)
                  for p, start in zip(parts, self.offsets(), strict=True)]
-        return list(self._reduce(tasks, _add_each))
+        return list(self._reduce(tasks, _add_each, _add_each_into))
 
 
 def _as_list(item: Any) -> list[Any]:
@@ -205,16 +209,31 @@ class _folder:
     """``functools.reduce(combine, items)`` as a picklable callable (a bag's per-partition
     and aggregate step); an empty partition gives None, which the next step skips."""
 
-    def __init__(self, combine: Callable[[Any, Any], Any]) -> None:
+    def __init__(self, combine: Callable[[Any, Any], Any],
+                 into: Callable[[Any, Any], Any] | None = None) -> None:
         self.combine = combine
+        self.into = into  # adds into a total the fold made itself (never into an item)
 
     def __call__(self, items: Iterable[Any]) -> Any:
-        total = None
+        total, own = None, False
         for item in items:
             if item is None:
                 continue
-            total = item if total is None else self.combine(total, item)
+            if total is None:
+                total = item
+            elif own and self.into is not None:
+                total = self.into(total, item)
+            else:
+                total, own = self.combine(total, item), True
         return total
+
+
+def _add_each_into(a: Sequence[Any], b: Sequence[Any]) -> tuple[Any, ...]:
+    """:func:`_add_each` into ``a``'s Partials (a total the fold made itself)."""
+    total = list(a)
+    for i, part in enumerate(b):
+        total[i] += part
+    return tuple(total)
 
 
 def _with_ids(part: pd.DataFrame, start: int) -> pd.DataFrame:
@@ -278,9 +297,20 @@ def run(rows: FileRows | DaskRows, target: str, features: Sequence[str], *,
     strata = [stages.fit_strata(sketch.sample, target, f, n_rows=sketch.rows,
                                 **({"kind": k} if k is not None else {}), **params)
               for f, k in zip(features, kinds, strict=True)]
+    _drop_sample(sketch, strata)
     sums = rows.partials(strata, stages.pass_chunk)
     tables = [stages.finish(s, p) for s, p in zip(strata, sums, strict=True)]
     return Run(tables, sketch, rows.notes)
+
+
+def _drop_sample(sketch: stream.Sketch, strata: Sequence[Any]) -> None:
+    """Let go of the sample before the pass: the strata hold what the pass needs (its ids,
+    leaf keys and adjustment), and the sample's typed rows are only for the in-memory
+    path's own pass (2^22 rows of 9 columns: about 0.5 GB held for nothing)."""
+    sketch.drop_sample()
+    for s in strata:
+        if hasattr(s, "_rows"):
+            s._rows = None
 
 
 def _sketch(rows: FileRows | DaskRows, target: str, features: Sequence[str], seed: int,
@@ -372,6 +402,7 @@ def impact(data: Any, target: str, features: Iterable[str] | None = None, *,
     if not strata:
         reasons = "; ".join(f'"{f}": {why}' for f, why in skipped.items())
         raise StratPDInputError(f'no feature could be ranked for "{target}" ({reasons})')
+    _drop_sample(sketch, strata)
     sums = rows.partials(strata, engine_stages.pass_chunk)
     ranking, _, _ = engine_stages.analyse(strata, sums, skipped, target=target)
     return _noted(ranking, Run([], sketch, rows.notes))
@@ -387,7 +418,7 @@ def _names(value: Any) -> list[str]:
 def _noted(table: pd.DataFrame, done: Run) -> pd.DataFrame:
     table.attrs["scale"] = {
         "rows_read": done.sketch.rows,
-        "strata_rows": len(done.sketch.sample),
+        "strata_rows": done.sketch.sample_size,
         "sample_is_all_rows": done.sketch.complete,
     }
     if done.notes:
