@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import stratpd_xl as sx
 from stratpd_xl import _backend
-from stratpd_xl.engine import _adjust, _numeric, _tree
+from stratpd_xl.engine import _adjust, _binning, _numeric, _tree
 from tests.synthetic import body_weight
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +31,7 @@ SAME_NUMBERS = {
     "_is_pure": "(inside _grow_numba)",
     "_apply_numba": "test_apply_places_rows_in_the_same_leaves_on_both_backends",
     "_first_seen": "test_engine_tree.py::test_leaf_labels_are_the_same_from_both_backends",
+    "_bin_kernel": "test_numeric_bins_are_the_same_on_both_backends",
     "_counting_order": "test_rows_by_leaf_then_x_are_the_same_permutation_on_both_backends",
     "_leaf_means_kernel": "test_the_adjustment_s_sums_are_the_same_on_both_backends",
     "_within_rows_kernel": "test_the_adjustment_s_sums_are_the_same_on_both_backends",
@@ -122,6 +123,37 @@ def test_apply_places_rows_in_the_same_leaves_on_both_backends(n, p, msl, seed):
                 placed[backend] = [_tree.apply_tree(xb, every, forest, i) for i in (0, 1)]
         for a, b in zip(placed["numba"], placed["numpy"], strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+@needs_numba
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 600), st.integers(1, 300), st.sampled_from([0.0, 0.1, 0.5]),
+       st.integers(0, 2**32 - 1))
+def test_numeric_bins_are_the_same_on_both_backends(n, n_values, missing, seed):
+    # Few distinct values (a bin per value, edges equal to values) and many (quantile
+    # edges), ties, infinities and gaps: the compiled search bins every value as numpy's.
+    rng = np.random.default_rng(seed)
+    # Scales down to subnormal steps and up to a range wider than the largest float.
+    with np.errstate(over="ignore"):  # beyond the largest float: infinities, as typed
+        values = ((rng.integers(0, n_values, n) - n_values // 3).astype(float)
+                  * rng.choice([1.0, 0.37, 1e-310, 1e306]))
+    values[rng.random(n) < missing] = np.nan
+    values[rng.random(n) < 0.02] = np.inf
+    values[rng.random(n) < 0.02] = -np.inf
+    edges = _binning.numeric_edges(values, np.random.default_rng(0))
+    got = {}
+    for backend in ("numba", "numpy"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_backend, "_mode", backend)
+            got[backend] = _binning.bin_with_edges(values, edges)
+    np.testing.assert_array_equal(got["numba"], got["numpy"])
+    # Values the edges were not made from (rows of a later chunk) bin alike too.
+    other = rng.normal(size=n) * n_values
+    for backend in ("numba", "numpy"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_backend, "_mode", backend)
+            got[backend] = _binning.bin_with_edges(other, edges)
+    np.testing.assert_array_equal(got["numba"], got["numpy"])
 
 
 # --------------------------------------------------------------------------- compiling

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._backend import get_backend, njit
 from ._tree import N_BINS
 
 MAX_VALUE_BINS = N_BINS - 1
@@ -45,10 +46,68 @@ def bin_with_edges(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     out = np.zeros(values.shape[0], np.uint8)
     if edges.size == 0:
         return out
+    if get_backend(values.shape[0]) == "numba":
+        # One pass, no mask or gathered copy: numpy's searchsorted of unsorted values took
+        # 50 ms of a million-row column's 75 (ten such columns per table).
+        _bin_kernel(np.ascontiguousarray(values, np.float64),
+                    np.ascontiguousarray(edges, np.float64), out)
+        return out
     ok = ~np.isnan(values)
     out[ok] = 1 + np.minimum(np.searchsorted(edges, values[ok], side="left"),
                              MAX_VALUE_BINS - 1)
     return out
+
+
+# Cells of a lookup table per edge over the edges' range (see _bin_kernel).
+_CELLS_PER_EDGE = 4
+
+
+@njit
+def _bin_kernel(values, edges, out):  # pragma: no cover - compiled
+    # 1 + searchsorted(edges, v, side="left") capped at MAX_VALUE_BINS, 0 for NaN: the
+    # number of edges below v.  A lookup table over the edges' range finds the few edges
+    # a value must still be compared with: the range is cut into equal cells, and cell(v)
+    # = floor((v - first edge) * cells / range) never decreases as v grows (subtracting,
+    # multiplying by a positive number and rounding are monotone), so every edge of a
+    # lower cell is below v and every edge of a higher cell above it.  A binary search
+    # of all the edges per value (numpy's searchsorted) is a chain of ~8 dependent loads.
+    top = MAX_VALUE_BINS - 1
+    m = edges.shape[0]
+    first = edges[0]
+    last = edges[m - 1]
+    n_cells = _CELLS_PER_EDGE * m
+    scale = n_cells / (last - first) if last > first else 0.0
+    if not (scale > 0.0 and scale < np.inf):
+        scale = 0.0  # one edge, or a range too wide or too narrow: one cell
+        n_cells = 1
+    # start[c]: how many edges lie in cells below c.
+    start = np.zeros(n_cells + 1, np.int64)
+    for j in range(m):
+        c = min(np.int64((edges[j] - first) * scale), n_cells - 1) if scale > 0.0 else 0
+        start[c + 1] += 1
+    for c in range(n_cells):
+        start[c + 1] += start[c]
+    for i in range(values.shape[0]):
+        v = values[i]
+        if v != v:
+            continue  # out is 0 already
+        if v <= first:
+            k = 0
+        elif v > last:
+            k = m
+        else:
+            c = min(np.int64((v - first) * scale), n_cells - 1) if scale > 0.0 else 0
+            k = start[c]
+            end = start[c + 1]
+            while end - k > 8:  # many edges in one cell (heavy ties nearby): halve
+                mid = (k + end) >> 1
+                if edges[mid] < v:
+                    k = mid + 1
+                else:
+                    end = mid
+            while k < end and edges[k] < v:
+                k += 1
+        out[i] = 1 + min(k, top)
 
 
 def bin_codes_by_target(codes: np.ndarray, n_levels: int, y: np.ndarray) -> np.ndarray:
