@@ -72,7 +72,7 @@ def note_list(notes: Sequence[str], ranking: pd.DataFrame | None = None) -> list
 
 #: How a user analyses a column left out as an identifier, by front end (the default suits
 #: the Python API and the CLI).
-KEEP_BY_NAMING = "name it as a feature to analyse it anyway"
+KEEP_BY_NAMING = "pass keep=[its name] (or name it as a feature) to analyse it anyway"
 #: How a user asks for every point of a summarised curve, by front end.
 EVERY_POINT = "max_points=None"
 
@@ -286,6 +286,13 @@ def prepare(
     usable = [c for c in frame.columns if c in usable or (c in kept and c != target_name)]
     chosen = named if named is not None else [c for c in usable if c not in excluded]
     if not chosen:
+        ids = [name for name, why in left_out.items() if "identifier" in why]
+        if ids:  # every column looks like a row number or a key: say how to keep one
+            raise StratPDInputError(
+                f'no column to analyse besides the target "{target_name}": '
+                f"{_listed(ids)} {'looks' if len(ids) == 1 else 'look'} like "
+                f"{'an identifier' if len(ids) == 1 else 'identifiers'}; {how_to_keep}"
+            )
         raise StratPDInputError(
             f'no column to analyse besides the target "{target_name}"; '
             "the table needs at least one other column with varying values"
@@ -307,6 +314,14 @@ def prepare(
                              f"{yes_no.label}, in percentage points", "target",
                              columns=[target_name]))
     return Problem(frame, target_name, chosen, left_out, notes, excluded, kept)
+
+
+def _listed(names: Sequence[str], most: int = 5) -> str:
+    """Column names quoted and joined for a sentence, at most ``most`` of them named."""
+    quoted = [f'"{n}"' for n in names]
+    if len(quoted) > most:
+        return f"{', '.join(quoted[:most - 1])} and {len(quoted) - most + 1:,} more"
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
 
 
 def _kept(frame: pd.DataFrame, given: Sequence[str]) -> list[str]:

@@ -381,6 +381,17 @@ def test_stratimpact_leaves_an_id_column_out_but_stratpd_can_name_it(xl, cells):
     assert named[0] == ["order id", "partial dependence", "rows"]
 
 
+def test_stratimpact_of_only_ids_names_its_keep_argument(xl):
+    from tests.test_identifiers import _only_ids
+
+    frame = _only_ids()
+    ids = (tuple(frame.columns), *(tuple(float(v) for v in row)
+                                   for row in frame.itertuples(index=False)))
+    out = call_like_excel(xl, xl.udfs.STRATIMPACT, ids, "spend")
+    assert len(out) == 1 and '"rownames" and "CustomerID" look like identifiers' in out[0][0]
+    assert "give its name as keep (argument 6 of STRATIMPACT)" in out[0][0], out[0][0]
+
+
 def test_plain_python_with_a_dataframe_and_no_caller(xl, cells):
     import pandas as pd
 

@@ -179,3 +179,32 @@ def test_an_id_named_column_with_repeats_is_a_grouping_key_left_out():
 def test_repeated_numbers_without_a_key_s_name_or_shape_are_kept(name, values):
     y = pd.Series(np.random.default_rng(12).normal(size=values.size))
     assert identifier_reason(name, pd.Series(values), y, 3) is None
+
+
+def _only_ids(n: int = 200) -> pd.DataFrame:
+    rng = np.random.default_rng(13)
+    return pd.DataFrame({"rownames": np.arange(1, n + 1),
+                         "CustomerID": rng.permutation(np.arange(5_000, 5_000 + n)),
+                         "spend": rng.normal(size=n)})
+
+
+def test_when_every_column_is_an_id_the_python_error_names_keep():
+    for call in (lambda: sx.impact(_only_ids(), "spend"),
+                 lambda: workflow.analysis(_only_ids(), "spend")):
+        with pytest.raises(sx.StratPDInputError) as caught:
+            call()
+        message = str(caught.value)
+        assert message.startswith('no column to analyse besides the target "spend": '
+                                  '"rownames" and "CustomerID" look like identifiers; ')
+        assert "keep=[" in message
+
+
+def test_when_every_column_is_an_id_the_command_line_names_keep(tmp_path, capsys):
+    from stratpd_xl.cli import main
+
+    path = tmp_path / "customers.csv"
+    _only_ids().to_csv(path, index=False)
+    assert main(["impact", str(path), "-t", "spend"]) != 0
+    error = capsys.readouterr().err
+    assert '"rownames" and "CustomerID" look like identifiers' in error
+    assert "--keep" in error

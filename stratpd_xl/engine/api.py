@@ -22,7 +22,7 @@ from ..params import PARAMETERS, Settings, column_arguments
 from ._classes import class_ranking, class_table
 from ._design import _shared_design
 from ._finish import _evidence_rows, _impact, _ranking
-from ._fit import _table
+from ._fit import KEEP_IN_API, _table
 from ._groups import curves_by_group
 from ._table import (
     CATEGORICAL,
@@ -418,6 +418,17 @@ def analyse(
         require_column(table.all_columns, f, "feature")
     # A feature named twice is analysed (and ranked) once.
     names = list(dict.fromkeys(f for f in names if f != target))
+    ids = [c for c, why in table.left_out.items() if "identifier" in why]
+    if not names and ids:
+        quoted = [f'"{c}"' for c in ids[:4]] + ([f"{len(ids) - 4:,} more"] if len(ids) > 5
+                                                 else [f'"{c}"' for c in ids[4:]])
+        listed = " and ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1
+                              else quoted)
+        raise StratPDInputError(
+            f'no column to analyse besides the target "{table.target}": {listed} '
+            f"{'looks like an identifier' if len(ids) == 1 else 'look like identifiers'}; "
+            f"{KEEP_IN_API}"
+        )
     rows: list[dict[str, Any]] = []
     curves: dict[str, pd.DataFrame] = {}
     skipped: dict[str, str] = {}
