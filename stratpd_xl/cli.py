@@ -489,6 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="add a \"Model check\" sheet: a fitted model's agreement with every curve, and "
         "where and why they differ (scikit-learn gradient boosting, scored on held-out rows)",
     )
+    _classes_option(p, "write a sheet per feature with a curve per class, ranked by the "
+                    "class each feature moves most")
 
     p = sub.add_parser(
         "demo",
@@ -992,11 +994,9 @@ def _classes_of(text: str | None) -> Any:
 def _cmd_curve(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
     classes = _classes_of(getattr(args, "classes", None))
-    if classes is not None and any(o.suffix.lower() in (".xlsx", ".xlsm") for o in outs):
+    if classes is not None and getattr(args, "by", None) is not None:
         raise StratPDInputError(
-            "--classes writes a table (.csv, or printed, or --json) and a chart (.png, .svg, "
-            ".pdf), not yet a workbook: choose one of those for --out"
-        )
+            "--classes and --by both draw several curves; give one of them")
     scaled = _scaled_input(args)
     if scaled is not None and classes is not None:
         raise StratPDInputError(
@@ -1234,11 +1234,10 @@ def _analyse(
 def _cmd_impact(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
     scaled = _scaled_input(args)
-    if args.classes is not None and (scaled is not None or any(
-            o.suffix.lower() in (".xlsx", ".xlsm") for o in outs)):
+    if args.classes is not None and scaled is not None:
         raise StratPDInputError(
-            "--classes ranks a table read in memory, printed or written to .csv, --json or "
-            "a chart, not yet a workbook nor a table read in chunks"
+            "--classes ranks a table read in memory, not yet in chunks: leave out the "
+            "options that read it in chunks"
         )
     where = "every one is in the output of --json and on the Notes sheet of a report"
     if scaled is not None:
@@ -1267,6 +1266,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .presentation.report import write_report
 
     (out,) = _check_outputs([args.out], _REPORT_FORMATS, args.force, _input_path(args))
+    if args.classes is not None and args.interactions:
+        raise StratPDInputError(
+            "--interactions pairs the features of one target, not yet of its classes: leave "
+            "out --interactions, or --classes")
     # Started before the read, so the helper's imports overlap it; see presentation.drawing.
     with PictureDrawer(helper=True) as drawer:
         frame = _read(args)

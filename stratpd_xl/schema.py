@@ -87,6 +87,7 @@ having a value, ``strata`` the strata they met in; see ``engine/_missing.py``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -221,6 +222,10 @@ class Finding:
     blank : dict or None
         Numeric: the feature's blank rows against the curve's typical level (the engine's
         ``attrs["missing"]``: ``pd``, ``low``, ``high``, ``rows``), said after the curve.
+    target_class : Any or None
+        For a target read as classes (``classes=``): the class whose chance this finding
+        states (``target_label`` is then ``"P(species = virginica)"``, ``change`` in
+        points); for a feature's finding, the class it moves most.
     """
 
     feature: str
@@ -240,17 +245,51 @@ class Finding:
     rows: tuple[int, int] | None = None
     well_backed: bool = True
     blank: dict[str, Any] | None = None
+    target_class: Any = None
 
     @classmethod
     def from_result(cls, result: Any, *, rank: int = 0, share: float | None = None
                     ) -> Finding | None:
         """The finding the engine recorded in a curve's ``attrs`` (``rise`` for a numeric
-        curve, ``contrast`` for categories), or None when it recorded none."""
+        curve, ``contrast`` for categories), or None when it recorded none.  A result with
+        a curve per class gives the finding of the class the feature moves most (its
+        largest ``class_impact``, the class the ranking names; :meth:`per_class` gives
+        every class's)."""
         attrs: Mapping[str, Any] = getattr(result, "attrs", {}) or {}
+        if isinstance(attrs.get("class_findings"), Mapping):
+            said = cls.per_class(result, rank=rank, share=share)
+            impact = attrs.get("class_impact") or {}
+            if not said:
+                return None
+            return max(said, key=lambda f: float(impact.get(f.target_class, 0.0)))
+        return cls._of(attrs, result_kind(result), rank=rank, share=share)
+
+    @classmethod
+    def per_class(cls, result: Any, *, rank: int = 0, share: float | None = None
+                  ) -> list[Finding]:
+        """One finding per class shown of a result with a curve per class
+        (``attrs["class_findings"]``), in the classes' order; ``[]`` for any other result."""
+        attrs: Mapping[str, Any] = getattr(result, "attrs", {}) or {}
+        by_class = attrs.get("class_findings")
+        if not isinstance(by_class, Mapping):
+            return []
+        target = attrs.get("target", "target")
+        out = []
+        for name, facts in by_class.items():
+            one = {**{k: v for k, v in attrs.items() if k != "class_findings"}, **facts,
+                   "target_label": f"P({target} = {name})"}
+            found = cls._of(one, result_kind(result), rank=rank, share=share)
+            if found is not None:
+                out.append(dataclasses.replace(found, target_class=name))
+        return out
+
+    @classmethod
+    def _of(cls, attrs: Mapping[str, Any], kind: str, *, rank: int, share: float | None
+            ) -> Finding | None:
         common = {"feature": str(attrs.get("feature", "")), "rank": rank, "share": share,
                   "notes": [str(w) for w in attrs.get("warnings") or []],
                   "target_label": attrs.get("target_label")}
-        if result_kind(result) == CATEGORICAL:
+        if kind == CATEGORICAL:
             c = attrs.get("contrast")
             if not isinstance(c, Mapping):
                 return None

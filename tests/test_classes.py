@@ -164,12 +164,92 @@ def test_the_command_line_draws_the_classes_asked_for(tmp_path, capsys):
     assert main(["curve", str(path), "-t", "y", "-f", "x", "--classes", "all", "-q",
                  "-o", str(picture)]) == 0
     assert picture.stat().st_size > 10_000
-    # A workbook of classes is not written yet: said before anything is read.
-    assert main(["curve", str(path), "-t", "y", "-f", "x", "--classes", "all",
-                 "-o", str(tmp_path / "classes.xlsx")]) == 2
-    assert "not yet a workbook" in capsys.readouterr().err
+    # A workbook of classes: the long table, class first, and a line per class.
+    book = tmp_path / "classes.xlsx"
+    assert main(["curve", str(path), "-t", "y", "-f", "x", "--classes", "all", "-q",
+                 "-o", str(book)]) == 0
+    assert _chart_series(book, 1) == ["a", "b", "c"]
+    capsys.readouterr()
     # The ranking names the class each feature moves most.
     assert main(["impact", str(path), "-t", "y", "--classes", "all", "--json"]) == 0
     ranking = json.loads(capsys.readouterr().out)
     assert ranking["columns"][:4] == ["feature", "kind", "class", "impact"]
     assert (ranking["rows"][0]["feature"], ranking["rows"][0]["class"]) == ("x", "b")
+
+
+def _chart_series(path, number: int) -> list[str]:
+    """The series names of the workbook's native chart ``number``."""
+    import re
+    import zipfile
+
+    with zipfile.ZipFile(path) as book:
+        xml = book.read(f"xl/charts/chart{number}.xml").decode()
+    return re.findall(r"<c:ser>.*?<c:tx>.*?<c:v>([^<]*)</c:v>", xml, re.S)
+
+
+def test_each_class_is_said_and_the_sayings_add_up():
+    from stratpd_xl.presentation.words import class_sentences, sentence
+    from stratpd_xl.schema import Finding
+
+    data, _ = three_classes(n=1500)
+    curves = sx.stratpd(data, "y", "x", classes=True, n_trials=5)
+    per_class = Finding.per_class(curves)
+    assert [f.target_class for f in per_class] == ["a", "b", "c"]
+    # One stratification: the classes' rises between the same percentiles add up to 0.
+    assert abs(sum(f.change for f in per_class)) < 1e-9
+    assert all(f.low is not None and f.low < f.change < f.high for f in per_class)
+    said = class_sentences(curves, "y")
+    assert said[1].startswith("The chance of y = b rises with x: from the 10th to the 90th")
+    assert "percentage points (95 % band" in said[1]
+    # The feature's finding is the class it moves most, the one the ranking names.
+    top = Finding.from_result(curves)
+    assert top.target_class == max(curves.attrs["class_impact"],
+                                   key=curves.attrs["class_impact"].get) == "b"
+    assert sentence(top, "y").startswith("x moves the chance of y = b most: from the 10th")
+
+
+def test_the_report_has_every_class_on_each_feature_sheet(tmp_path, capsys):
+    import json
+
+    import openpyxl
+
+    from stratpd_xl.cli import main
+
+    data, _ = three_classes(n=1500)
+    path = tmp_path / "flowers.csv"
+    data.to_csv(path, index=False)
+    book = tmp_path / "report.xlsx"
+    assert main(["report", str(path), "-t", "y", "--classes", "all", "--trials", "3",
+                 "-o", str(book), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    # --json: the ranking with the class each feature moves most, said per class.
+    assert printed["columns"][:4] == ["feature", "kind", "class", "impact"]
+    assert printed["conclusion"][0].startswith("x moves the chance of y = b most")
+    wb = openpyxl.load_workbook(book)
+    summary = [[v for v in row if v is not None] for row in wb["Summary"].values]
+    header = next(i for i, row in enumerate(summary) if row[:3] == ["feature", "kind", "class"])
+    assert summary[header + 1][:3] == ["x", "numeric", "b"]
+    assert any(str(row[0]).startswith("x moves the chance of y = b most")
+               for row in summary if row)
+    for feature in ("x", "g"):
+        rows = [[v for v in row if v is not None] for row in wb[feature].values]
+        top = next(i for i, row in enumerate(rows) if row and row[0] == "class")
+        assert rows[top][:3] == ["class", feature, "change in P(y = class), points"]
+        body = [r for r in rows[top + 1:] if r and r[0] in ("a", "b", "c")]
+        assert {r[0] for r in body} == {"a", "b", "c"}
+        # The classes add up to 0 at every point (the table's rows, class by class).
+        per_class = [[r[2] for r in body if r[0] == c] for c in "abc"]
+        assert np.allclose(np.sum(per_class, axis=0), 0, atol=1e-9)
+        said = [r[0] for r in rows[:top] if r and str(r[0]).startswith("The chance of y = ")]
+        assert [s[:20] for s in said] == [f"The chance of y = {c} " for c in "abc"]
+        info = {r[0]: r[1] for r in rows[:top] if len(r) >= 2}
+        assert info["adjusted for other columns"].startswith("no: curves per class")
+        assert "other columns' straight-line part taken out first (adjust)" not in info
+    # Each feature's native chart: a line (or bars) per class, in the ranking's order.
+    charts = {f: i for i, f in enumerate(["Summary", "x", "z", "g"], start=1)}
+    assert _chart_series(book, charts["x"]) == ["a", "b", "c"]
+    assert _chart_series(book, charts["g"]) == ["a", "b", "c"]
+    # --interactions pairs one target's features: refused with --classes, in one sentence.
+    assert main(["report", str(path), "-t", "y", "--classes", "all", "--interactions",
+                 "-o", str(tmp_path / "r2.xlsx")]) == 2
+    assert "--interactions" in capsys.readouterr().err

@@ -206,6 +206,57 @@ def test_front_ends_show_the_blank_row_as_missing(tmp_path):
     assert info["rows without a value"].startswith(f"{rows:,}: not in the slopes")
 
 
+@pytest.mark.parametrize("trials", [1, 5], ids=["a line", "a line over its band"])
+def test_the_native_chart_shows_the_missing_point_beside_the_curve(tmp_path, trials):
+    import re
+    import zipfile
+
+    import openpyxl
+    from openpyxl.utils import column_index_from_string
+
+    from stratpd_xl.presentation import report
+
+    data, _ = _table()
+    curve = sx.stratpd(data, "y", "x1", n_trials=trials)
+    facts = curve.attrs["missing"]
+    path = tmp_path / "curve.xlsx"
+    report.write_curve_workbook(curve, path)
+    with zipfile.ZipFile(path) as book:
+        xml = book.read("xl/charts/chart1.xml").decode()
+    series = re.findall(r"<c:ser>(.*?)</c:ser>", xml, re.S)
+    name = f"{MISSING_LABEL}, {facts['rows']:,} rows"
+    (point,) = [s for s in series if f"<c:v>{name}</c:v>" in s]
+    # A diamond labelled with its name, and its band as an error bar.
+    assert '<c:symbol val="diamond"/>' in point
+    assert "<c:showSerName val=\"1\"/>" in point and "<c:errBars>" in point
+    sheet = openpyxl.load_workbook(path)["x1"]
+
+    def cells(xml: str, kind: str) -> list:
+        """The cells a series' part reads: (row, value) of each."""
+        ref = re.search(rf"<c:{kind}>.*?<c:f>[^!]*!\$(\w+)\$(\d+)(?::\$\w+\$(\d+))?</c:f>",
+                        xml, re.S)
+        col, first = column_index_from_string(ref.group(1)), int(ref.group(2))
+        last = int(ref.group(3) or first)
+        return [(r, sheet.cell(r, col).value) for r in range(first, last + 1)]
+
+    def filled(xml: str, kind: str) -> list:
+        return [(r, v) for r, v in cells(xml, kind) if v is not None]
+
+    value_part = "yVal" if "<c:yVal>" in point else "val"
+    ((at, value),) = filled(point, value_part)
+    assert value == pytest.approx(facts["pd"])
+    assert [v for _, v in filled(point, "minus")] == [pytest.approx(facts["pd"] - facts["low"])]
+    assert [v for _, v in filled(point, "plus")] == [pytest.approx(facts["high"] - facts["pd"])]
+    # Beside the curve's end, not on it: past the largest x (a line), or a few categories
+    # after the curve's last point, with no curve between (a line over its band).
+    if value_part == "yVal":
+        assert filled(point, "xVal")[0][1] > curve_points(curve)["x"].max()
+    else:
+        line = next(s for s in series if "<c:v>partial dependence</c:v>" in s)
+        ends = max(r for r, _ in filled(line, "val"))
+        assert at - ends >= 3
+
+
 def test_a_stray_blank_cell_makes_no_row():
     data, _ = _table(blank_effect=0.0)
     data = data.dropna().reset_index(drop=True)

@@ -31,11 +31,12 @@ import pandas as pd
 
 from ..errors import StratPDInputError
 from ..params import Settings
-from ._band import _band, _half_samples, _simultaneous_band
+from ._band import _band, _half_samples, _rise, _simultaneous_band, rise_ends
 from ._categorical import category_effects
-from ._finish import _centred, _numeric_x_out, _params, _row_weights
+from ._finish import _centred, _contrast, _numeric_x_out, _params, _row_weights, _scale_shape
 from ._fit import _rows_for, _table
 from ._numeric import curve_on_grid, integrate, resmoothed, slope_field, unique_x
+from ._shape import curve_shape
 from ._stratify import stratify
 from ._summary import summarise
 from ._table import CATEGORICAL, NUMERIC, as_float, column_label, power_of_two_scale
@@ -131,11 +132,11 @@ def class_table(data: Any, target: str, feature: str, kind: str | None, p: Setti
             raise StratPDInputError(
                 f'column "{feature}" holds text or categories; use catstratpd (or '
                 'kind="categorical")')
-        out, per_row, n_used, n_missing, n_leaves = _numeric(table, feature, p, row_code,
-                                                             len(found), shown)
+        out, per_row, n_used, n_missing, n_leaves, said = _numeric(
+            table, feature, p, row_code, len(found), shown)
     elif kind == CATEGORICAL:
-        out, per_row, n_used, n_missing, n_leaves = _categorical(table, feature, p, row_code,
-                                                                 len(found), shown)
+        out, per_row, n_used, n_missing, n_leaves, said = _categorical(
+            table, feature, p, row_code, len(found), shown)
     else:
         raise StratPDInputError(f'kind must be "numeric" or "categorical", not {kind!r}')
     names = [found[k] for k in shown]
@@ -152,6 +153,9 @@ def class_table(data: Any, target: str, feature: str, kind: str | None, p: Setti
         "class_rows": {found[k]: int(counts[k]) for k in range(len(found))},
         "class_impact": {found[k]: impact[found[k]] for k in shown},
         "class_sum": out_sum(out, len(found) == len(shown)),
+        # Each shown class's numbers for a sentence, as one curve's attrs carry them: a
+        # numeric curve's "rise" and "shape", or the categories' "contrast".
+        "class_findings": {found[k]: v for k, v in said.items()},
         "units": "percentage points",
         "n_rows": table.n_rows, "n_used": n_used, "n_dropped_missing": n_missing,
         "n_leaves": n_leaves, "params": _params(p, table, categorical=kind == CATEGORICAL),
@@ -172,7 +176,7 @@ def out_sum(out: list[pd.DataFrame], every: bool) -> float:
 
 def _numeric(table: Any, feature: str, p: Settings, row_code: np.ndarray, k: int,
              shown: list[int]) -> tuple[list[pd.DataFrame], dict[int, np.ndarray], int, int,
-                                        int]:
+                                        int, dict[int, dict[str, Any]]]:
     x_all = as_float(table.frame[feature])
     rows = _rows_for(table, feature, ~np.isnan(x_all), p)
     x_scale = power_of_two_scale(x_all[rows.index])
@@ -203,17 +207,33 @@ def _numeric(table: Any, feature: str, p: Settings, row_code: np.ndarray, k: int
                 trials[c, t] = _centred(curve_on_grid(
                     slope_field(x[pick], indicator[c][pick], leaf_b, by_rows=True),
                     p.min_slopes_per_x, grid), weights)
-    out, per_row = [], {}
+    out, per_row, said = [], {}, {}
     inside = (x >= grid[0]) & (x <= grid[-1])
+    ends = rise_ends(np.sort(x))
+    n = rows.y.size
+    column = table.frame[feature]
     for c in shown:
         columns: dict[str, Any] = {"x": grid, "pd": full[c], "slope": curves[c].slope,
                                    "n_slopes": curves[c].count.astype(np.int64)}
+        bias = None
         if trials is not None:
             bias = _centred(resmoothed(fields[c], curves[c]), weights) - full[c]
-            low, high = _band(trials[c], full[c], rows.y.size, bias)
+            low, high = _band(trials[c], full[c], n, bias)
             columns.update(pd_low=low, pd_high=high)
-            low, high, _ = _simultaneous_band(trials[c], full[c], rows.y.size, bias)
+            low, high, _ = _simultaneous_band(trials[c], full[c], n, bias)
             columns.update(curve_low=low, curve_high=high)
+        # The class's rise and shape between x's 10th and 90th percentiles, as a curve of
+        # one target states them (engine/_band.py, engine/_shape.py), in its own units.
+        rise = _rise(ends, grid, full[c], None if trials is None else trials[c], n, bias)
+        shape = curve_shape(
+            grid, full[c], None if trials is None else trials[c], fields[c].ux,
+            fields[c].ux_rows, (rise["x_from"], rise["x_to"]),
+            lambda values, centre: _band(values[:, None], np.array([centre]), n))
+        _scale_shape(shape, x_scale, 1.0, column)
+        at = _numeric_x_out(np.array([rise["x_from"], rise["x_to"]]) * x_scale, column)
+        rise["x_from"], rise["x_to"] = (v.item() if hasattr(v, "item") else v
+                                        for v in list(at))
+        said[c] = {"rise": rise, "shape": shape}
         if p.max_points is not None and grid.size > p.max_points:
             summary = summarise(grid, curves[c].pd, curves[c].count, fields[c].ux,
                                 fields[c].ux_rows, p.max_points, up_to)
@@ -224,12 +244,12 @@ def _numeric(table: Any, feature: str, p: Settings, row_code: np.ndarray, k: int
         out.append(pd.DataFrame(columns))
         per_row[c] = np.interp(fields[c].ux, grid, full[c])[fields[c].row_ux[inside]]
     return (out, per_row, int(rows.y.size - fields[0].n_ignored), rows.n_dropped_missing,
-            fields[0].n_leaves)
+            fields[0].n_leaves, said)
 
 
 def _categorical(table: Any, feature: str, p: Settings, row_code: np.ndarray, k: int,
                  shown: list[int]) -> tuple[list[pd.DataFrame], dict[int, np.ndarray], int,
-                                            int, int]:
+                                            int, int, dict[int, dict[str, Any]]]:
     from ._missing import with_missing_category
 
     codes_all, cats = table.category_codes(feature)
@@ -254,7 +274,7 @@ def _categorical(table: Any, feature: str, p: Settings, row_code: np.ndarray, k:
             for c in range(k):
                 e = category_effects(codes[pick], len(cats), indicator[c][pick], leaf_b).effect
                 trials[c, t] = e - e[effects[c].baseline]
-    out, per_row = [], {}
+    out, per_row, said = [], {}, {}
     for c in shown:
         eff = effects[c]
         columns: dict[str, Any] = {"category": pd.Index(cats[known], dtype=object),
@@ -266,10 +286,13 @@ def _categorical(table: Any, feature: str, p: Settings, row_code: np.ndarray, k:
                                               rows.y.size)
             columns.update(curve_low=low, curve_high=high)
         out.append(pd.DataFrame(columns))
+        said[c] = {"contrast": _contrast(
+            out[-1], cats[eff.baseline],
+            None if trials is None else trials[c][:, known], rows.y.size)}
         values = eff.effect[codes]
         per_row[c] = values[~np.isnan(values)]
     return (out, per_row, int(rows.y.size - effects[0].n_ignored), rows.n_dropped_missing,
-            effects[0].n_leaves)
+            effects[0].n_leaves, said)
 
 
 def class_ranking(data: Any, target: str, features: list[str] | None, p: Settings,

@@ -9,23 +9,21 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .labels import plain_axes
+from .labels import CLASS_COLORS, plain_axes
 from .pairs import draw_per_group
 
 __all__ = ["CLASS_COLORS", "class_figure", "class_title", "is_by_class"]
 
-#: Okabe & Ito's eight colours (black last), distinct for the common colour-vision
-#: deficiencies; past eight classes the lines repeat them with another dash.
-CLASS_COLORS = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442",
-                "#000000")
+# Past the eight colours (labels.CLASS_COLORS) the lines repeat them with another dash.
 _DASHES = ("-", "--", ":")
 _PLAIN = {"parse_math": False}
 
 
 def is_by_class(result: Any) -> bool:
     """True for a result with a curve (or effects) per class of the target."""
-    return "class" in getattr(result, "columns", ()) and "classes" in (
-        getattr(result, "attrs", None) or {})
+    from .tables import is_by_class as by_class
+
+    return by_class(result)
 
 
 def class_title(result: pd.DataFrame) -> str:

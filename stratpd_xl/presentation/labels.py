@@ -17,6 +17,12 @@ import pandas as pd
 from ..schema import CATEGORICAL, result_kind
 from ..yesno import probability_label
 
+#: The classes' colours (a target read as classes): Okabe & Ito's eight (black last),
+#: distinct for the common colour-vision deficiencies; the picture and the workbook's
+#: native chart draw class k in colour k.
+CLASS_COLORS = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442",
+                "#000000")
+
 __all__ = [
     "PER_POINT",
     "PLAIN_PARAMETERS",
@@ -24,6 +30,7 @@ __all__ = [
     "WHOLE_CURVE_BAND_MAX_RATIO",
     "BAND_COLOR",
     "CATEGORICAL_COLOR",
+    "CLASS_COLORS",
     "CURVE_COLOR",
     "DENSITY_COLOR",
     "MAX_BARS",

@@ -35,6 +35,7 @@ from .drawing import Chart, Picture, PictureDrawer, draw_picture
 from .labels import (
     BAND_COLOR,
     CATEGORICAL_COLOR,
+    CLASS_COLORS,
     CURVE_COLOR,
     MAX_BARS,
     PLAIN_PARAMETERS,
@@ -57,9 +58,10 @@ from .tables import (
     SUMMARISED,
     curve_table,
     impact_table,
+    is_by_class,
     pd_header,
 )
-from .words import sentence
+from .words import class_sentences, sentence
 from .words import summary as said_and_notes
 
 __all__ = [
@@ -435,6 +437,15 @@ def _curve_info(result: pd.DataFrame) -> list[tuple[str, Any]]:
         (label, attrs[key], rows_ignored_note(result) if key == "n_ignored" and attrs[key] else "")
         for label, key in labels if key in attrs
     ]
+    if is_by_class(result):
+        rows = attrs.get("class_rows") or {}
+        items.append(("classes", ", ".join(
+            f"{c} ({rows[c]:,} rows)" if c in rows else str(c) for c in attrs["classes"])))
+        items.append((
+            "adjusted for other columns",
+            "no: curves per class are not adjusted for the other columns' linear part (one "
+            "adjustment per class would break their sum, 0 at every point)",
+        ))
     blank = attrs.get("missing")
     if isinstance(blank, dict):
         items.append((
@@ -455,7 +466,11 @@ def _curve_info(result: pd.DataFrame) -> list[tuple[str, Any]]:
     if without:
         items.append(("categories without an estimate", ", ".join(str(c) for c in without)))
     items.extend(("warning", str(w)) for w in attrs.get("warnings") or [])
-    return items + _param_items(attrs.get("params"))
+    params = attrs.get("params")
+    if is_by_class(result) and isinstance(params, Mapping):
+        # Said above ("adjusted for other columns"): not the setting, which did not apply.
+        params = {k: v for k, v in params.items() if k != "adjust"}
+    return items + _param_items(params)
 
 
 def _rows_for(pixels: int) -> int:
@@ -483,15 +498,21 @@ def _chart_text(text: object) -> str:
 
 def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, sheet: str,
                  top: int, left: int, error_cols: tuple[int, int] | None = None,
-                 left_out: int = 0, grid: _BandedChart | None = None) -> Any:
+                 left_out: int = 0, grid: _BandedChart | None = None,
+                 blank: tuple[int, int, str] | None = None) -> Any:
     """A native chart reading the curve table at (top, left) of ``sheet``.
 
     ``error_cols`` are the columns holding the error-bar lengths (minus, plus) of a
     categorical chart, on the table's rows; ``left_out`` is how many categories the table
     at (top, left) leaves out, said under the chart's category axis; ``grid`` the hidden
     columns of a numeric curve's filled band (:func:`_write_band_grid`), drawn instead of
-    the table's points.
+    the table's points; ``blank`` the row and first column of the hidden cells of a
+    line's "(missing)" point (:func:`_write_blank_point`) and its name.
     """
+    blank_cells = None if blank is None else (blank[0], blank[2])
+    left_of_blank = 0 if blank is None else blank[1]
+    if is_by_class(result):
+        return _class_chart(book, result, table, sheet, top, left)
     n = len(table)
     first, last = top + 1, top + max(n, 1)
     headers = list(table.columns)
@@ -528,8 +549,8 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
     else:
         if missing_row(result) is not None:
             # The blanks' row, last, reads "(missing)": a text among a scatter's x values
-            # would make Excel number every point 1, 2, 3 ...; the line ends before it (the
-            # picture draws it beside the axis).
+            # would make Excel number every point 1, 2, 3 ...; the line ends before it, and
+            # the point stands beside its end (blank_cells), as in the picture.
             n -= 1
             last = top + max(n, 1)
         few = n <= 30
@@ -546,6 +567,12 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
                            "fill": {"color": CURVE_COLOR}, "border": {"color": CURVE_COLOR}}
                           if few else {"type": "none"})
         chart.add_series(main)
+        if blank_cells is not None:
+            at, name = blank_cells
+            chart.add_series(_blank_series(name, _ref(sheet, at, left_of_blank, at),
+                                           _ref(sheet, at, left_of_blank + 1, at),
+                                           _ref(sheet, at, left_of_blank + 2, at),
+                                           _ref(sheet, at, left_of_blank + 3, at)))
         # The value axis crosses at 0, inside the curve: tick labels at the bottom ("low")
         # keep them off the curve.
         x_axis: dict[str, Any] = {"name": _chart_text(feature), "label_position": "low",
@@ -564,12 +591,63 @@ def _curve_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, shee
     return chart
 
 
+def _class_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, sheet: str,
+                 top: int, left: int) -> Any:
+    """A native chart of a curve per class of the target (:func:`curve_table`'s long
+    table, ``class`` first, each class's rows together): a line per class over the
+    feature, or a bar per class in each category, in the picture's colours."""
+    headers = list(table.columns)
+    feature, value = headers[1], pd_header(table)
+    x_col, y_col = left + 1, left + headers.index(value)
+    classes = list(dict.fromkeys(table.iloc[:, 0]))
+    spans = [np.flatnonzero((table.iloc[:, 0] == c).to_numpy()) for c in classes]
+    categorical = is_categorical(result)
+    few = max((s.size for s in spans), default=0) <= 30
+    chart = book.add_chart({"type": "column"} if categorical else
+                           {"type": "scatter",
+                            "subtype": "straight_with_markers" if few else "straight"})
+    for k, (name, rows) in enumerate(zip(classes, spans, strict=True)):
+        if rows.size == 0:
+            continue
+        first, last = top + 1 + int(rows[0]), top + 1 + int(rows[-1])
+        color = CLASS_COLORS[k % len(CLASS_COLORS)]
+        series: dict[str, Any] = {"name": _chart_text(name),
+                                  "categories": _ref(sheet, first, x_col, last),
+                                  "values": _ref(sheet, first, y_col, last)}
+        if categorical:
+            series.update(fill={"color": color}, gap=60)
+        else:
+            series["line"] = {"color": color, "width": 2.25,
+                              "dash_type": ("solid", "dash", "round_dot")[
+                                  (k // len(CLASS_COLORS)) % 3]}
+            series["marker"] = ({"type": "circle", "size": 4, "fill": {"color": color},
+                                 "border": {"color": color}} if few else {"type": "none"})
+        chart.add_series(series)
+    chart.show_hidden_data()
+    chart.set_x_axis({"name": _chart_text(feature), "label_position": "low",
+                      "major_gridlines": {"visible": False}})
+    chart.set_legend({"position": "right"})
+    chart.set_title({"name": _chart_text(curve_title(result)),
+                     "name_font": {"size": 11, "bold": True}})
+    chart.set_y_axis({"name": _chart_text(
+        f"change in each {result.attrs.get('target', 'class')}'s chance vs its average, "
+        "points"),
+                      "num_format": _axis_format(table[value]),
+                      "major_gridlines": {"visible": True, "line": {"color": "#E5E5E5"}}})
+    chart.set_size({"width": _CHART_W, "height": _CHART_H})
+    return chart
+
+
 # Points of the evenly spaced grid a banded chart is drawn on (5 x 40 + 1: six axis labels,
 # both ends included); a curve whose points are already evenly spaced is drawn on them.
 _GRID = 201
 _GRID_LABELS = 5
 _GRID_HEADERS = ("chart: x", "chart: curve", "chart: band low", "chart: band width",
-                 "chart: points", "chart: axis label")
+                 "chart: points", "chart: axis label", "chart: missing",
+                 "chart: missing minus", "chart: missing plus")
+# The "(missing)" point stands this far (a share of the axis) right of the curve's end, as
+# the picture draws it beside the axis.
+_BLANK_OFFSET = 0.06
 
 
 @dataclass(frozen=True)
@@ -582,6 +660,42 @@ class _BandedChart:
     num_format: str  # of the axis labels
     legend: str
     markers: bool
+    blank: str | None = None  # the "(missing)" point's name, when the curve has one
+
+
+def _blank_facts(result: pd.DataFrame) -> tuple[float, float, float, str] | None:
+    """The blank rows' point of a numeric curve (its value, band and name: "(missing),
+    490 rows"), or None when the curve has no blank row."""
+    row = missing_row(result)
+    if row is None or is_categorical(result):
+        return None
+    value = float(row["pd"].iloc[0])
+    if not math.isfinite(value):
+        return None
+    facts = result.attrs.get("missing") or {}
+    low, high = float(facts.get("low", value)), float(facts.get("high", value))
+    low, high = (low if math.isfinite(low) else value), (high if math.isfinite(high) else value)
+    rows = int(facts.get("rows", 0))
+    return value, low, high, f"{MISSING_LABEL}, {rows:,} rows"
+
+
+def _blank_series(name: str, categories: list, values: list, minus: list, plus: list
+                  ) -> dict[str, Any]:
+    """The "(missing)" point as a chart series: a diamond, its 95 % band as an error bar
+    (cell ranges: LibreOffice ignores literal ones), labelled with its name below."""
+    quoted = quote_sheetname(values[0])
+    return {
+        "name": _chart_text(name), "categories": categories, "values": values,
+        "line": {"none": True},
+        "marker": {"type": "diamond", "size": 8, "fill": {"color": CURVE_COLOR},
+                   "border": {"color": CURVE_COLOR}},
+        "y_error_bars": {
+            "type": "custom", "end_style": 1,
+            "minus_values": f"={quoted}!{xl_range_abs(minus[1], minus[2], minus[3], minus[4])}",
+            "plus_values": f"={quoted}!{xl_range_abs(plus[1], plus[2], plus[3], plus[4])}",
+        },
+        "data_labels": {"series_name": True, "position": "below"},
+    }
 
 
 def _write_band_grid(ws: Worksheet, fmts: _Formats, result: pd.DataFrame, top: int,
@@ -656,12 +770,61 @@ def _write_band_grid(ws: Worksheet, fmts: _Formats, result: pd.DataFrame, top: i
                           + ("." + "0" * places if places else ""))
     fmt = fmts.get(num_format=num_format)
     columns = [grid_out, curve, lows, highs - lows, points, label_out]
+    blank = _blank_facts(result)
+    if blank is None:
+        columns += [[], [], []]
+    else:
+        # The blank rows' point a few categories past the curve's end, beside it as in the
+        # picture: the spacers have no curve, and a band of no width (an area chart cannot
+        # leave a gap); the point alone has the "missing" columns.
+        value, low_b, high_b, _ = blank
+        spacers = max(2, round(_BLANK_OFFSET * len(grid)))
+        pad = [np.nan] * (spacers + 1)
+        last_low = float(lows[np.isfinite(lows)][-1]) if np.isfinite(lows).any() else 0.0
+        columns = [[*list(grid_out), *pad], [*curve, *pad], [*lows, *[last_low] * len(pad)],
+                   [*(highs - lows), *[0.0] * len(pad)], [*points, *pad],
+                   [*list(label_out), *pad],
+                   [*[np.nan] * (len(grid) + spacers), value],
+                   [*[np.nan] * (len(grid) + spacers), value - low_b],
+                   [*[np.nan] * (len(grid) + spacers), high_b - value]]
     for j, (header, column) in enumerate(zip(_GRID_HEADERS, columns, strict=True)):
         ws.write_string(top, col + j, header, fmts.label)
         for i, value in enumerate(column):
             _write_value(ws, top + 1 + i, col + j, value, fmt, fmt)
     ws.set_column(col, col + len(_GRID_HEADERS) - 1, None, None, {"hidden": True})
-    return _BandedChart(top, col, len(grid), num_format, legend, markers)
+    return _BandedChart(top, col, len(columns[0]), num_format, legend, markers,
+                        None if blank is None else blank[3])
+
+
+def _write_blank_point(ws: Worksheet, fmts: _Formats, result: pd.DataFrame, top: int,
+                       col: int) -> tuple[int, int, str] | None:
+    """The "(missing)" point of a line without a band, in four hidden columns from ``col``
+    (its place on the x axis, a little past the curve's end; its value; its band's lengths
+    down and up): the row and column of its values and its name, or None."""
+    blank = _blank_facts(result)
+    points = curve_points(result)
+    if blank is None or "x" not in points.columns or len(points) == 0:
+        return None
+    x = points["x"]
+    if pd.api.types.is_datetime64_any_dtype(x):
+        at: Any = x.max() + (x.max() - x.min()) * _BLANK_OFFSET
+    else:
+        values = pd.to_numeric(x, errors="coerce").to_numpy(dtype=float)
+        if not np.isfinite(values).any():
+            return None
+        span = float(np.nanmax(values) - np.nanmin(values)) or 1.0
+        at = float(np.nanmax(values)) + _BLANK_OFFSET * span
+    value, low, high, name = blank
+    headers = ("chart: missing x", "chart: missing", "chart: missing minus",
+               "chart: missing plus")
+    fmt = fmts.get(num_format=_date_format(x)) if pd.api.types.is_datetime64_any_dtype(x) \
+        else None
+    for j, (header, cell) in enumerate(zip(headers, (at, value, value - low, high - value),
+                                           strict=True)):
+        ws.write_string(top, col + j, header, fmts.label)
+        _write_value(ws, top + 1, col + j, cell, None, fmt)
+    ws.set_column(col, col + len(headers) - 1, None, None, {"hidden": True})
+    return top + 1, col, name
 
 
 def _nearest(grid: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -704,6 +867,10 @@ def _banded_chart(book: Workbook, result: pd.DataFrame, table: pd.DataFrame, she
                                     "fill": {"color": CURVE_COLOR},
                                     "border": {"color": CURVE_COLOR}}})
         hidden.append(3)
+    if grid.blank is not None:
+        line.add_series(_blank_series(
+            grid.blank, x_ref, _ref(sheet, first, grid.col + 6, last),
+            _ref(sheet, first, grid.col + 7, last), _ref(sheet, first, grid.col + 8, last)))
     chart.combine(line)
     chart.show_hidden_data()
     chart.set_x_axis({
@@ -730,25 +897,30 @@ def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFram
     guess = _guess_widths(table)
     n_cols = len(guess) + _CHART_COLS
     row = top + 2
+    target = str(result.attrs.get("target", "target"))
+    by_class = is_by_class(result)
     found = Finding.from_result(result)
-    if found is not None:
-        target = str(result.attrs.get("target", "target"))
-        _write_wrapped(ws, fmts, top + 1, 0, sentence(found, target), n_cols,
+    # A curve per class: each class's sentence, one under the other.
+    said = (class_sentences(result, target) if by_class
+            else [sentence(found, target)] if found is not None else [])
+    for i, text in enumerate(said):
+        _write_wrapped(ws, fmts, top + 1 + i, 0, text, n_cols,
                        sum(guess) + _CHART_COLS * 8.43, fmts.get(text_wrap=True, valign="top",
                                                                  font_size=11))
+    row += max(len(said) - 1, 0)
     info = _curve_info(result)
     row = _write_info(ws, fmts, row, info, text_cols=max(len(guess) - 1, 1),
                       text_chars=max(sum(guess[1:]), 30.0))
     table_top = row + 1
     _, last_col, widths = _write_table(ws, fmts, table, table_top, 0,
-                                       general_columns=[str(table.columns[0])])
+                                       general_columns=[str(table.columns[int(by_class)])])
     # Column A holds both the header labels and the feature values; fit the longer.
     widths[0] = max(min(max(len(item[0]) for item in info) + 2.0, _LABEL_CHARS), widths[0])
     ws.set_column(0, 0, widths[0])
 
     error_cols = None
     chart_table, chart_left, left_out, free_col = table, 0, 0, last_col + 1
-    if is_categorical(result):
+    if is_categorical(result) and not by_class:
         shown, left_out = drawn_categories(result)
         if left_out:
             # Thousands of bars are a smear: the chart plots its own copy of the largest
@@ -759,15 +931,19 @@ def _write_curve_sheet(wb: _Book, ws: Worksheet, sheet: str, result: pd.DataFram
         if BAND_LOW in table.columns and BAND_HIGH in table.columns:
             error_cols = _write_error_lengths(ws, fmts, chart_table, table_top, free_col)
             free_col = error_cols[1] + 1
-    grid = None
-    if not is_categorical(result):
+    grid = blank = None
+    if not is_categorical(result) and not by_class:
         grid = _write_band_grid(ws, fmts, result, table_top, free_col)
         if grid is not None:
             free_col = grid.col + len(_GRID_HEADERS)
+        else:
+            blank = _write_blank_point(ws, fmts, result, table_top, free_col)
+            if blank is not None:
+                free_col += 4
     widths.update({c: 0.0 for c in range(last_col + 1, free_col)})
     chart_col = free_col + 1
     chart = _curve_chart(wb.book, result, chart_table, sheet, table_top, chart_left,
-                         error_cols, left_out, grid)
+                         error_cols, left_out, grid, blank)
     wb.insert_chart(ws, table_top, chart_col, chart, (_CHART_W, _CHART_H), curve_title(result))
     return _Slot(ws, sheet, table_top + _rows_for(_CHART_H), chart_col, widths,
                  curve_title(result))
@@ -884,7 +1060,7 @@ def _impact_chart(book: Workbook, ranking: pd.DataFrame, table: pd.DataFrame, sh
     chart.add_series({
         "name": "impact",
         "categories": _ref(sheet, first, 0, last),
-        "values": _ref(sheet, first, 2, last),
+        "values": _ref(sheet, first, list(table.columns).index("impact"), last),
         "points": points,
         "data_labels": {"value": True, "custom": labels, "position": "outside_end"},
         "gap": 50,

@@ -30,6 +30,7 @@ __all__ = [
     "curve_table",
     "impact_table",
     "inert_table",
+    "is_by_class",
     "inert_text",
     "pd_header",
     "text_table",
@@ -114,10 +115,24 @@ def inert_table(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: The first column of a result with a curve per class of the target, as tables show it.
+CLASS = "class"
+
+
+def is_by_class(result: pd.DataFrame) -> bool:
+    """True for a result (or its table) with a curve or effects per class of the target
+    (``stratpd(..., classes=True)``): a ``class`` column and the classes in ``attrs``."""
+    return CLASS in getattr(result, "columns", ()) and "classes" in (
+        getattr(result, "attrs", None) or {})
+
+
 def pd_header(result: pd.DataFrame) -> str:
     """Header of the ``pd`` column: ``"partial dependence"``, or for a yes/no target what it
-    measures, ``"change in P(churn = yes), points"`` (``attrs`` of a result or of its table).
+    measures, ``"change in P(churn = yes), points"``, and for a target read as classes
+    ``"change in P(species = class), points"`` (``attrs`` of a result or of its table).
     """
+    if is_by_class(result):
+        return f"change in P({result.attrs.get('target', 'target')} = {CLASS}), points"
     return probability_label(result.attrs) or PD
 
 
@@ -159,7 +174,8 @@ def curve_table(result: pd.DataFrame) -> pd.DataFrame:
         the simultaneous one as ``"low (95% band, all categories)"`` and ``"high (...)"``.
         Values are unchanged (datetimes stay datetimes, missing values stay NaN), but for
         a numeric curve's row of the feature's blanks (``missing``), last, whose feature
-        cell reads "(missing)"; ``attrs`` are copied from ``result``.
+        cell reads "(missing)"; ``attrs`` are copied from ``result``.  A result with a
+        curve per class of the target has ``"class"`` first, its classes one under the other.
     """
     columns = curve_headers(result)
     missing = [c for c in columns if c not in result.columns]
@@ -172,6 +188,8 @@ def curve_table(result: pd.DataFrame) -> pd.DataFrame:
         shown = table.iloc[:, 0].astype(object)
         shown.iloc[-1] = MISSING_LABEL
         table.isetitem(0, shown)
+    if is_by_class(result):
+        table.insert(0, CLASS, result[CLASS].astype(object).to_numpy())
     table.attrs = dict(result.attrs)
     return table
 
@@ -180,16 +198,17 @@ def curve_headers(result: pd.DataFrame) -> dict[str, str]:
     """Result column -> the header :func:`curve_table` gives it, in the table's order (the
     columns a table shows; ``slope`` and ``few_rows`` are not among them)."""
     headers = band_headers(result)
+    classes = [CLASS] if is_by_class(result) else []
     # A band is shown when both its ends are there.
     bands = {k: headers[k] for pair in (("pd_low", "pd_high"), ("curve_low", "curve_high"))
              if set(pair) <= set(result.columns) for k in pair}
     if is_categorical(result):
-        fixed = [pd_header(result), ROWS, *headers.values()]
+        fixed = [pd_header(result), ROWS, *headers.values(), *classes]
         columns = {"category": _feature_header(result, "category", fixed), "pd": fixed[0]}
         if "count" in result.columns:
             columns["count"] = ROWS
     else:
-        fixed = [pd_header(result), *headers.values(), SLOPES, SUMMARISED]
+        fixed = [pd_header(result), *headers.values(), SLOPES, SUMMARISED, *classes]
         columns = {"x": _feature_header(result, "x", fixed), "pd": fixed[0]}
     columns.update(bands)
     if not is_categorical(result) and "n_slopes" in result.columns:
@@ -211,10 +230,11 @@ def impact_table(ranking: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Columns ``"feature"``, ``"kind"``, ``"impact"``, ``"share"`` (a fraction of 1,
-        shown as a percentage in workbooks), ``"rows"`` (rows behind the feature's curve)
-        and ``"thin"`` (under 20 % of the rows: ranked after the others) when the ranking
-        has them, in the order given; ``attrs`` are copied.
+        Columns ``"feature"``, ``"kind"``, ``"class"`` (a target read as classes: the
+        class each feature moves most, whose impact it is), ``"impact"``, ``"share"`` (a
+        fraction of 1, shown as a percentage in workbooks), ``"rows"`` (rows behind the
+        feature's curve) and ``"thin"`` (under 20 % of the rows: ranked after the others)
+        when the ranking has them, in the order given; ``attrs`` are copied.
     """
     table = pd.DataFrame(
         {
@@ -225,6 +245,8 @@ def impact_table(ranking: pd.DataFrame) -> pd.DataFrame:
             "share": share_fractions(ranking),
         }
     )
+    if CLASS in ranking.columns:
+        table.insert(2, CLASS, ranking[CLASS].astype(object).to_numpy())
     # The evidence, as the engine's rankings carry it: the rows behind each curve and
     # whether they are few (thin).
     for name in ("rows", "thin"):

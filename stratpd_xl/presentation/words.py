@@ -10,6 +10,7 @@ pictures' captions and the command line say the same thing.  No matplotlib, no x
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 import re
@@ -22,8 +23,8 @@ import pandas as pd
 
 from ..schema import Finding
 
-__all__ = ["conclusion", "pair_sentences", "sentence", "spoken", "spoken_value", "summary",
-           "unit_of"]
+__all__ = ["class_sentences", "conclusion", "pair_sentences", "sentence", "spoken",
+           "spoken_value", "summary", "unit_of"]
 
 # A unit at the end of a column name: "price ($)", "mass [kg]", "body_mass_g", "length mm".
 _BRACKETED_UNIT = re.compile(r"[(\[]\s*([^()\[\]]{1,12}?)\s*[)\]]\s*$")
@@ -289,6 +290,8 @@ def sentence(finding: Finding, target: str) -> str:
     target : str
         The target's name, as the data have it; its unit (``"price ($)"``) is used.
     """
+    if finding.target_class is not None:
+        return _class_sentence(finding, target)
     unit = unit_of(target)
     f = finding
     place = _place_for(f.change, f.low, f.high)
@@ -328,6 +331,31 @@ def sentence(finding: Finding, target: str) -> str:
     # A sentence that starts with our own words starts with a capital; a column name stays
     # as the data spell it ("price rises most with ...").
     return text[0].upper() + text[1:] if text.startswith(("the chance", "next", "then")) else text
+
+
+def _class_sentence(f: Finding, target: str) -> str:
+    """A feature's finding for the class it moves most, led by that class: "x moves the
+    chance of y = b most: from the 10th to the 90th percentile of x (0.1 to 0.9), the chance
+    of y = b goes up by about 40 percentage points ..."."""
+    plain = sentence(dataclasses.replace(f, target_class=None, rank=0), target)
+    # A sentence of rank 0 opens "<the chance of y = b> <rises with> <feature>"; the class's
+    # lead takes that opening's place.
+    subject = _subject(target, f)
+    rest = plain[plain.index(f.feature, len(subject)) + len(f.feature):]
+    moves = f"moves {subject} most"
+    if f.rank <= 1:
+        lead = f"{f.feature} {moves}"
+    else:
+        lead = f"{'Next' if f.rank == 2 else 'Then'}, {f.feature} {moves}"
+    return lead + rest
+
+
+def class_sentences(result: pd.DataFrame, target: str) -> list[str]:
+    """Each class's curve of a result with a curve per class in words, in the classes'
+    order: "The chance of y = a falls with x: ..., the chance of y = a goes down by about
+    30 percentage points ...".  ``[]`` for any other result."""
+    return [sentence(dataclasses.replace(f, target_class=None), target)
+            for f in Finding.per_class(result)]
 
 
 def pair_sentences(ranking: pd.DataFrame, curves: Mapping[tuple[str, str], pd.DataFrame],
