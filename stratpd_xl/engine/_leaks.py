@@ -46,6 +46,8 @@ LEAK_SHARE = 0.005
 # other columns explain inside the strata (at most MAX_NAMED of them).
 NAMED_SHARE = 0.9
 MAX_NAMED = 5
+# Features a leak's sentence names (the first ones, then "and N more"); its note has all.
+NAMED_FEATURES = 4
 # Rows (whole strata) used to name the columns and for the checks made without the
 # adjustment's fit, fewer on wide tables (SAMPLE_CELLS rows x columns, at least MIN_ROWS);
 # columns looked at for that (those moving most with the target inside the strata).
@@ -112,12 +114,13 @@ class Leak:
     def sentence(self, target: str) -> str:
         """The warning in words, with the fix in every front end's words."""
         cols = self.columns
-        feats = _listed(self.features)
+        feats = _listed(self.features, NAMED_FEATURES)
         plural = len(self.features) > 1
         if self.kind == "copy":
             c = cols[0]
             others = [f for f in self.features if f != c]
-            moved = (f' (that of {_listed(others)} come{"" if len(others) > 1 else "s"} out '
+            moved = (f' (that of {_listed(others, NAMED_FEATURES)} '
+                     f'come{"" if len(others) > 1 else "s"} out '
                      "smaller)" if others else "")
             return (
                 f'"{c}" looks like a copy of "{target}" with noise added: "{target}" explains '
@@ -158,8 +161,12 @@ def merged(leaks: Iterable[Leak]) -> list[Leak]:
     return list(out.values())
 
 
-def _listed(names: Iterable[str]) -> str:
+def _listed(names: Iterable[str], most: int | None = None) -> str:
+    """The names quoted and joined; past ``most`` the first few and how many more (the
+    note's ``features`` carry them all: a wide table's leak moved 50 features)."""
     quoted = [f'"{c}"' for c in names]
+    if most is not None and len(quoted) > most:
+        return ", ".join(quoted[:most - 1]) + f" and {len(quoted) - most + 1:,} more"
     if len(quoted) <= 2:
         return " and ".join(quoted)
     return ", ".join(quoted[:-1]) + " and " + quoted[-1]
