@@ -35,7 +35,7 @@ from . import __version__, workflow
 from .demo import DEMO_FILE, DEMO_LEFT_OUT, DEMO_TARGET, demo_csv_bytes, demo_data
 from .errors import StratPDInputError, StratPDNote, error_text, is_interrupt
 from .input.files import MAX_FILE_BYTES, read_table
-from .params import PARAMETERS, Settings
+from .params import PARAMETERS, STRATA_ROWS, Settings
 from .presentation.drawing import PictureDrawer
 from .presentation.labels import visible_text as _visible
 from .presentation.tables import inert_table
@@ -301,6 +301,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--all-points", action="store_true",
         help="every distinct value of a numeric feature on its curve (same as --max-points 0)",
+    )
+    g.add_argument(
+        "--no-adjust", dest="adjust", action="store_const", const=False, default=None,
+        help=f"do not {PARAMETERS['adjust'].help} (default: adjust); faster and lighter on a "
+        "table read in chunks".replace("%", "%%"),
     )
     g.add_argument(
         "--exclude", dest="exclude", action="append", metavar="COL",
@@ -579,6 +584,13 @@ def _scale_option(p: argparse.ArgumentParser) -> None:
         'path (needs pip install "stratpd-xl[dask]"); without it a .parquet or text file too '
         "large to hold is read here in chunks",
     )
+    p.add_argument(
+        "--strata-rows", type=int, metavar="N", default=None,
+        help="a table read in chunks or on Dask has its strata (the trees on the other "
+        f"columns) fitted on a sample of at most N rows (default {STRATA_ROWS:,}); every row "
+        "is still added up. More rows: strata closer to the data, more memory and time "
+        "(docs/scale.md)",
+    )
 
 
 def _scaled_input(args: argparse.Namespace) -> Any:
@@ -672,7 +684,7 @@ def _features_option(p: argparse.ArgumentParser) -> None:
 def _settings(args: argparse.Namespace) -> Settings:
     """The parameters given on the command line, over the defaults (the demo has its own)."""
     base = Settings.for_report() if args.command in ("report", "demo") else Settings()
-    names = [*_OPTIONS, "by", "bands", "grid", "max_features", "exclude", "keep"]
+    names = [*_OPTIONS, "adjust", "by", "bands", "grid", "max_features", "exclude", "keep"]
     given = {name: getattr(args, name) for name in names
              if getattr(args, name, None) is not None}
     if getattr(args, "all_points", False):
@@ -1009,6 +1021,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
             scaled, args.target, args.feature, settings=_settings(args),
             categorical=args.categorical or (), how_to_expand="--all-points",
             positive=args.positive, quiet=args.quiet, out=_ChunkLines(),
+            strata_rows=args.strata_rows,
         )
         source = {"path": str(args.input), "format": "parquet or text, read in chunks"}
     else:
@@ -1245,6 +1258,7 @@ def _cmd_impact(args: argparse.Namespace) -> int:
         result = workflow.scaled_analysis(
             scaled, args.target, args.features or None, settings=_settings(args),
             positive=args.positive, quiet=args.quiet, out=_ChunkLines(),
+            strata_rows=args.strata_rows,
         )
         _notes(result.notes, where)
         source = {"path": str(args.input), "format": "parquet or text, read in chunks"}

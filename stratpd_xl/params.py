@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_SEED",
     "INTERACTION_PARAMETERS",
     "PARAMETERS",
+    "STRATA_ROWS",
     "Parameter",
     "Settings",
     "column_argument",
@@ -32,6 +33,10 @@ __all__ = [
 
 #: The seed every front end uses unless told otherwise (documented in the README).
 DEFAULT_SEED = 0
+
+#: Rows of the sample a table read in chunks or on Dask has its strata fitted on
+#: (``strata_rows``, ``--strata-rows``; docs/scale.md says what more or fewer cost).
+STRATA_ROWS = 2**22
 
 
 @dataclass(frozen=True)

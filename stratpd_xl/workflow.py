@@ -564,12 +564,14 @@ def scaled_curve(
     positive: Any = None,
     quiet: bool = False,
     out: Any = None,
+    strata_rows: int | None = None,
 ) -> CurveResult:
     """:func:`curve` of a file read in chunks or of a Dask DataFrame (:mod:`stratpd_xl.scale`).
 
     Names resolve as typed (case, spaces and underscores ignored) against the file's or
     frame's columns; the reading's notes and the curve's warnings are the notes.  Progress
-    per chunk goes to ``out`` (default stderr) unless ``quiet``.
+    per chunk goes to ``out`` (default stderr) unless ``quiet``; ``strata_rows`` is the
+    most rows the strata are fitted on (default ``params.STRATA_ROWS``).
     """
     from . import scale
 
@@ -579,7 +581,7 @@ def scaled_curve(
     kind = "categorical" if name in wanted else None
     result = scale.partial_dependence(
         data, target_name, name, kind=kind, positive=positive, quiet=quiet, out=out,
-        **_parameters(settings, excluded, kept),
+        **_strata_rows(strata_rows), **_parameters(settings, excluded, kept),
     )
     notes = [Note.of(n, "reading") for n in result.attrs.get("reading_notes") or []]
     notes = note_list(notes + _curve_notes(name, result, how_to_expand))
@@ -595,19 +597,26 @@ def scaled_analysis(
     positive: Any = None,
     quiet: bool = False,
     out: Any = None,
+    strata_rows: int | None = None,
 ) -> AnalysisResult:
-    """The impact ranking of a file read in chunks or of a Dask DataFrame (no curves)."""
+    """The impact ranking of a file read in chunks or of a Dask DataFrame (no curves);
+    ``strata_rows`` as for :func:`scaled_curve`."""
     from . import scale
 
     settings = settings or Settings()
     target_name, names, excluded, kept, _ = _scaled_names(data, target, features or [],
                                                           settings, ())
     ranking = scale.impact(data, target_name, names or None, positive=positive, quiet=quiet,
-                           out=out, **_parameters(settings, excluded, kept))
+                           out=out, **_strata_rows(strata_rows),
+                           **_parameters(settings, excluded, kept))
     notes = [Note.of(n, "reading") for n in ranking.attrs.get("reading_notes") or []]
     notes += list(ranking.attrs.get("warnings") or [])
     rows = (ranking.attrs.get("scale") or {}).get("rows_read", 0)
     return AnalysisResult(ranking, {}, target_name, notes=note_list(notes), n_rows=rows)
+
+
+def _strata_rows(rows: int | None) -> dict[str, int]:
+    return {} if rows is None else {"strata_rows": rows}
 
 
 def _scaled_names(data: Any, target: Any, features: Sequence[Any], settings: Settings,

@@ -22,6 +22,7 @@ from stratpd_xl.engine.stages import (
     finish,
     fit_strata,
     pass_chunk,
+    ranked_features,
 )
 from stratpd_xl.errors import StratPDInputError
 
@@ -363,3 +364,12 @@ def test_the_pass_gives_the_same_sums_on_both_backends():
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
     pd.testing.assert_frame_equal(curve_a, curve_b, check_exact=True)
     pd.testing.assert_frame_equal(numpy_curve, curve_a, check_exact=True)
+
+
+def test_the_features_ranked_by_default_are_the_in_memory_rankings():
+    data = sales(600).assign(row_id=np.arange(600))
+    assert ranked_features(data, "y") == ["x1", "x2", "x3", "region"]  # the row numbers out
+    assert ranked_features(data, "y", exclude=["x3"], keep=["row_id"]) == [
+        "x1", "x2", "region", "row_id"]
+    ranked = sx.impact(data, "y")["feature"].tolist()
+    assert sorted(ranked) == sorted(ranked_features(data, "y"))

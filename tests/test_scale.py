@@ -145,6 +145,23 @@ def test_a_table_larger_than_its_sample_is_fitted_on_the_sample_and_adds_up_ever
     assert ranking["feature"].iloc[0] == "x"  # y = sin(x) + noise: x first, z and k near 0
 
 
+def test_a_band_from_a_sample_comes_from_the_sums_of_the_strata(tmp_path):
+    import stratpd_xl as sx
+
+    data = table(6000, seed=2)
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), path, row_group_size=1000)
+    got = sx.stratpd(path, "y", "x", strata_rows=3000, n_trials=5, quiet=True)
+    assert "groups of the strata" in got.attrs["band"]
+    assert (got["pd_low"] <= got["pd"]).all() and (got["pd"] <= got["pd_high"]).all()
+    assert (got["pd_high"] > got["pd_low"]).mean() > 0.9
+    ranking = sx.impact(path, "y", strata_rows=3000, n_trials=5, quiet=True)
+    assert ranking["feature"].iloc[0] == "x"
+    # Every row in the sample: the band of re-grown halves, as in memory.
+    _same(sx.stratpd(path, "y", "x", n_trials=5, quiet=True), sx.stratpd(data, "y", "x",
+                                                                        n_trials=5))
+
+
 # --------------------------------------------------------------------------- command line
 
 
@@ -176,6 +193,28 @@ def test_cli_streams_a_parquet_file_too_large_to_hold_to_every_output(tmp_path, 
     assert main(["impact", str(path), "-t", "y", "--json", "-q"]) == 0
     ranking = json.loads(capsys.readouterr().out)
     assert [row["feature"] for row in ranking["rows"]][:2] == ["x", "z"]
+
+
+def test_cli_trades_memory_for_the_fit_with_strata_rows_and_no_adjust(tmp_path, monkeypatch,
+                                                                      capsys):
+    import stratpd_xl as sx
+    from stratpd_xl.cli import main
+    from stratpd_xl.input import files
+
+    path = _parquet(tmp_path)
+    monkeypatch.setattr(files, "MAX_HELD_BYTES", 100_000)  # read in chunks
+    assert main(["curve", str(path), "-t", "y", "-f", "x", "-q", "--json",
+                 "--strata-rows", "1500", "--no-adjust"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["attrs"]["scale"] == {"rows_read": 4000, "strata_rows": 1500,
+                                     "sample_is_all_rows": False}
+    assert got["attrs"]["adjusted"] is False
+    want = sx.stratpd(path, "y", "x", strata_rows=1500, adjust=False, quiet=True)
+    assert [row["pd"] for row in got["rows"]] == pytest.approx(want["pd"].tolist(), rel=1e-9)
+    assert main(["impact", str(path), "-t", "y", "-q", "--json", "--strata-rows", "1500"]) == 0
+    assert json.loads(capsys.readouterr().out)["attrs"]["scale"]["strata_rows"] == 1500
+    assert main(["curve", str(path), "-t", "y", "-f", "x", "-q", "--strata-rows", "1"]) == 2
+    assert "strata_rows must be at least 2; got 1" in capsys.readouterr().err
 
 
 def test_cli_runs_on_a_dask_scheduler_and_names_the_extra_without_it(tmp_path, capsys,

@@ -115,7 +115,8 @@ from ._warnings import (
     within_strata_share,
 )
 
-__all__ = ["Partial", "Strata", "analyse", "finish", "fit_strata", "pass_chunk"]
+__all__ = ["Partial", "Strata", "analyse", "finish", "fit_strata", "pass_chunk",
+           "ranked_features"]
 
 #: Most x bins of a feature when the strata are fitted on a sample of the input, not all of
 #: it: the sample's distinct values when it has no more, else bins between quantiles of the
@@ -403,6 +404,15 @@ def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int |
     strata = fit(table, feature, p, ids=ids, whole=whole, halves=band == HALVES)
     strata.band = band
     return strata
+
+
+def ranked_features(sample: pd.DataFrame, target: str, *, positive: Any = None,
+                    keep: Iterable[str] = (), exclude: Iterable[str] = ()) -> list[str]:
+    """The features :func:`stratpd_xl.impact` ranks when it is given none: every column of
+    ``sample`` but the target, less the ``exclude`` columns and the identifier-like ones
+    (row numbers, ids) not in ``keep``, read as the strata read them."""
+    table = _table(sample, target, positive, keep=keep, exclude=exclude)
+    return [c for c in table.columns if c != table.target]
 
 
 def _row_ids(frame: pd.DataFrame) -> np.ndarray:

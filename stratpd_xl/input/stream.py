@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StratPDInputError
+from ..params import STRATA_ROWS
 from ._parquet import PARQUET_SUFFIXES, _numpy, _size, damaged, parquet_plan
 from .sheet import typed_column
 from .sheet._values import classify_text, classify_value, column_names, is_blank
@@ -53,7 +54,7 @@ __all__ = [
 #: Rows per chunk read (about 75 MB for 9 numbers a row).
 CHUNK_ROWS = 2**20
 #: Rows of the sample ``S`` the strata are fitted on (docs/engine.md, ``strata_rows``).
-SAMPLE_ROWS = 2**22
+SAMPLE_ROWS = STRATA_ROWS
 #: Most levels of a text column counted in pass 0; beyond them it is identifier-like.
 MAX_LEVELS = 65_536
 #: Distinct target values kept (a yes/no target has two).

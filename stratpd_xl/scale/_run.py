@@ -294,6 +294,7 @@ def run(rows: FileRows | DaskRows, target: str, features: Sequence[str], *,
     stages = stages or Stages.engine()
     sketch = _sketch(rows, target, features, seed, strata_rows)
     kinds = list(kinds) if kinds is not None else [None] * len(features)
+    params = _band(params, sketch)
     strata = [stages.fit_strata(sketch.sample, target, f, n_rows=sketch.rows,
                                 **({"kind": k} if k is not None else {}), **params)
               for f, k in zip(features, kinds, strict=True)]
@@ -301,6 +302,15 @@ def run(rows: FileRows | DaskRows, target: str, features: Sequence[str], *,
     sums = rows.partials(strata, stages.pass_chunk)
     tables = [stages.finish(s, p) for s, p in zip(strata, sums, strict=True)]
     return Run(tables, sketch, rows.notes)
+
+
+def _band(params: dict[str, Any], sketch: stream.Sketch) -> dict[str, Any]:
+    """A band (``n_trials`` above 1) from strata fitted on a sample comes from the sums
+    (``band="strata"``: groups of strata left out in turn, no pass per trial): the default
+    band re-grows the trees on halves of every row, which a sample does not hold."""
+    if (params.get("n_trials") or 1) > 1 and not sketch.complete and "band" not in params:
+        return {**params, "band": "strata"}
+    return params
 
 
 def _drop_sample(sketch: stream.Sketch, strata: Sequence[Any]) -> None:
@@ -383,16 +393,16 @@ def impact(data: Any, target: str, features: Iterable[str] | None = None, *,
     feature's strata fitted on one sample, their sums added up in one pass, ranked by the
     engine (``engine.stages.analyse``)."""
     from ..engine import stages as engine_stages
-    from ..engine._fit import _table
 
     rows = _rows(data, chunk_rows=chunk_rows, quiet=quiet, out=out or sys.stderr)
     names = list(dict.fromkeys(features)) if features is not None else None
     sketch = _sketch(rows, target, names or [], _seed(params), strata_rows)
     if names is None:  # as sx.impact: every column but the target, identifiers left out
-        table = _table(sketch.sample, target, params.get("positive"),
-                       keep=_names(params.get("keep")), exclude=_names(params.get("exclude")))
-        names = [c for c in table.columns if c != target]
+        names = engine_stages.ranked_features(
+            sketch.sample, target, positive=params.get("positive"),
+            keep=_names(params.get("keep")), exclude=_names(params.get("exclude")))
     strata, skipped = [], {}
+    params = _band(params, sketch)
     for feature in names:
         try:
             strata.append(engine_stages.fit_strata(sketch.sample, target, feature,
