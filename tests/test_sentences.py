@@ -276,3 +276,27 @@ def test_a_feature_with_no_well_backed_contrast_leads_no_sentence():
     assert note.startswith('"county" ranks 1st but leads no sentence: no two of its '
                            "categories have 20 rows (its two largest have 5 and 5 rows)")
     assert note.features == ("county",) and result.notes.index(note) < 5  # shown
+
+
+def test_a_yes_no_size_read_off_points_cut_at_0_or_100_percent_says_so():
+    # ISLR's Default: P(default) climbs steeply with balance, 3 % say yes; 5,889 of the
+    # curve's 9,498 points went past 0 % or 100 %, and its sentence quoted the size alone.
+    rng = np.random.default_rng(0)
+    n = 4_000
+    balance = rng.gamma(2, 400, n)
+    chance = 1 / (1 + np.exp(-(balance - 1_800) / 120))
+    frame = pd.DataFrame({"balance": balance, "income": rng.normal(40, 10, n),
+                          "default": np.where(rng.random(n) < chance, "Yes", "No")})
+    curve = stratpd(frame, "default", "balance")
+    (limits,) = [w for w in curve.attrs["warnings"] if w.kind == "limits"]
+    cut, points = limits.facts["cut"], limits.facts["points"]
+    assert cut > points / 4
+    said = sentence(finding(curve, rank=1), "default")
+    assert "goes up by about" in said
+    assert (f"; its curve went past 0 % or 100 % at {cut:,} of its {points:,} points and is "
+            "cut there, so read this size with care.") in said
+    # A curve that stays within the limits says nothing of them.
+    mild = frame.assign(default=np.where(rng.random(n) < 0.2 + balance / 20_000, "Yes", "No"))
+    calm = stratpd(mild, "default", "balance")
+    assert not [w for w in calm.attrs["warnings"] if w.kind == "limits"]
+    assert "past 0 %" not in sentence(finding(calm, rank=1), "default")

@@ -891,6 +891,7 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
             "or the chance is near 0 % or 100 %); those points are cut at the limits: read "
             "them with care, or add rows",
             "limits", columns=[feature], features=[feature], moves=n_cut / max(n_full, 1),
+            cut=n_cut, points=n_full,
         ))
     rare = rare_outcome_note(facts.yes_no, facts.target, feature, (partial.y_positive, n),
                              rise)

@@ -271,6 +271,24 @@ def _finite_or_none(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
+_CUT = re.compile(r"went past that at ([\d,]+) of its ([\d,]+) points")
+
+
+def _cut_points(notes: Sequence[str]) -> tuple[int, int] | None:
+    """How many of a yes/no curve's points its "limits" note says were cut at 0 % or
+    100 %, and of how many (None without such a note)."""
+    for note in notes:  # Notes, or their sentences (a Finding keeps the sentences)
+        if getattr(note, "kind", "limits") != "limits":
+            continue
+        facts = getattr(note, "facts", {})
+        if "cut" in facts and "points" in facts:
+            return int(facts["cut"]), int(facts["points"])
+        found = _CUT.search(str(note))
+        if found:
+            return tuple(int(g.replace(",", "")) for g in found.groups())  # type: ignore[return-value]
+    return None
+
+
 def sentence(finding: Finding, target: str) -> str:
     """One finding in words, by the shape of its curve.
 
@@ -326,6 +344,12 @@ def sentence(finding: Finding, target: str) -> str:
                     "other columns held alike.")
     else:
         text = _curve_sentence(f, subject, amount, place)
+        cut = _cut_points(f.notes)
+        if cut is not None:
+            # Said where the size is quoted: a size read off points held at 0 % or 100 %
+            # is only as sure as they are (ISLR's Default: 5,889 of 9,498 points).
+            text = (f"{text[:-1]}; its curve went past 0 % or 100 % at {cut[0]:,} of its "
+                    f"{cut[1]:,} points and is cut there, so read this size with care.")
         if f.blank is not None:
             text += " " + _blank_sentence(f, subject, amount)
     # A sentence that starts with our own words starts with a capital; a column name stays
