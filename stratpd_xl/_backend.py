@@ -278,9 +278,7 @@ def one_blas_thread() -> Iterator[None]:
     global _blas_calls, _blas_limit
     with _blas_lock:
         if _blas_calls == 0 and sys.platform not in ("emscripten", "wasi"):  # no threads
-            from threadpoolctl import threadpool_limits
-
-            _blas_limit = threadpool_limits(1, user_api="blas")
+            _blas_limit = _blas_controller().limit(limits=1, user_api="blas")
         _blas_calls += 1
     try:
         yield
@@ -290,6 +288,26 @@ def one_blas_thread() -> Iterator[None]:
             if _blas_calls == 0 and _blas_limit is not None:
                 _blas_limit.restore_original_limits()
                 _blas_limit = None
+
+
+_controller: Any = None
+_controller_modules = -1
+
+
+def _blas_controller() -> Any:
+    """threadpoolctl's controller of the BLAS libraries loaded in the process.
+
+    Finding them reads every loaded library (1-13 ms), which ``threadpool_limits`` did on
+    each engine call: a tenth of a 30,000-row curve.  They are looked up again only when
+    Python has imported modules since (a new module may have loaded another BLAS).
+    """
+    global _controller, _controller_modules
+    if _controller is None or len(sys.modules) != _controller_modules:
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()
+        _controller_modules = len(sys.modules)
+    return _controller
 
 
 def _fallback_cache_dir() -> str | None:
