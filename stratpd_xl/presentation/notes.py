@@ -84,7 +84,10 @@ def _merge_kind(group: list[Note], order: dict[str, int]) -> Note:
     if kind == "identifier":
         found = [_IDENTIFIER.match(str(n)) for n in group]
         if all(found):
-            listed = "; ".join(f'"{m.group(1)}" ({m.group(2)})' for m in found if m)
+            listed = "; ".join(f'"{m.group(1)}" ({m.group(2)})' for m in found[:LISTED] if m)
+            if len(found) > LISTED:  # the Notes sheet's columns name every one
+                listed += (f"; and {len(found) - LISTED:,} more: "
+                           f"{_quoted([m.group(1) for m in found[LISTED:] if m], NAMED)}")
             how = found[-1].group(3) if found[-1] else ""
             text = (f"left out {len(group):,} columns that look like identifiers: {listed}"
                     + (f"; {how}" if how else ""))
@@ -108,8 +111,11 @@ def _merge_kind(group: list[Note], order: dict[str, int]) -> Note:
                 "read them as those ranges, or add rows")
         return Note(text, kind, columns=columns, features=features, moves=moves)
     if kind == "thin" and all(n.facts.get("ranked") and "rows" in n.facts for n in group):
-        listed = ", ".join(f'"{n.columns[0]}" ({int(n.facts["rows"]):,} rows)' for n in group
-                           if n.columns)
+        backed = [n for n in group if n.columns]
+        listed = ", ".join(f'"{n.columns[0]}" ({int(n.facts["rows"]):,} rows)'
+                           for n in backed[:LISTED])
+        if len(backed) > LISTED:
+            listed += f" and {len(backed) - LISTED:,} more"
         text = (f"{len(group):,} features are ranked after those backed by more rows, their "
                 f"curves resting on under 20 % of the rows (thin in the ranking): {listed}; "
                 "their impacts are measured on far less evidence")
@@ -152,9 +158,12 @@ def collect(notes: Iterable[str], ranking: pd.DataFrame | None = None) -> list[N
             key: tuple = ("gap", note.columns[0])
         elif note.kind == "thin":
             # The ranking's thin features, a small table's uncertain changes and each rare
-            # yes/no outcome are different facts: merged only with their own kind.
+            # yes/no outcome are different facts: merged only with their own kind.  A small
+            # table's changes merge by their rows and percentiles, which the merged sentence
+            # says once (a feature with gaps has fewer rows: voucher's mnce90, 328 of 990).
+            small = _SMALL_TABLE.match(str(note))
             key = (("thin", "ranked") if note.facts.get("ranked") else
-                   ("thin", "small") if _SMALL_TABLE.match(str(note)) else ("one", len(groups)))
+                   ("thin", "small", *small.group(1, 2, 3)) if small else ("one", len(groups)))
         elif note.kind in BY_KIND:
             key = (note.kind,)
         else:
