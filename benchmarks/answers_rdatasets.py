@@ -17,6 +17,10 @@ It prints one line per table:
 - ``ids``: columns left out as identifiers (row names, keys); each one is to be read;
 - ``thin``: features ranked thin (under 20 % of the rows), and how many of them are in the
   top 5 (0 unless fewer than 5 features are well backed);
+- ``keys``: ranked features that are keys (a name of an id, or a key labelled in
+  ``identifiers_rdatasets.KEYS``; must be 0); ``unmarked``: features of the top 5 present in
+  under 20 % of the rows with a target value and not marked thin (must be 0); ``longest``:
+  characters of the longest ``note:`` line;
 - ``sent``: sentences of the conclusion; ``few``: sentences citing a category of under 20
   rows (must be 0), ``thin!``: sentences about a thin feature (must be 0);
 - ``report``: ``ok`` when the Notes sheet holds every note once and the summary's ranking
@@ -40,6 +44,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: (package, item, target): chosen for their kinds, not for their results.
 TABLES = [
@@ -77,6 +82,9 @@ TABLES = [
     ("modeldata", "stackoverflow", "Salary"),     # 5,594 rows, many yes/no columns
     ("openintro", "mlb_players_18", "HR"),        # player names, counts
     ("openintro", "epa2021", "comb_mpg"),         # car models, rare categories
+    ("Ecdat", "MCAS", "totsc4"),                  # an unnamed school code first
+    ("wooldridge", "voucher", "mnce"),            # an unnamed study id first
+    ("geepack", "ohio", "resp"),                  # yes/no at 16 %, a child id repeated
 ]
 
 # "(51 and 37 rows)", "(95 % band 26,000 to 120,000; 51 and 37 rows)"
@@ -98,6 +106,9 @@ class Row:
     sentences: list[str] = field(default_factory=list)
     few: int = 0
     thin_said: int = 0
+    keys: list[str] = field(default_factory=list)
+    unmarked: int = 0
+    longest: int = 0
     report: str = "-"
     seconds: float = 0.0
     shown_notes: list[str] = field(default_factory=list)
@@ -168,6 +179,11 @@ def one(package: str, item: str, target: str, folder: Path, report: bool) -> Row
     thin = {r["feature"] for r in ranking if r.get("thin")}
     row.thin = len(thin)
     row.thin_top = sum(1 for r in ranking[:5] if r.get("thin"))
+    row.keys = [r["feature"] for r in ranking if _key(row.table, r["feature"], frame)]
+    present = frame.loc[frame[target].notna()]
+    row.unmarked = sum(1 for r in ranking[:5] if r["feature"] in present.columns
+                       and present[r["feature"]].notna().mean() < 0.2 and not r.get("thin"))
+    row.longest = max((len(n) for n in row.shown_notes), default=0)
     row.sentences = list(payload["conclusion"])
     for text in row.sentences:
         m = _ROWS.search(text)
@@ -181,6 +197,24 @@ def one(package: str, item: str, target: str, folder: Path, report: bool) -> Row
     return row
 
 
+def _key(table: str, feature: str, frame: Any) -> bool:
+    """Whether a ranked feature is a key: a whole-number column with an id's name, or one
+    labelled a key by reading the table's documentation."""
+    import pandas as pd
+    from identifiers_rdatasets import KEYS  # the same folder
+
+    from stratpd_xl.identifiers import grouping_name, named_identifier
+
+    if (table, feature) in KEYS:
+        return True
+    column = frame[feature] if feature in frame.columns else None
+    if column is None or not pd.api.types.is_numeric_dtype(column.dtype):
+        return False
+    values = column.dropna().to_numpy(dtype=float)
+    whole = values.size > 0 and bool((values == values.round()).all())
+    return whole and (named_identifier(feature) or grouping_name(feature))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated items (e.g. ames,Hitters)")
@@ -189,9 +223,9 @@ def main() -> None:
     warnings.simplefilter("ignore")
     chosen = [t for t in TABLES if not args.only or t[1] in args.only.split(",")]
     print(f"load {os.getloadavg()[0]:.1f} at the start")
-    print("| table | rows x cols | target | notes | shown | ids left out | thin (top 5) "
-          "| sent | few | thin! | report | s |")
-    print("|---|---|---|---:|---:|---|---:|---:|---:|---:|---|---:|", flush=True)
+    print("| table | rows x cols | target | notes | shown | longest | ids left out | keys "
+          "| thin (top 5) | unmarked | sent | few | thin! | report | s |")
+    print("|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|---:|", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for package, item, target in chosen:
@@ -201,7 +235,8 @@ def main() -> None:
                 print(f"| {r.table} | {r.shape} | {r.target} | error: {r.error} |", flush=True)
                 continue
             print(f"| {r.table} | {r.shape} | {r.target} | {r.notes} | {r.shown} | "
-                  f"{', '.join(r.ids) or '-'} | {r.thin} ({r.thin_top}) | {len(r.sentences)} | "
+                  f"{r.longest} | {', '.join(r.ids) or '-'} | {', '.join(r.keys) or '-'} | "
+                  f"{r.thin} ({r.thin_top}) | {r.unmarked} | {len(r.sentences)} | "
                   f"{r.few} | {r.thin_said} | {r.report} | {r.seconds:.0f} |", flush=True)
     print(f"load {os.getloadavg()[0]:.1f} at the end")
     ok = [r for r in rows if not r.error]
@@ -209,7 +244,9 @@ def main() -> None:
           f"(at most {max((r.notes for r in ok), default=0)}), shown at most "
           f"{max((r.shown for r in ok), default=0)}; sentences citing < 20 rows "
           f"{sum(r.few for r in ok)}; about thin features {sum(r.thin_said for r in ok)}; "
-          f"thin in a top 5 {sum(r.thin_top for r in ok)}; reports not ok "
+          f"thin in a top 5 {sum(r.thin_top for r in ok)}; unmarked in a top 5 "
+          f"{sum(r.unmarked for r in ok)}; keys ranked {sum(len(r.keys) for r in ok)}; "
+          f"longest note line {max((r.longest for r in ok), default=0)}; reports not ok "
           f"{sum(r.report not in ('ok', '-') for r in ok)}")
     for r in ok:
         print(f"\n## {r.table} ({r.target})")
