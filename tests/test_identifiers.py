@@ -208,3 +208,13 @@ def test_when_every_column_is_an_id_the_command_line_names_keep(tmp_path, capsys
     error = capsys.readouterr().err
     assert '"rownames" and "CustomerID" look like identifiers' in error
     assert "--keep" in error
+
+
+def test_a_time_with_gaps_among_the_first_columns_is_not_a_key():
+    # Stat2Data's CloudSeeding2: 108 of 194 periods, first after the row names.
+    rng = np.random.default_rng(14)
+    periods = pd.Series(np.sort(rng.choice(np.arange(1, 195), 108, replace=False)))
+    y = pd.Series(rng.normal(size=108))
+    assert identifier_reason("Period", periods, y, 1, leading=True) is None
+    assert identifier_reason("trade_date", periods * 7, y, 1, leading=True) is None
+    assert identifier_reason("plot", periods, y, 1, leading=True) is not None
