@@ -6,8 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stratpd_xl.engine import checked_frame, column_kind, excluded_columns
+from stratpd_xl.engine._table import category_codes
 from stratpd_xl.errors import StratPDInputError
 
 
@@ -57,3 +60,24 @@ def test_excluded_columns_are_exact_names_a_list_in_one_text_or_a_sentence():
         excluded_columns(COLUMNS, "price", ["area, price"])
     with pytest.raises(StratPDInputError, match='"area" is both the feature and excluded'):
         excluded_columns(COLUMNS, "price", ["area"], roles={"area": "feature"})
+
+
+TEXTS = ["a", "B", "b", "é", "e\u0301", "Z", "10", "9", " x", "x ", "", "ß", "ss", "日本", "NaN",
+         "None"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(TEXTS), st.sampled_from([None, np.nan, pd.NA])),
+                max_size=60),
+       st.sampled_from(["str", "string[python]", "string[pyarrow]"]))
+def test_text_is_coded_as_the_same_values_as_objects_would_be(cells, dtype):
+    # Text columns are coded where pandas stores them; the codes and the categories' order
+    # must be those of the same cells as Python objects (blanks -1, categories sorted).
+    text = pd.Series(cells, dtype=dtype)
+    codes, cats = category_codes(text)
+    as_objects = pd.Series([None if pd.isna(c) else c for c in cells], dtype=object)
+    want_codes, want_cats = category_codes(as_objects)
+    assert list(cats) == list(want_cats) == sorted({c for c in cells if not pd.isna(c)})
+    assert cats.dtype == want_cats.dtype == object
+    np.testing.assert_array_equal(codes, want_codes)
+    assert codes.dtype == np.int64

@@ -138,6 +138,19 @@ def category_codes(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
         for i, v in enumerate(cats):
             codes[(s == v).fillna(False).to_numpy(bool)] = i
         return codes, cats
+    if isinstance(series.dtype, pd.StringDtype):
+        # Text (pandas' own string type, pyarrow's where installed): coded where it is
+        # stored, then the codes renumbered in the categories' order.  The same codes as
+        # below without making a Python string of every cell (a million-row column: 40 %
+        # of a curve's fresh memory and 0.15 s).
+        found, uniques = pd.factorize(series, use_na_sentinel=True)
+        texts = list(uniques.astype(object))
+        order = sorted(range(len(texts)), key=texts.__getitem__)
+        rank = np.empty(len(texts), np.int64)
+        rank[order] = np.arange(len(texts))
+        codes = np.full(found.shape, -1, np.int64)
+        codes[found >= 0] = rank[found[found >= 0]]
+        return codes, pd.Index([texts[i] for i in order], dtype=object)
     values = series.astype(object).where(series.notna(), None)
     present = pd.unique(values[values.notna()])
     # Sort numbers numerically and text alphabetically; mixed columns by their text.
