@@ -373,3 +373,20 @@ def test_the_features_ranked_by_default_are_the_in_memory_rankings():
         "x1", "x2", "region", "row_id"]
     ranked = sx.impact(data, "y")["feature"].tolist()
     assert sorted(ranked) == sorted(ranked_features(data, "y"))
+
+
+def test_a_feature_without_effect_stays_flat_when_the_strata_come_from_a_sample():
+    # A few rows a cell: two cells in neighbouring x bins may hold rows a hair apart, and
+    # their slope must not be integrated over the whole step between the bins (the range of
+    # this curve was 2.1; in memory 0.21).
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 10, (8, 6000))
+    x[1] = 0.7 * x[0] + 0.3 * x[1]
+    data = pd.DataFrame({f"x{i}": x[i] for i in range(8)})
+    data["y"] = (2 * np.sin(x[0]) + 0.5 * x[1] + 0.3 * x[2] - 0.2 * x[3]
+                 + rng.normal(0, 0.5, 6000))
+    strata = fit_strata(data.iloc[:1500], "y", "x4", n_rows=6000)
+    assert not strata.exact
+    curve = finish(strata, sum(pass_chunk(strata, c) for c in chunks(data, 1000)))
+    assert np.ptp(curve["pd"]) < 1.0
+    assert np.ptp(sx.stratpd(data, "y", "x4")["pd"]) < 0.3

@@ -941,27 +941,28 @@ def _cell_field(strata: Strata, partial: Partial, target: int | None = None,
     (default: the adjusted target when the strata are adjusted).  ``leave_out=(t, T)``:
     without the strata of group ``t`` of ``T`` (see :func:`_strata_group`), on the same x."""
     bins = np.int64(strata.grid.size)
-    label = np.empty(partial.leaf_key.size, np.int64)
-    label[np.argsort(partial.leaf_first, kind="stable")] = np.arange(partial.leaf_key.size)
-    cell_leaf = label[np.searchsorted(partial.leaf_key, partial.cell_key // bins)]
-    cell_bin = partial.cell_key % bins
-    rows, sums, raw = partial.cell_rows, partial.cell_sums, partial.cell_key // bins
-    key = cell_leaf * bins + cell_bin
-    if key.size > 1 and not np.all(key[1:] > key[:-1]):  # one chunk of the sample: sorted
-        order = np.argsort(key, kind="stable")
-        cell_leaf, cell_bin, rows, sums, raw = (cell_leaf[order], cell_bin[order], rows[order],
-                                                sums[:, order], raw[order])
+    order, cell_leaf, raw = _by_label(partial, bins, keys=leave_out is not None)
+    if order is None:
+        cell_bin, rows, sums = partial.cell_key % bins, partial.cell_rows, partial.cell_sums
+    else:
+        cell_bin = partial.cell_key[order] % bins
+        rows, sums = partial.cell_rows[order], partial.cell_sums[:, order]
+        del order
     held = np.zeros(strata.grid.size, bool)
     held[cell_bin] = True
     index = np.cumsum(held) - 1
     xi = index[cell_bin]
-    x_sum = None
+    del cell_bin
     if strata.exact:
         ux = strata.grid[held]
     else:
-        x_sum = sums[-1]
-        bin_rows = np.bincount(xi, weights=rows)
-        ux = np.bincount(xi, weights=x_sum) / bin_rows
+        # A bin's x is its rows' mean, and a slope's step is between the bins' x, not the
+        # two cells' own means: with a few rows a cell, two cells in neighbouring bins can
+        # hold rows a hair apart, and their slope (noise over that hair) was integrated over
+        # the whole step between the bins.  A feature without effect, 6,000 rows fitted on
+        # 1,500: its curve's range 4.75 (mean of 3 seeds) -> 0.37, in memory 0.17; x0 of
+        # 20M rows fitted on 2^20: nRMSE 0.0036 -> 0.0018.
+        ux = np.bincount(xi, weights=sums[-1]) / np.bincount(xi, weights=rows)
     if target is None:
         target = 1 if strata.adjusted else 0
     if leave_out is not None:
@@ -969,9 +970,33 @@ def _cell_field(strata: Strata, partial: Partial, target: int | None = None,
         # The strata kept, labelled 0.. in the same order.
         cell_leaf = np.unique(cell_leaf[keep], return_inverse=True)[1].reshape(-1)
         xi, rows, sums = xi[keep], rows[keep], sums[:, keep]
-        x_sum = None if x_sum is None else x_sum[keep]
     return field_from_cells(ux, cell_leaf, xi, rows, sums, target,
-                            by_rows=bool(strata.facts.yes_no), x_sum=x_sum)
+                            by_rows=bool(strata.facts.yes_no))
+
+
+def _by_label(partial: Partial, bins: np.int64, keys: bool = True
+              ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
+    """The partial's cells in the order of their strata's labels (by first row, as
+    :func:`_stratify.canonical_labels` labels them), then of their bins: the order (None:
+    they are in it already), each cell's label and (``keys``) its stratum's key, in that
+    order.
+
+    A stratum's cells are together and in bin order already (keyed ``stratum key x bins +
+    bin``), so they move as blocks: no sort of the cells, whose count grows with the rows
+    (14 million for 20 million rows), only of the strata."""
+    leaves, n = partial.leaf_key, partial.cell_key.size
+    by_label = np.argsort(partial.leaf_first, kind="stable")  # label -> stratum
+    begin = np.searchsorted(partial.cell_key, leaves * bins)  # each stratum's first cell
+    size = np.diff(np.r_[begin, n])
+    labels = np.arange(leaves.size, dtype=np.int64)
+    if np.array_equal(by_label, labels):
+        return None, np.repeat(labels, size), np.repeat(leaves, size) if keys else None
+    size = size[by_label]
+    shift = begin[by_label] - (np.cumsum(size) - size)  # block start: old - new position
+    order = np.repeat(shift, size)
+    order += np.arange(n, dtype=np.int64)
+    return (order, np.repeat(labels, size),
+            np.repeat(leaves[by_label], size) if keys else None)
 
 
 def _strata_group(keys: np.ndarray, seed: int, groups: int) -> np.ndarray:
@@ -1238,16 +1263,11 @@ def _labelled_cells(strata: Strata, partial: Partial
     them), ascending; their rows, sums, squares about their means, the strata met and each
     cell's stratum key."""
     k = np.int64(strata.grid.size)
-    label = np.empty(partial.leaf_key.size, np.int64)
-    label[np.argsort(partial.leaf_first, kind="stable")] = np.arange(partial.leaf_key.size)
-    raw = partial.cell_key // k
-    cell = label[np.searchsorted(partial.leaf_key, raw)] * k + (partial.cell_key % k)
-    rows, sums, m2 = partial.cell_rows, partial.cell_sums, partial.cell_m2
-    if cell.size > 1 and not np.all(cell[1:] > cell[:-1]):
-        order = np.argsort(cell, kind="stable")
-        cell, rows, sums, m2, raw = (cell[order], rows[order], sums[:, order], m2[order],
-                                     raw[order])
-    return cell, rows, sums, m2, int(partial.leaf_key.size), raw
+    order, label, raw = _by_label(partial, k)
+    rows, sums, m2, key = partial.cell_rows, partial.cell_sums, partial.cell_m2, partial.cell_key
+    if order is not None:
+        rows, sums, m2, key = rows[order], sums[:, order], m2[order], key[order]
+    return label * k + key % k, rows, sums, m2, int(partial.leaf_key.size), raw
 
 
 def _catstratpd_table(
