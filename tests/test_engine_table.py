@@ -3,6 +3,8 @@ columns ``exclude`` names."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stratpd_xl.engine import checked_frame, column_kind, excluded_columns
-from stratpd_xl.engine._table import category_codes
+from stratpd_xl.engine._table import category_codes, power_of_two_scale
 from stratpd_xl.errors import StratPDInputError
 
 
@@ -81,3 +83,16 @@ def test_text_is_coded_as_the_same_values_as_objects_would_be(cells, dtype):
     assert cats.dtype == want_cats.dtype == object
     np.testing.assert_array_equal(codes, want_codes)
     assert codes.dtype == np.int64
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                          st.sampled_from([0.0, -0.0, 5e-324, np.inf, -np.inf, np.nan]))))
+def test_power_of_two_scale_is_that_of_the_largest_finite_size(cells):
+    values = np.array(cells, dtype=float)
+    finite = np.abs(values[np.isfinite(values)])
+    top = float(finite.max()) if finite.size else 0.0
+    want = 1.0 if top == 0.0 else math.ldexp(1.0, math.frexp(top)[1] - 1)
+    assert power_of_two_scale(values) == want
+    if top:
+        assert want <= top and top / 2 < want

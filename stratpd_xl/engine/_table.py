@@ -118,8 +118,21 @@ def power_of_two_scale(values: np.ndarray) -> float:
     results back.  A power of two makes both steps exact: ordinary data gives bit-for-bit
     the numbers it gave without scaling.
     """
+    if values.dtype.kind == "f" and values.size:
+        # The largest and smallest value without copying the column (fmax/fmin skip NaN):
+        # when both are finite no infinity is among the values, and the largest size is
+        # the larger of their sizes.  This runs for every column of every analysis.
+        hi = float(np.fmax.reduce(values, axis=None))
+        lo = float(np.fmin.reduce(values, axis=None))
+        if math.isnan(hi):  # every value missing
+            return 1.0
+        if math.isfinite(hi) and math.isfinite(lo):
+            return _power_below(max(abs(hi), abs(lo)))
     finite = np.abs(values[np.isfinite(values)])
-    top = float(finite.max()) if finite.size else 0.0
+    return _power_below(float(finite.max()) if finite.size else 0.0)
+
+
+def _power_below(top: float) -> float:
     if top == 0.0:
         return 1.0
     # frexp: top = m * 2**e with 0.5 <= m < 1; 2**(e - 1) never overflows.
