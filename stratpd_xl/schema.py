@@ -336,8 +336,9 @@ NOTE_KINDS = {
                  "small differences",
     "gap": "another column missing in many rows and moving with the feature",
     "reversal": "the adjustment for the other columns disagreed with the plain comparison",
-    "size": "the adjustment for the other columns moved a curve's size by no more than its "
-            "own noise, so the plain comparison is shown",
+    "size": "the adjustment for the other columns moved a curve's size (or the differences "
+            "between categories) by no more than its own noise, so the plain comparison is "
+            "shown",
     "code": "whole numbers that may be codes better read as categories",
     "few rows": "categories resting on a handful of rows",
     "thin": "a feature backed by few rows",

@@ -174,6 +174,33 @@ def linear_beside_copies(seed: int = 0, n: int = 2000) -> tuple[pd.DataFrame, fl
     return pd.DataFrame(d).assign(price=price), 400 * float(hi - lo)
 
 
+def category_beside_copies(seed: int = 0, n: int = 2000) -> tuple[pd.DataFrame, float]:
+    """The categorical :func:`linear_beside_copies`: a kitchen's quality (Po < Fa < TA < Gd
+    < Ex, 8,000 a step) beside near-copies that do nothing (``copy1`` = level + N(0, 0.35),
+    ``copy2`` rounded with twice that noise), 12 noise columns drifting with it, 4 columns of
+    rare categories, and curved effects of quality, area and lot that do not move with it
+    (the plain comparison inside the strata is unbiased).  Returns the table (target
+    ``price``) and the true effect of one step."""
+    rng = np.random.default_rng(seed)
+    level = rng.choice(5, n, p=[.1, .25, .35, .2, .1])
+    qual = np.clip(np.round(5 + rng.normal(0, 1.3, n)), 1, 10)
+    area = np.exp(rng.normal(7.2, 0.3, n) + 0.05 * (qual - 5))
+    lot = np.exp(rng.normal(9.1, 0.4, n))
+    d = {"kitchen": np.array(["Po", "Fa", "TA", "Gd", "Ex"])[level],
+         "copy1": level + rng.normal(0, 0.35, n),
+         "copy2": np.round(level + rng.normal(0, 0.7, n)), "qual": qual, "area": area,
+         "lot": lot}
+    for j in range(12):
+        d[f"n{j}"] = rng.normal(size=n) + 0.3 * (level - 2)
+    shares = [.5, .2, .1, .08, .04, .03, .02, .01, .01, .01]
+    for j in range(4):
+        d[f"c{j}"] = rng.choice(list("abcdefghij"), n, p=shares)
+    price = (8000 * level + 12_000 * np.maximum(qual - 5, 0) ** 1.5 + 70 * area
+             - 0.01 * (area - 1500) ** 2 + 20_000 * np.log(lot / 10_000)
+             + rng.normal(0, 15_000, n))
+    return pd.DataFrame(d).assign(price=price), 8000.0
+
+
 def three_classes(n: int = 3000, seed: int = 0, g_text: bool = True
                   ) -> tuple[pd.DataFrame, np.ndarray]:
     """Classes a, b, c of ``y`` with softmax chances of logits (0, 3 x + z / 2, z - 2 x), x

@@ -422,22 +422,48 @@ def _sse(gram: np.ndarray, c: np.ndarray) -> float:
 
 
 
-def size_check(feature: str, move: float, se: float, plain: float, r2: float) -> Note | None:
+def size_check(feature: str, move: float, se: float, plain: float, r2: float,
+               categories: bool = False) -> Note | None:
     """The note of a curve whose 10th-90th percentile change (``plain`` without the
     adjustment) the adjustment moves by ``move``, at least :data:`SIZE_SHARE` of it but under
-    :data:`SIZE_Z` standard errors ``se``: the curve is then shown plain.  None otherwise."""
+    :data:`SIZE_Z` standard errors ``se``: the curve is then shown plain.  None otherwise.
+
+    ``categories``: the size is that of a categorical feature's effects (``plain`` 1, the
+    plain effects' own scale; ``move`` how much the adjustment scales them up or down along
+    that pattern: :func:`effects_scale`)."""
     if not (plain and abs(move) >= SIZE_SHARE * abs(plain) and abs(move) < SIZE_Z * se):
         return None
     share = abs(move) / abs(plain)
     bigger = (move > 0) == (plain > 0)
     within = f" ({r2:.0%} of its variation there)" if np.isfinite(r2) else ""
+    size = (f'the differences between the categories of "{feature}"' if categories else
+            f'the change of "{feature}" from its 10th to its 90th percentile')
     return Note(
-        f'the adjustment for the other columns would make the change of "{feature}" from its '
-        f"10th to its 90th percentile {share:.0%} {'larger' if bigger else 'smaller'}, but a "
-        f"refit on other rows could move it by about {SIZE_Z * se / abs(plain):.0%} by chance "
+        f"the adjustment for the other columns would make {size} {share:.0%} "
+        f"{'larger' if bigger else 'smaller'}, but a refit on other rows could move that size "
+        f"by about {SIZE_Z * se / abs(plain):.0%} by chance "
         f'alone: the other columns move with "{feature}" inside the strata{within}, so the '
         "plain comparison inside the strata is shown, and its size is uncertain by about that "
         "much; leave out the columns that duplicate it (exclude) or add rows to narrow it",
         "size", columns=[feature], features=[feature], moves=min(share, 1.0),
         move=share, noise=SIZE_Z * se / abs(plain),
     )
+
+
+def effects_scale(plain: np.ndarray, count: np.ndarray, min_rows: int) -> np.ndarray | None:
+    """The direction along which a categorical feature's size is read: ``d`` with
+    ``d @ effects`` the effects' least-squares scale on the ``plain`` pattern (1 for the plain
+    effects themselves), over the categories with at least ``min_rows`` rows and weighted by
+    their rows.  Two categories: their contrast over the plain one.  ``d`` sums to 0, so the
+    pinned category does not matter.  None without two such categories that differ."""
+    ok = np.isfinite(plain) & (count >= min_rows)
+    if ok.sum() < 2:
+        return None
+    n = count[ok].astype(float)
+    centred = plain[ok] - np.average(plain[ok], weights=n)
+    ss = float(np.sum(n * centred**2))
+    if not ss > 0:
+        return None
+    d = np.zeros(plain.size)
+    d[ok] = n * centred / ss
+    return d

@@ -94,6 +94,51 @@ def effects_of_cells(cell: np.ndarray, w: np.ndarray, ybar: np.ndarray, cell_ss:
     """:func:`category_effects` from the rows' cells: ``cell`` (stratum x ``k`` + category,
     ascending, strata labelled 0..``n_leaves``-1), rows ``w``, mean target ``ybar``, sums of
     squares about it ``cell_ss``; ``n`` rows in all."""
+    effect = np.full(k, np.nan)
+    count = np.zeros(k, np.int64)
+    link = _linked(cell, w, k, n_leaves)
+    if link is None:
+        return Effects(effect, count, -1, n, n_leaves)
+    ybar, cell_ss = ybar[link.keep], cell_ss[link.keep]
+    lj, cj, wf, w_leaf, w_cat = link.lj, link.cj, link.wf, link.w_leaf, link.w_cat
+    q = link.cats.size
+    y_leaf = np.bincount(lj, weights=wf * ybar, minlength=w_leaf.size) / w_leaf
+    rhs = np.bincount(cj, weights=wf * (ybar - y_leaf[lj]), minlength=q)
+    # Effects are defined up to a constant: pin the first category (in the column's order).
+    free = slice(1, q)
+    b = np.zeros(q)
+    cov = None
+    if 1 < q <= _DENSE_MAX:
+        lap_free = _laplacian_free(link)
+        b[free] = np.linalg.solve(lap_free, rhs[free])
+        if with_cov:
+            cov = _covariance(lap_free, b, link.cats, k, lj, cj, wf, ybar, y_leaf, w_leaf,
+                              float(cell_ss.sum()), int(w_cat.sum()))
+    elif q > 1:
+        b[free] = _solve_iteratively(link.wmat, w_leaf, w_cat, rhs)
+    effect[link.cats] = b
+    count[link.cats] = w_cat.astype(np.int64)
+    return Effects(effect, count, int(link.cats[0]), n - int(w_cat.sum()), n_leaves, cov)
+
+
+@dataclass(frozen=True)
+class _Linked:
+    """The cells that compare categories: those of leaves holding at least two categories,
+    in the linked group of leaves and categories holding the most rows."""
+
+    keep: np.ndarray  # positions of those cells among the cells given
+    lj: np.ndarray  # each kept cell's leaf, 0..m-1
+    cj: np.ndarray  # each kept cell's category, 0..q-1 (positions in ``cats``)
+    cats: np.ndarray  # the categories compared (codes, ascending)
+    wf: np.ndarray  # each kept cell's rows, as floats
+    w_leaf: np.ndarray  # rows per leaf
+    w_cat: np.ndarray  # rows per category
+    wmat: object  # (m, q) sparse matrix of the cells' rows
+
+
+def _linked(cell: np.ndarray, w: np.ndarray, k: int, n_leaves: int) -> _Linked | None:
+    """:class:`_Linked` of the cells ``cell`` (stratum x ``k`` + category) with rows ``w``;
+    None when no leaf holds two categories."""
     # scipy only here: importing it costs ~0.15 s that numeric curves should not pay.
     from scipy import sparse
     from scipy.sparse.csgraph import connected_components
@@ -102,13 +147,10 @@ def effects_of_cells(cell: np.ndarray, w: np.ndarray, ybar: np.ndarray, cell_ss:
     c_cat = cell % k
     # Leaves with a single category hold no within-leaf contrast.
     cats_in_leaf = np.bincount(c_leaf, minlength=n_leaves)
-    useful = cats_in_leaf[c_leaf] > 1
-    c_leaf, c_cat, w, ybar = c_leaf[useful], c_cat[useful], w[useful], ybar[useful]
-    cell_ss = cell_ss[useful]
-    effect = np.full(k, np.nan)
-    count = np.zeros(k, np.int64)
-    if c_leaf.size == 0:
-        return Effects(effect, count, -1, n, n_leaves)
+    keep = np.flatnonzero(cats_in_leaf[c_leaf] > 1)
+    if keep.size == 0:
+        return None
+    c_leaf, c_cat, w = c_leaf[keep], c_cat[keep], w[keep]
     # Link leaves and categories; keep the linked group holding the most rows.
     leaf_ids, li = np.unique(c_leaf, return_inverse=True)
     n_l = leaf_ids.size
@@ -120,8 +162,7 @@ def effects_of_cells(cell: np.ndarray, w: np.ndarray, ybar: np.ndarray, cell_ss:
     comp_rows = np.bincount(comp[li], weights=w)
     main = int(np.argmax(comp_rows))
     in_main = comp[li] == main
-    li, c_cat, w, ybar = li[in_main], c_cat[in_main], w[in_main], ybar[in_main]
-    cell_ss = cell_ss[in_main]
+    keep, li, c_cat, w = keep[in_main], li[in_main], c_cat[in_main], w[in_main]
     cats = np.unique(c_cat)
     leaves = np.unique(li)
     lj = np.searchsorted(leaves, li)
@@ -129,26 +170,52 @@ def effects_of_cells(cell: np.ndarray, w: np.ndarray, ybar: np.ndarray, cell_ss:
     m, q = leaves.size, cats.size
     wf = w.astype(np.float64)
     w_leaf = np.bincount(lj, weights=wf, minlength=m)
-    y_leaf = np.bincount(lj, weights=wf * ybar, minlength=m) / w_leaf
-    rhs = np.bincount(cj, weights=wf * (ybar - y_leaf[lj]), minlength=q)
     w_cat = np.bincount(cj, weights=wf, minlength=q)
     wmat = sparse.csr_matrix((wf, (lj, cj)), shape=(m, q))
-    # Effects are defined up to a constant: pin the first category (in the column's order).
-    free = slice(1, q)
-    b = np.zeros(q)
-    cov = None
-    if 1 < q <= _DENSE_MAX:
-        lap = sparse.diags(w_cat) - (wmat.T @ sparse.diags(1.0 / w_leaf) @ wmat)
-        lap_free = lap.toarray()[free, free]
-        b[free] = np.linalg.solve(lap_free, rhs[free])
-        if with_cov:
-            cov = _covariance(lap_free, b, cats, k, lj, cj, wf, ybar, y_leaf, w_leaf,
-                              float(cell_ss.sum()), int(w_cat.sum()))
-    elif q > 1:
-        b[free] = _solve_iteratively(wmat, w_leaf, w_cat, rhs)
-    effect[cats] = b
-    count[cats] = w_cat.astype(np.int64)
-    return Effects(effect, count, int(cats[0]), n - int(w_cat.sum()), n_leaves, cov)
+    return _Linked(keep, lj, cj, cats, wf, w_leaf, w_cat, wmat)
+
+
+def _laplacian_free(link: _Linked) -> np.ndarray:
+    """The dense Laplacian of the effects' normal equations, the pinned first category's
+    row and column left out."""
+    from scipy import sparse
+
+    wmat = link.wmat
+    lap = sparse.diags(link.w_cat) - (wmat.T @ sparse.diags(1.0 / link.w_leaf) @ wmat)
+    return lap.toarray()[1:, 1:]
+
+
+def contrast_weights(codes: np.ndarray, n_categories: int, leaf: np.ndarray,
+                     direction: np.ndarray) -> np.ndarray | None:
+    """Weights ``omega`` of the rows such that ``omega @ y == direction @ effect`` for the
+    effects :func:`category_effects` gives any target ``y`` on these strata (``direction``
+    over the categories, 0 where a category gets no effect, summing to 0 so that the pinned
+    category does not matter); None for more than ``_DENSE_MAX`` categories.
+
+    The effects solve ``L b = r`` with ``r_j`` the sum over category j's rows of ``y`` less
+    its leaf's mean, so ``direction @ b = u @ r`` with ``L u = direction``: each row weighs
+    its category's ``u`` less its leaf's mean ``u``.  The adjustment's size check measures
+    its noise along a contrast this way (``_adjust.Adjustment.size_move``).
+    """
+    n = codes.shape[0]
+    k = int(n_categories)
+    omega = np.zeros(n)
+    if n == 0:
+        return omega
+    cell, inverse, w = np.unique(leaf.astype(np.int64) * k + codes, return_inverse=True,
+                                 return_counts=True)
+    link = _linked(cell, w, k, int(leaf.max()) + 1)
+    if link is None or link.cats.size < 2:
+        return omega
+    if link.cats.size > _DENSE_MAX:
+        return None
+    u = np.zeros(link.cats.size)
+    u[1:] = np.linalg.solve(_laplacian_free(link), direction[link.cats][1:])
+    u_leaf = np.bincount(link.lj, weights=link.wf * u[link.cj],
+                         minlength=link.w_leaf.size) / link.w_leaf
+    at_cell = np.zeros(cell.size)
+    at_cell[link.keep] = u[link.cj] - u_leaf[link.lj]
+    return at_cell[inverse.reshape(-1)]
 
 
 def _covariance(

@@ -47,9 +47,14 @@ from .._backend import get_backend
 from ..errors import StratPDInputError
 from ..params import Settings
 from ..schema import MISSING, Note
-from ._adjust import SIZE_ROWS, Adjustment, numeric_basis, size_check
+from ._adjust import SIZE_ROWS, Adjustment, effects_scale, numeric_basis, size_check
 from ._band import _band, _half_samples, _rise, _simultaneous_band, _trial_y, rise_ends
-from ._categorical import category_cells, category_effects, effects_of_cells
+from ._categorical import (
+    category_cells,
+    category_effects,
+    contrast_weights,
+    effects_of_cells,
+)
 from ._design import MAX_ADJUST_LEVELS, Design, _standardised, fit_design
 from ._finish import (
     TableFacts,
@@ -1081,6 +1086,7 @@ def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray 
     if part is not None:  # the finish may fall back to the plain comparison
         gaps[False] = (_gap_warnings(table, feature, CATEGORICAL, rows.index, False)
                        if gaps[True] else [])
+    size_se = np.nan if part is None else _effects_size_se(adj, codes, k, rows.y, leaf)
     trials = None
     if p.n_trials > 1 and halves:
         trials = []
@@ -1103,13 +1109,30 @@ def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray 
         None if adj is None else replace(adj, part=None, inputs={}),
         np.nan, leaks, _duplicating(table, feature, rows.index), gaps, np.zeros(0), None,
         trials, kind=CATEGORICAL, categories=cats, leaks_if_still=still,
-        blank_category=blank_code is not None,
+        blank_category=blank_code is not None, size_se=size_se,
     )
     strata._rows = {"ids": positions, "x": codes, "y": rows.y, "keys": leaf, "part": part,
                     "xi": codes, "n_rows": np.int64(table.n_rows),
                     "n_missing": np.int64(rows.n_dropped_missing),
                     "n_target": np.int64(table.y.size)}
     return strata
+
+
+def _effects_size_se(adj: Adjustment, codes: np.ndarray, k: int, y: np.ndarray,
+                     leaf: np.ndarray) -> float:
+    """The standard error of the adjustment's move of a categorical feature's size (its
+    effects' scale along the plain pattern, 1 for the plain effects: ``_adjust.effects_scale``),
+    from the noise of the fit's coefficients; on at most ``SIZE_ROWS`` rows (every k-th), as
+    for a curve's change.  NaN when the plain effects have no size."""
+    step = -(-y.size // SIZE_ROWS)
+    sub = slice(None) if step == 1 else slice(0, None, step)
+    codes_s, y_s, leaf_s = codes[sub], y[sub], leaf[sub]
+    plain = category_effects(codes_s, k, y_s, leaf_s)
+    d = effects_scale(plain.effect, plain.count, FEW_ROWS)
+    weights = None if d is None else contrast_weights(codes_s, k, leaf_s, d)
+    if weights is None:
+        return np.nan
+    return adj.size_move(weights, None if step == 1 else np.arange(y.size)[sub])[1]
 
 
 def _reduce_categories(strata: Strata, ids: np.ndarray, y: np.ndarray, keys: np.ndarray,
@@ -1152,15 +1175,24 @@ def _finish_categories(strata: Strata, partial: Partial, row_pd: bool = False,
     adj, applied = strata.adjustment, strata.adjusted
     eff = effects_of_cells(cell, rows, sums[1 if applied else 0] / rows, m2, k, n, n_leaves)
     trial_index = 0
-    reversal = None
+    reversal = sized = None
     if applied:
         # Checked against the plain comparison inside the same strata (see _order_check).
         plain = effects_of_cells(cell, rows, sums[0] / rows, m2, k, n, n_leaves, True)
         reversal, fall_back = _order_check(feature, cats, eff, plain)
-        if fall_back:
+        d = None if fall_back else effects_scale(plain.effect, plain.count, FEW_ROWS)
+        if d is not None:
+            # A large move of the effects' size within the adjustment's own noise, as for
+            # a curve's change (d @ plain is 1).
+            known_both = np.isfinite(eff.effect) & (d != 0)
+            scale = float(d[known_both] @ eff.effect[known_both])
+            sized = size_check(feature, scale - 1.0, strata.size_se, 1.0, adj.r2,
+                               categories=True)
+        if fall_back or sized:
             eff, applied, trial_index = plain, False, 1
             adj = replace(adj, reason="it reversed a clear order of the plain comparison "
-                          "inside the strata")
+                          "inside the strata" if fall_back else "it moved the effects' size "
+                          "a lot, but by less than its own noise")
     known = np.flatnonzero(~np.isnan(eff.effect))
     if known.size < 2:
         _raise_if_restated(strata.leaks_if_still, facts)
@@ -1222,6 +1254,8 @@ def _finish_categories(strata: Strata, partial: Partial, row_pd: bool = False,
         ))
     warnings_ += _ordered_warnings(facts.target, feature, strata.leaks, reversal,
                                    strata.gap_notes[applied])
+    if sized:
+        warnings_.append(sized)
     few = eff.count[known] < FEW_ROWS
     result.insert(result.columns.get_loc(MISSING) if MISSING in result else result.shape[1],
                   "few_rows", few)
