@@ -458,6 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="write .csv (table), .xlsx (table, sentences and picture), .png, .svg or .pdf "
         "(picture); may repeat; default: print the table",
     )
+    _classes_option(p, "put each class's curve beside the classifier's per-class partial "
+                    "dependence, with an agreement per class")
 
     p = sub.add_parser(
         "impact",
@@ -1131,6 +1133,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         frame, args.target, feature, settings=_settings(args),
         categorical=args.categorical or (), orders=dict(args.order or ()),
         how_to_keep=KEEP_HINT, positive=args.positive, ice=args.ice,
+        classes=_classes_of(args.classes),
     )
     from .presentation import compare as words
 

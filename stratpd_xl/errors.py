@@ -11,7 +11,8 @@ __all__ = ["StratPDInputError", "StratPDNote", "argument", "error_text", "is_int
 _MARKED = re.compile("\x00([A-Za-z_][A-Za-z0-9_]*)\x00")
 #: How ``str(exc)`` words a setting: the command line's and Python's ways to set it where they
 #: differ from the bare name.
-_DEFAULT_WORDS = {"positive": "--positive (positive= in Python)"}
+_DEFAULT_WORDS = {"positive": "--positive (positive= in Python)",
+                  "classes": "--classes (classes= in Python)"}
 
 
 def argument(name: str) -> str:

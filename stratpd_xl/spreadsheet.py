@@ -83,11 +83,16 @@ STRATPD_ARGS: dict[str, str] = {
     # After exclude, for the same reason.
     "keep": "Columns to analyse even if they look like row numbers or ids, e.g. \"store_id\": "
     "a name, names separated by commas, or a range holding names (default none).",
+    # Last, for the same reason.
+    "classes": "A target with several values (text, or codes; 2 to 20): \"all\" for a curve per "
+    "class, or the classes to show, e.g. \"setosa, virginica\" or a range holding them; the "
+    "table gets a class column first (default none).",
 }
 STRATIMPACT_ARGS: dict[str, str] = {
     name: STRATPD_ARGS[name]
     for name in ("data", "target", "min_samples_leaf", "positive", "exclude", "keep")
-}
+} | {"classes": "A target with several values (text, or codes; 2 to 20): \"all\" ranks each "
+     "column by the class it moves most, named in a class column (default none)."}
 STRATPDBY_ARGS: dict[str, str] = {
     **{name: STRATPD_ARGS[name] for name in ("data", "target", "col")},
     "by": 'Column to group the rows by, e.g. "region": one curve per level, or per band of '
@@ -114,6 +119,9 @@ STRATCOMPARE_ARGS: dict[str, str] = {
     "positive": STRATPD_ARGS["positive"],
     "exclude": STRATPD_ARGS["exclude"],
     "keep": STRATPD_ARGS["keep"],
+    "classes": "A target with several values (text, or codes; 2 to 20): \"all\" puts each "
+    "class's curve beside the model's partial dependence of its chance, class first, with an "
+    "agreement per class (default none).",
 }
 #: Formula -> its arguments in order: the signature every host's wrapper is generated from.
 FORMULA_ARGS: dict[str, dict[str, str]] = {
@@ -328,18 +336,54 @@ def _positive(value: Any) -> Any:
     return None if _is_missing(value) else value
 
 
+_ALL_CLASSES = frozenset({"all", "true", "wahr", "vrai"})
+_NO_CLASSES = frozenset({"false", "falsch", "faux"})
+
+
+def _classes(value: Any) -> Any:
+    """A formula's ``classes``: blank or FALSE -> None (the target is a number or yes/no);
+    TRUE or "all" -> every class; else the classes named, in a text separated by commas or
+    in a range (blank cells skipped; a whole number as a code, 2 not 2.0)."""
+    if _is_missing(value):
+        return None
+    if isinstance(value, bool | np.bool_):
+        return True if value else None
+    if isinstance(value, str):
+        word = value.strip().casefold()
+        if word in _ALL_CLASSES:
+            return True
+        if word in _NO_CLASSES:
+            return None
+        return [t.strip() for t in value.split(",") if t.strip()]
+    items = [v for item in value for v in (item if isinstance(item, list | tuple) else [item])
+             ] if isinstance(value, list | tuple) else [value]
+    named: list[Any] = []
+    for item in items:
+        if _is_missing(item) or (isinstance(item, float) and not np.isfinite(item)):
+            continue
+        if isinstance(item, float) and item.is_integer():
+            item = int(item)
+        if isinstance(item, str):
+            named += [t.strip() for t in item.split(",") if t.strip()]
+        else:
+            named.append(item)
+    return named or None
+
+
 # --------------------------------------------------------------------------- formulas
 
 
-def _curve(data: Any, target: Any, col: Any, settings: Settings, positive: Any = None) -> Curve:
+def _curve(data: Any, target: Any, col: Any, settings: Settings, positive: Any = None,
+           classes: Any = None) -> Curve:
     frame = _table(data)
-    key = ("STRATPD", _frame_key(frame), str(target), str(col), settings, repr(positive))
+    key = ("STRATPD", _frame_key(frame), str(target), str(col), settings, repr(positive),
+           repr(classes))
     cached = _cache.get(key)
     if cached is not None:
         return cached
     result = workflow.curve(
         frame, target, col, settings=settings, how_to_keep=keep_hint("STRATPD"),
-        positive=positive,
+        positive=positive, classes=classes,
     )
     curve = Curve(sheet.cells_from_frame(tables.curve_table(result.curve)), result.curve)
     _cache.put(key, curve)
@@ -384,20 +428,23 @@ def stratpd(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
         The column to explain and the one whose effect is wanted, as the user typed them.
     **optional
         ``min_samples_leaf``, ``trials``, ``chart``, ``max_points``, ``positive``,
-        ``exclude`` and ``keep`` as :data:`STRATPD_ARGS` explains them.  A blank (``None``,
-        empty text) or left-out argument takes its default from
+        ``exclude``, ``keep`` and ``classes`` as :data:`STRATPD_ARGS` explains them.  A
+        blank (``None``, empty text) or left-out argument takes its default from
         :data:`~stratpd_xl.params.PARAMETERS`;
         ``chart`` (whether the host should draw the curve) defaults to yes, ``positive``
         (the value of a yes/no target that counts) to TRUE/yes/1, else the rarer value,
         ``exclude`` (columns to leave out; a range's blank cells are ignored) and ``keep``
-        (columns to analyse even if they look like row numbers or ids) to none.
+        (columns to analyse even if they look like row numbers or ids) to none, and
+        ``classes`` (a curve per class of a target with several values) to none.
 
     Returns
     -------
     FormulaResult
         Header row plus one row per x value or category: the feature, "partial dependence",
         the band columns when trials > 1, and "slopes averaged" (numeric) or "rows"
-        (categorical); on bad input one cell ``"STRATPD: <what to fix>"`` and no curve.
+        (categorical); with ``classes``, a ``class`` column first and the classes' curves
+        one under the other, in points of each class's chance.  On bad input one cell
+        ``"STRATPD: <what to fix>"`` and no curve.
     """
     given = _optional(optional, STRATPD_ARGS, "STRATPD")
     try:
@@ -407,7 +454,8 @@ def stratpd(data: Any, target: Any, col: Any, **optional: Any) -> FormulaResult:
             keep=given.get("keep"),
         )
         want_chart = _flag(given.get("chart"), "chart")
-        curve = _curve(data, target, col, settings, _positive(given.get("positive")))
+        curve = _curve(data, target, col, settings, _positive(given.get("positive")),
+                       _classes(given.get("classes")))
     except Exception as exc:  # the cell shows a sentence; never a traceback
         return FormulaResult([[error_text(exc, prefix="STRATPD",
                                           argument_words=formula_argument_words("STRATPD"))]])
@@ -418,8 +466,9 @@ def stratcompare(data: Any, target: Any, col: Any, **optional: Any) -> FormulaRe
     """``=STRATCOMPARE(...)``'s cells: StratPD beside a fitted model's PDP and ALE.
 
     Parameters are as for :func:`stratpd`; the optional ones are ``min_samples_leaf``,
-    ``trials``, ``chart``, ``positive``, ``exclude`` and ``keep``
-    (:data:`STRATCOMPARE_ARGS`).
+    ``trials``, ``chart``, ``positive``, ``exclude``, ``keep`` and ``classes``
+    (:data:`STRATCOMPARE_ARGS`: with ``classes``, a ``class`` column first and each class's
+    curve beside the classifier's partial dependence of its chance).
 
     Returns
     -------
@@ -442,7 +491,8 @@ def stratcompare(data: Any, target: Any, col: Any, **optional: Any) -> FormulaRe
 
     def compute(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         table = workflow.compare(frame, target, col, settings=settings[0],
-                                 how_to_keep=keep_hint("STRATCOMPARE"), positive=chosen).table
+                                 how_to_keep=keep_hint("STRATCOMPARE"), positive=chosen,
+                                 classes=_classes(given.get("classes"))).table
         return table, compare_cells(table)
 
     key = (str(target), str(col), repr(sorted(given.items())))
@@ -454,13 +504,14 @@ def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
     """``=STRATIMPACT(...)``'s cells: the columns ranked by how much each alone moves target.
 
     Parameters are as for :func:`stratpd`; the optional ones are ``min_samples_leaf``,
-    ``positive``, ``exclude`` and ``keep`` (:data:`STRATIMPACT_ARGS`).
+    ``positive``, ``exclude``, ``keep`` and ``classes`` (:data:`STRATIMPACT_ARGS`).
 
     Returns
     -------
     list of list
-        Header ``feature, kind, impact, share`` and one row per feature, largest impact first;
-        on bad input one cell ``"STRATIMPACT: <what to fix>"``.
+        Header ``feature, kind, impact, share`` and one row per feature, largest impact first
+        (with ``classes``, ``class`` after ``kind``: the class the feature moves most, whose
+        impact it is); on bad input one cell ``"STRATIMPACT: <what to fix>"``.
     """
     given = _optional(optional, STRATIMPACT_ARGS, "STRATIMPACT")
     try:
@@ -468,12 +519,14 @@ def stratimpact(data: Any, target: Any, **optional: Any) -> list[list[Any]]:
                              exclude=given.get("exclude"), keep=given.get("keep"))
         frame = _table(data)
         chosen = _positive(given.get("positive"))
-        key = ("STRATIMPACT", _frame_key(frame), str(target), settings, repr(chosen))
+        classes = _classes(given.get("classes"))
+        key = ("STRATIMPACT", _frame_key(frame), str(target), settings, repr(chosen),
+               repr(classes))
         cells = _cache.get(key)
         if cells is None:
             result = workflow.analysis(
                 frame, target, settings=settings, how_to_keep=keep_hint("STRATIMPACT"),
-                positive=chosen,
+                positive=chosen, classes=classes,
             )
             cells = sheet.cells_from_frame(tables.impact_table(result.impact))
             _cache.put(key, cells)

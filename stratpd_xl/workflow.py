@@ -1012,6 +1012,13 @@ def _check_model_input(problem: Problem, positive: Any) -> None:
             f'target "{problem.target}" has the same value ({distinct[0]:g}) in every row; a '
             "model has nothing to learn: pick a target whose values vary"
         )
+    _check_model_features(problem)
+
+
+def _check_model_features(problem: Problem) -> None:
+    """The one-sentence error for a feature with more categories than the model can use."""
+    from . import model
+
     for name in problem.features:
         column = problem.frame[name]
         if _is_text_like(column):
@@ -1070,12 +1077,16 @@ def compare(
     positive: Any = None,
     ice: bool = False,
     ice_rows: int | None = None,
+    classes: Any = None,
 ) -> CompareResult:
     """StratPD's curve of ``feature`` beside a fitted model's PDP and ALE, or a pair's PD.
 
     ``feature`` is one column, or a list of two for the model's two-way partial dependence
     and Friedman's H².  Other parameters are as for :func:`curve`; ``ice`` adds individual
-    curves of ``ice_rows`` random rows (default 50) for one feature.
+    curves of ``ice_rows`` random rows (default 50) for one feature.  ``classes`` (as for
+    :func:`curve`): StratPD's curve of each class beside one classifier's per-class partial
+    dependence (:func:`stratpd_xl.model.compare_classes`: ``class`` first, an agreement per
+    class).
 
     Raises
     ------
@@ -1094,15 +1105,23 @@ def compare(
         raise StratPDInputError(
             f"a two-way comparison takes two features; got {len(named)}: name exactly two"
         )
+    by_class = classes is not None and classes is not False
+    if by_class and (pair or ice):
+        raise StratPDInputError(
+            "classes compares one feature's class curves with the model's; a pair or ICE "
+            "curves are for a number or yes/no target: leave out classes, or the second "
+            "feature and ICE")
     problem = prepare(
         frame, target, named, settings=settings, categorical=categorical, orders=orders,
-        how_to_keep=how_to_keep, positive=positive,
+        how_to_keep=how_to_keep, positive=positive, classes=classes,
     )
     if pair and len(problem.features) != 2:
         raise StratPDInputError(
             f'a two-way comparison takes two different features; "{problem.features[0]}" '
             "is named twice: name another column"
         )
+    if by_class:
+        return _compare_classes(problem, settings, positive, classes)
     _check_model_input(problem, positive)
     seed = _model_seed(settings)
     fitted = model.fit_model(problem.frame, problem.target, columns=problem.model_columns,
@@ -1135,6 +1154,40 @@ def compare(
             n_rows=n_ice, seed=seed,
         )
     return CompareResult(table, problem.target, problem.features, individual, notes)
+
+
+def _compare_classes(problem: Problem, settings: Settings, positive: Any,
+                     classes: Any) -> CompareResult:
+    """:func:`compare` of a target read as classes: one classifier, compared per class."""
+    from . import engine, model
+    from .presentation import compare as words
+
+    name = problem.features[0]
+    curves = engine.partial_dependence(
+        problem.frame, problem.target, name, positive=positive, classes=classes,
+        **_engine_kwargs(settings, problem),
+    )
+    rows = int(problem.frame[problem.target].notna().sum())
+    if rows < model.MIN_MODEL_ROWS:
+        raise StratPDInputError(
+            f'only {counted(rows)} have a value in "{problem.target}"; fitting a model to '
+            f"compare with needs at least {model.MIN_MODEL_ROWS}: add rows, or use StratPD "
+            "alone")
+    _check_model_features(problem)
+    seed = _model_seed(settings)
+    fitted = model.fit_classes(problem.frame, problem.target, curves.attrs["all_classes"],
+                               columns=problem.model_columns, random_state=seed)
+    notes = note_list(list(problem.notes) + _model_left_out(fitted.left_out)
+                      + _curve_notes(name, curves, None))
+    table = model.compare_classes(fitted, curves, seed=seed)
+    checks = table.attrs["class_checks"]
+    for attrs in checks.values():
+        attrs["sentence"] = words.agreement_sentence(attrs)
+        attrs["model_sentence"] = words.model_sentence(attrs)
+    table.attrs["sentence"] = words.class_agreement_sentence(table.attrs)
+    table.attrs["model_sentence"] = words.class_model_sentence(table.attrs)
+    table.attrs["notes"] = notes
+    return CompareResult(table, problem.target, problem.features, None, notes)
 
 
 #: Points of an ICE curve of a numeric feature (quantiles of its rows, 2.5 % .. 97.5 %).
@@ -1228,17 +1281,26 @@ def model_check(
 
     settings = settings or Settings()
     names = list(result.curves)
+    # A target read as classes: one classifier, each curve compared class by class.
+    by_class = next((c.attrs["all_classes"] for c in result.curves.values()
+                     if "all_classes" in c.attrs), None)
     problem = prepare(
         frame, target, names, settings=settings, categorical=categorical, orders=orders,
-        how_to_keep=how_to_keep, positive=positive,
+        how_to_keep=how_to_keep, positive=positive, classes=by_class is not None or None,
     )
-    _check_model_input(dataclasses.replace(problem, features=[]), positive)
+    if by_class is None:
+        _check_model_input(dataclasses.replace(problem, features=[]), positive)
     seed = _model_seed(settings)
     order = [str(f) for f in result.impact["feature"] if str(f) in result.curves]
     if progress is not None:
         progress(0, len(order) + 1, "fitting a model")
-    fitted = model.fit_model(problem.frame, problem.target, columns=problem.model_columns,
-                             positive=positive, random_state=seed)
+    if by_class is None:
+        fitted = model.fit_model(problem.frame, problem.target,
+                                 columns=problem.model_columns, positive=positive,
+                                 random_state=seed)
+    else:
+        fitted = model.fit_classes(problem.frame, problem.target, by_class,
+                                   columns=problem.model_columns, random_state=seed)
     rows = []
     attrs: dict[str, Any] = {}
     tables: dict[str, pd.DataFrame] = {}
@@ -1247,7 +1309,17 @@ def model_check(
             continue  # left out of the model (too many categories): said in the notes
         if progress is not None:
             progress(i, len(order) + 1, name)
-        table = model.compare_curves(fitted, result.curves[name], seed=seed)
+        if by_class is None:
+            table = model.compare_curves(fitted, result.curves[name], seed=seed)
+            said, weakest = words.agreement_sentence(table.attrs), table.attrs
+        else:
+            table = model.compare_classes(fitted, result.curves[name], seed=seed)
+            for one in table.attrs["class_checks"].values():
+                one["sentence"] = words.agreement_sentence(one)
+            said = words.class_agreement_sentence(table.attrs)
+            checks = table.attrs["class_checks"]
+            weakest = min(checks.values(), key=lambda c: float(c["agreement"])
+                          if np.isfinite(c["agreement"]) else 2.0)
         attrs = table.attrs
         tables[name] = table
         rows.append({
@@ -1255,10 +1327,10 @@ def model_check(
             "kind": str(table.attrs.get("kind", "numeric")),
             "agreement": table.attrs["agreement"],
             "agreement_ale": table.attrs["agreement_ale"],
-            "verdict": words.verdict(table.attrs),
+            "verdict": words.verdict(weakest),
             "extrapolation": table.attrs["extrapolation"],
-            "largest_gap": table.attrs.get("largest_gap", float("nan")),
-            "sentence": words.agreement_sentence(table.attrs),
+            "largest_gap": weakest.get("largest_gap", float("nan")),
+            "sentence": said,
         })
     check = pd.DataFrame(rows, columns=["feature", "kind", "agreement", "agreement_ale",
                                         "verdict", "extrapolation", "largest_gap", "sentence"])
@@ -1271,8 +1343,9 @@ def model_check(
         "model_rows": {"train": fitted.score.get("n_train"), "test": fitted.score.get("n_test")},
         "notes": _model_left_out(fitted.left_out),
     }
-    check.attrs["model_sentence"] = words.model_sentence(
-        {**check.attrs, "target_label": attrs.get("target_label")})
+    check.attrs["model_sentence"] = (
+        words.model_sentence({**check.attrs, "target_label": attrs.get("target_label")})
+        if by_class is None else words.class_model_sentence(attrs))
     if progress is not None:
         progress(len(order) + 1, len(order) + 1, "")
     return check

@@ -158,7 +158,9 @@ def yes_no_target(series: pd.Series, target: str, positive: Any = None) -> YesNo
                 f'target "{target}" is not numeric and has {len(values):,} different values '
                 f"({_listed(values)}); StratPD explains numbers or a yes/no column: pick "
                 f"the value whose probability you want with {argument('positive')}, e.g. "
-                f'"{_show(values[0])}"')
+                f'"{_show(values[0])}"'
+                + (f", or a curve per class with {argument('classes')} \"all\""
+                   if len(values) <= 20 else ""))
         if len(values) < 2:
             return None  # one value: the numeric check names it
         yes = [v for v in values if str(_show(v)).strip().casefold() in _YES_WORDS]

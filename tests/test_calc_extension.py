@@ -32,6 +32,7 @@ from stratpd_xl.libreoffice import report as report_module
 from stratpd_xl.presentation import words
 from stratpd_xl.presentation.tables import BAND_HIGH, BAND_LOW
 from tests.office import folder_for_calc, install_extension, require_calc_tools, run_calc
+from tests.synthetic import three_classes
 from tests.test_identifiers import _credit
 from tests.test_ribbon import _diamonds as diamonds
 
@@ -86,7 +87,23 @@ WITH_ERROR = [list(r) for r in DATA[:121]]
 WITH_ERROR[11][6] = None
 EXPECTED_ERRORS = spreadsheet.stratimpact(WITH_ERROR, "price")
 
+# A target with three classes (text): a curve per class, class first, and the ranking by
+# the class each column moves most; classes is the last argument of both formulas.
+_CLASSES, _ = three_classes(n=300)
+CLASSES = [list(_CLASSES.columns), *_CLASSES.to_numpy().tolist()]
+EXPECTED_CLASSES = spreadsheet.stratpd(CLASSES, "y", "x", classes="all").cells
+EXPECTED_CLASS_IMPACT = spreadsheet.stratimpact(CLASSES, "y", classes="all")
+EXPECTED_CLASS_COMPARE = spreadsheet.stratcompare(CLASSES, "y", "x", classes="all").cells
+
 FORMULAS = {
+    "classes": ("Classes", _address(len(EXPECTED_CLASSES), len(EXPECTED_CLASSES[0]), "F1"),
+                'STRATPD(A1:D301;"y";"x";;;;;;;;"all")'),
+    "class_impact": ("Classes", _address(len(EXPECTED_CLASS_IMPACT),
+                                         len(EXPECTED_CLASS_IMPACT[0]), "M1"),
+                     'STRATIMPACT(A1:D301;"y";;;;;"all")'),
+    "class_compare": ("Classes", _address(len(EXPECTED_CLASS_COMPARE),
+                                          len(EXPECTED_CLASS_COMPARE[0]), "U1"),
+                      'STRATCOMPARE(A1:D301;"y";"x";;;;;;;"all")'),
     "impact": ("Data", _address(len(EXPECTED_IMPACT), len(EXPECTED_IMPACT[0])),
                'STRATIMPACT(A1:J301;"price")'),
     "curve": ("Data", _address(len(EXPECTED_CURVE), len(EXPECTED_CURVE[0]), "M20"),
@@ -139,7 +156,7 @@ def _run_calc(base: Path, python: str) -> dict[str, Any]:
     request = {
         "tables": {"Data": DATA, "Gaps": GAPPY, "Errors": DATA[:121], "Names": DIMENSIONS,
                    "Slow": diamonds(3000, last="z"), "Whole": DATA, "Credit": CREDIT,
-                   "Kept": KEPT},
+                   "Kept": KEPT, "Classes": CLASSES},
         "cell_formulas": {"Errors": {"G12": "=NA()"}},
         "formulas": {k: {"sheet": s, "range": r, "formula": f}
                      for k, (s, r, f) in FORMULAS.items()},
@@ -203,6 +220,22 @@ def test_curves_are_the_python_apis(calc):
     cut = calc["formulas"]["cut"]["cells"]
     _numbers_close(cut, EXPECTED_CUT)
     assert BAND_LOW in cut[0] and BAND_HIGH in cut[0]
+
+
+def test_a_target_with_classes_gives_a_curve_per_class_class_first(calc):
+    assert EXPECTED_CLASSES[0][:2] == ["class", "x"], "a curve per class, not an error cell"
+    got = calc["formulas"]["classes"]["cells"]
+    _numbers_close(got, EXPECTED_CLASSES)
+    assert {r[0] for r in got[1:]} == {"a", "b", "c"}
+    ranking = calc["formulas"]["class_impact"]["cells"]
+    _numbers_close(ranking, EXPECTED_CLASS_IMPACT)
+    assert ranking[0][:3] == ["feature", "kind", "class"] and ranking[1][:3] == [
+        "x", "numeric", "b"]
+    # The model check per class: each class's curve beside the classifier's, class first.
+    compared = calc["formulas"]["class_compare"]["cells"]
+    _numbers_close(compared, EXPECTED_CLASS_COMPARE)
+    assert compared[0][:3] == ["class", "x", "StratPD (data)"] and "model PDP" in compared[0]
+    assert any(str(r[0]).startswith("Per class, StratPD's curve") for r in compared)
 
 
 def test_the_interaction_formulas_are_the_python_apis(calc):

@@ -253,3 +253,69 @@ def test_the_report_has_every_class_on_each_feature_sheet(tmp_path, capsys):
     assert main(["report", str(path), "-t", "y", "--classes", "all", "--interactions",
                  "-o", str(tmp_path / "r2.xlsx")]) == 2
     assert "--interactions" in capsys.readouterr().err
+
+
+def test_the_model_check_puts_each_class_beside_the_classifiers_partial_dependence():
+    from sklearn.inspection import partial_dependence as sk_pd
+
+    from stratpd_xl import model, workflow
+    from stratpd_xl.model._effects import BRUTE_ROWS, _sample, partial_dependence
+
+    data, _ = three_classes(n=3000)
+    result = workflow.compare(data, "y", "x", classes="all")
+    table = result.table
+    assert list(table.columns[:3]) == ["class", "x", "stratpd"] and "pdp" in table.columns
+    assert list(pd.unique(table["class"])) == ["a", "b", "c"]
+    # On the known truth the data and the classifier tell each class's same story.
+    assert all(v > 0.8 for v in table.attrs["class_agreement"].values())
+    assert table.attrs["agreement"] == min(table.attrs["class_agreement"].values())
+    # Both sides' classes add up to 0 at every x: chances sum to 1, centred on the same rows.
+    pdp = table.pivot(index="x", columns="class", values="pdp")
+    assert np.abs(pdp.sum(axis=1)).max() < 1e-6
+    # Each class's model curve is scikit-learn's partial dependence of predict_proba.
+    fitted = model.fit_classes(data, "y", ["a", "b", "c"], columns=["x", "z", "g"])
+    grid = np.quantile(data["x"], np.linspace(0.05, 0.95, 9))
+    rows = _sample(fitted, BRUTE_ROWS, 0)
+    sk = sk_pd(fitted.estimator, fitted.x[rows], [fitted.index("x")], method="brute",
+               response_method="predict_proba", kind="average",
+               custom_values={fitted.index("x"): grid})
+    for k in range(3):
+        ours = partial_dependence(model.class_view(fitted, k), "x", grid)
+        assert np.allclose(ours, 100 * np.asarray(sk["average"])[k], atol=1e-9)
+    said = result.table.attrs["sentence"]
+    assert said.startswith('Per class, StratPD\'s curve and the classifier\'s partial '
+                           'dependence of its chance agree on "x" for "a" (')
+    assert '"a" AUC' in table.attrs["model_sentence"]
+
+
+def test_compare_and_the_reports_model_check_with_classes_on_the_command_line(tmp_path,
+                                                                               capsys):
+    import json
+
+    import openpyxl
+
+    from stratpd_xl.cli import main
+
+    data, _ = three_classes(n=1500)
+    path = tmp_path / "flowers.csv"
+    data.to_csv(path, index=False)
+    picture = tmp_path / "check.png"
+    assert main(["compare", str(path), "-t", "y", "-f", "x", "--classes", "all", "--json",
+                 "-o", str(picture)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["columns"][:3] == ["class", "x", "stratpd"]
+    assert {row["class"] for row in printed["rows"]} == {"a", "b", "c"}
+    assert picture.stat().st_size > 10_000
+    book = tmp_path / "report.xlsx"
+    assert main(["report", str(path), "-t", "y", "--classes", "all", "--compare", "-q",
+                 "-o", str(book)]) == 0
+    rows = [[v for v in row if v is not None] for row in
+            openpyxl.load_workbook(book)["Model check"].values]
+    assert any(str(r[0]).startswith("the classifier of y tells each class from the others")
+               for r in rows if r)
+    x_row = next(r for r in rows if r and r[0] == "x")
+    assert any(str(v).startswith("Per class, StratPD's curve") for v in x_row)
+    # A pair, or ICE curves, are for a number or yes/no target: one sentence.
+    assert main(["compare", str(path), "-t", "y", "-f", "x", "--classes", "all",
+                 "--ice"]) == 2
+    assert "classes compares one feature's class curves" in capsys.readouterr().err

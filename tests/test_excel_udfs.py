@@ -267,11 +267,11 @@ def test_vba_wrapper_shows_the_excel_signature_without_caller(xl):
     assert (
         "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
         "Optional chart, Optional max_points, Optional positive, Optional exclude, "
-        "Optional keep)"
+        "Optional keep, Optional classes)"
     ) in vba
     # New arguments go last, so formulas written before them keep their meaning.
     assert ("Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive, "
-            "Optional exclude, Optional keep)") in vba
+            "Optional exclude, Optional keep, Optional classes)") in vba
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in vba
     assert "ActiveWorkbook, Application.Caller" in vba  # add-ins call with the active book
     assert "CommandBars" not in vba, "the wizard guard makes UDFs show 0 on open"
@@ -795,6 +795,38 @@ def test_keep_as_a_range_or_a_comma_text_in_every_formula(xl):
         assert len(after) > 3 and after != before, after[0][0]
         bad = call_like_excel(xl, func, credit, "balance", *args, "rownmes")
         assert len(bad) == 1 and 'kept column "rownmes" not found' in bad[0][0], bad
+
+
+def test_classes_as_all_a_comma_text_or_a_range(xl):
+    from tests.synthetic import three_classes
+
+    frame, _ = three_classes(n=600)
+    flowers = (tuple(frame.columns), *(tuple(float(v) if not isinstance(v, str) else v
+                                             for v in row)
+                                       for row in frame.itertuples(index=False)))
+    # Without classes, a text target of three values is one cell naming the argument.
+    refused = call_like_excel(xl, xl.udfs.STRATPD, flowers, "y", "x")
+    assert len(refused) == 1 and "classes (argument 11 of STRATPD)" in refused[0][0]
+    every = call_like_excel(xl, xl.udfs.STRATPD, flowers, "y", "x", *[MISSING] * 7, "all")
+    assert every[0][:3] == ["class", "x", "change in P(y = class), points"]
+    assert [r[0] for r in every[1:]] == sorted(r[0] for r in every[1:])
+    assert {r[0] for r in every[1:]} == {"a", "b", "c"}
+    by_class = {c: [r[2] for r in every[1:] if r[0] == c] for c in "abc"}
+    assert max(abs(a + b + c) for a, b, c in zip(*by_class.values(), strict=True)) < 1e-9
+    for picked in ("c, a", (("c",), (None,), ("a",))):
+        two = call_like_excel(xl, xl.udfs.STRATPD, flowers, "y", "x", *[MISSING] * 7, picked)
+        assert [r[0] for r in two[1:]] == ["c"] * len(by_class["c"]) + ["a"] * len(
+            by_class["a"]), picked
+    ranked = call_like_excel(xl, xl.udfs.STRATIMPACT, flowers, "y", *[MISSING] * 4, True)
+    assert ranked[0][:3] == ["feature", "kind", "class"] and ranked[1][:3] == [
+        "x", "numeric", "b"]
+    compared = call_like_excel(xl, xl.udfs.STRATCOMPARE, flowers, "y", "x", *[MISSING] * 6,
+                               "all")
+    assert compared[0][:3] == ["class", "x", "StratPD (data)"], compared[0]
+    assert {r[0] for r in compared[1:] if r[0] in ("a", "b", "c")} == {"a", "b", "c"}
+    bad = call_like_excel(xl, xl.udfs.STRATPD, flowers, "y", "x", *[MISSING] * 7, "d")
+    assert bad == [['STRATPD: class "d" does not occur in target "y"; its classes are: '
+                    '"a", "b", "c"']]
 
 
 def _first(rows: tuple[tuple[Any, ...], ...], width: int) -> tuple[tuple[Any, ...], ...]:

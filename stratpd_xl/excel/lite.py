@@ -56,6 +56,7 @@ def stratpd(
     positive: Any = None,
     exclude: Any = None,
     keep: Any = None,
+    classes: Any = None,
 ) -> list[list[Any]]:
     """``=STRATPD(...)``: see :func:`stratpd_xl.excel.udfs.STRATPD` (``chart`` has no effect)."""
     return udfs.STRATPD(
@@ -69,6 +70,7 @@ def stratpd(
         positive=positive,
         exclude=exclude,
         keep=keep,
+        classes=classes,
     )
 
 
@@ -79,11 +81,12 @@ def stratimpact(
     positive: Any = None,
     exclude: Any = None,
     keep: Any = None,
+    classes: Any = None,
 ) -> list[list[Any]]:
     """``=STRATIMPACT(...)``: see :func:`stratpd_xl.excel.udfs.STRATIMPACT`."""
     return udfs.STRATIMPACT(
         data, target, min_samples_leaf=min_samples_leaf, positive=positive, exclude=exclude,
-        keep=keep,
+        keep=keep, classes=classes,
     )
 
 
@@ -97,12 +100,13 @@ def stratcompare(
     positive: Any = None,
     exclude: Any = None,
     keep: Any = None,
+    classes: Any = None,
 ) -> list[list[Any]]:
     """``=STRATCOMPARE(...)``: see :func:`stratpd_xl.excel.udfs.STRATCOMPARE` (``chart`` has
     no effect)."""
     return udfs.STRATCOMPARE(
         data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
-        positive=positive, exclude=exclude, keep=keep,
+        positive=positive, exclude=exclude, keep=keep, classes=classes,
     )
 
 

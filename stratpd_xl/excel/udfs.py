@@ -106,6 +106,7 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     positive: Any = None,
     exclude: Any = None,
     keep: Any = None,
+    classes: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """Partial dependence of target on col, from the data alone (StratPD / CatStratPD).
@@ -135,8 +136,13 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
         either keep working.
     keep : optional
         Columns to analyse even if they look like row numbers or ids (left out otherwise,
-        with a note): a name, names separated by commas, or a range holding names.  Last,
-        for the same reason.
+        with a note): a name, names separated by commas, or a range holding names.  After
+        ``exclude``, for the same reason.
+    classes : optional
+        A target with several values (text, or whole-number codes; 2 to 20): ``"all"`` (or
+        TRUE) for a curve per class, or the classes to show (a text separated by commas, or
+        a range holding them); the table gets a ``class`` column first.  Last, for the same
+        reason.
     caller : xlwings.Range, optional
         Filled in by xlwings with the formula's cell; ``None`` from Python.
 
@@ -148,7 +154,7 @@ def STRATPD(  # noqa: N802 - Excel formula names are upper case
     """
     out = spreadsheet.stratpd(
         data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
-        max_points=max_points, positive=positive, exclude=exclude, keep=keep,
+        max_points=max_points, positive=positive, exclude=exclude, keep=keep, classes=classes,
     )
     return _with_picture(out, caller)
 
@@ -164,12 +170,14 @@ def STRATCOMPARE(  # noqa: N802 - Excel formula names are upper case
     positive: Any = None,
     exclude: Any = None,
     keep: Any = None,
+    classes: Any = None,
     caller: Any = None,
 ) -> list[list[Any]]:
     """StratPD beside a fitted model's partial dependence (PDP) and ALE for col.
 
     Parameters are as for :func:`STRATPD` (no ``max_points``); ``chart`` places the overlay
-    picture (StratPD with its band, PDP, ALE) beside the table.
+    picture (StratPD with its band, PDP, ALE) beside the table; ``classes`` compares each
+    class's curve with the classifier's per-class partial dependence.
 
     Returns
     -------
@@ -180,7 +188,7 @@ def STRATCOMPARE(  # noqa: N802 - Excel formula names are upper case
     """
     out = spreadsheet.stratcompare(
         data, target, col, min_samples_leaf=min_samples_leaf, trials=trials, chart=chart,
-        positive=positive, exclude=exclude, keep=keep,
+        positive=positive, exclude=exclude, keep=keep, classes=classes,
     )
     return _with_picture(out, caller)
 
@@ -209,6 +217,7 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
     positive: Any = None,
     exclude: Any = None,
     keep: Any = None,
+    classes: Any = None,
 ) -> list[list[Any]]:
     """Model-free ranking of the columns by how much each alone moves the target.
 
@@ -226,6 +235,9 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
         Columns to leave out, neither ranked nor used to group the rows (as in ``STRATPD``).
     keep : optional
         Columns to rank even if they look like row numbers or ids (as in ``STRATPD``).
+    classes : optional
+        A target with several values: ``"all"`` ranks each column by the class it moves
+        most, named in a ``class`` column (as in ``STRATPD``).
 
     Returns
     -------
@@ -235,7 +247,7 @@ def STRATIMPACT(  # noqa: N802 - Excel formula names are upper case
     """
     return spreadsheet.stratimpact(
         data, target, min_samples_leaf=min_samples_leaf, positive=positive, exclude=exclude,
-        keep=keep,
+        keep=keep, classes=classes,
     )
 
 

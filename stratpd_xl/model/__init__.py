@@ -6,6 +6,7 @@ Numbers only, like :mod:`stratpd_xl.engine` (which it builds on); the checks are
 scikit-learn is imported on first use.
 """
 
+from ._classes import class_view, fit_classes
 from ._effects import (
     ICE_ROWS,
     accumulated_local_effects,
@@ -19,6 +20,7 @@ from ._effects import (
 )
 from ._fit import MAX_CATEGORIES, MIN_MODEL_ROWS, Fitted, fit_model, model_target
 from .api import (
+    compare_classes,
     compare_curves,
     curve_grid,
     extrapolation_share,
@@ -35,10 +37,13 @@ __all__ = [
     "accumulated_local_effects",
     "agreement",
     "centre",
+    "class_view",
+    "compare_classes",
     "compare_curves",
     "curve_grid",
     "feature_grid",
     "extrapolation_share",
+    "fit_classes",
     "fit_model",
     "h_squared",
     "ice_table",

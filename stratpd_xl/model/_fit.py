@@ -182,6 +182,43 @@ def _design(frame: pd.DataFrame, columns: list[str]) -> tuple[
     return x, used, categories, left_out
 
 
+def split_rows(y: np.ndarray, random_state: int, *, yes_no: bool = False
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The training rows (at most :data:`MAX_FIT_ROWS`) and the held-out rows that score the
+    model (:data:`TEST_SHARE` of them, at most :data:`MAX_TEST_ROWS`), at random."""
+    rng = np.random.default_rng(random_state)
+    n = y.size
+    order = rng.permutation(n)
+    n_test = min(MAX_TEST_ROWS, max(1, int(round(TEST_SHARE * n))))
+    if yes_no:
+        # Both values in the scored rows (and so in the training rows) whenever both have 2+.
+        pos, neg = order[y[order] > 50], order[y[order] <= 50]
+        k = min(max(1, int(round(n_test * pos.size / n))), max(pos.size - 1, 0))
+        test = np.r_[pos[:k], neg[: n_test - k]]
+    else:
+        test = order[:n_test]
+    train_mask = np.ones(n, bool)
+    train_mask[test] = False
+    return rng.permutation(np.flatnonzero(train_mask))[:MAX_FIT_ROWS], test
+
+
+def boosting_options(used: list[str], categories: dict[str, pd.Index], n_train: int,
+                     random_state: int) -> dict[str, Any]:
+    """The gradient boosting's settings for a model of the columns ``used``."""
+    mask = np.array([c in categories for c in used], dtype=bool)
+    return {
+        "learning_rate": LEARNING_RATE,
+        "max_iter": MAX_ITER,
+        "early_stopping": True,
+        "n_iter_no_change": N_ITER_NO_CHANGE,
+        "validation_fraction": 0.1,
+        # Small tables: leaves of scikit-learn's default 20 rows would leave few splits.
+        "min_samples_leaf": int(min(20, max(3, n_train // 40))),
+        "categorical_features": mask if mask.any() else None,
+        "random_state": random_state,
+    }
+
+
 def fit_model(
     frame: pd.DataFrame,
     target: str,
@@ -227,33 +264,8 @@ def fit_model(
     names = [str(c) for c in frame.columns if str(c) != target] if columns is None else columns
     x, used, categories, left_out = _design(rows, names)
 
-    rng = np.random.default_rng(random_state)
-    n = y.size
-    order = rng.permutation(n)
-    n_test = min(MAX_TEST_ROWS, max(1, int(round(TEST_SHARE * n))))
-    if yes_no:
-        # Both values in the scored rows (and so in the training rows) whenever both have 2+.
-        pos, neg = order[y[order] > 50], order[y[order] <= 50]
-        k = min(max(1, int(round(n_test * pos.size / n))), max(pos.size - 1, 0))
-        test = np.r_[pos[:k], neg[: n_test - k]]
-    else:
-        test = order[:n_test]
-    train_mask = np.ones(n, bool)
-    train_mask[test] = False
-    train = rng.permutation(np.flatnonzero(train_mask))[:MAX_FIT_ROWS]
-
-    mask = np.array([c in categories for c in used], dtype=bool)
-    common = {
-        "learning_rate": LEARNING_RATE,
-        "max_iter": MAX_ITER,
-        "early_stopping": True,
-        "n_iter_no_change": N_ITER_NO_CHANGE,
-        "validation_fraction": 0.1,
-        # Small tables: leaves of scikit-learn's default 20 rows would leave few splits.
-        "min_samples_leaf": int(min(20, max(3, train.size // 40))),
-        "categorical_features": mask if mask.any() else None,
-        "random_state": random_state,
-    }
+    train, test = split_rows(y, random_state, yes_no=yes_no)
+    common = boosting_options(used, categories, train.size, random_state)
     with one_thread():
         if yes_no:
             estimator = HistGradientBoostingClassifier(**common)

@@ -159,7 +159,8 @@ def _region(gap: np.ndarray) -> tuple[int, int]:
     return lo, hi
 
 
-def compare_curves(model: Fitted, curve: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+def compare_curves(model: Fitted, curve: pd.DataFrame, *, seed: int = 0,
+                   extrapolation: float | None = None) -> pd.DataFrame:
     """StratPD's curve, the model's partial dependence and its ALE on StratPD's grid.
 
     Parameters
@@ -170,6 +171,9 @@ def compare_curves(model: Fitted, curve: pd.DataFrame, *, seed: int = 0) -> pd.D
         A StratPD (``x``) or CatStratPD (``category``) result of the engine.
     seed : int
         For the rows the model's curves average over, where they are sampled.
+    extrapolation : float, optional
+        :func:`extrapolation_share` when already measured (it does not depend on the
+        target: the classes of one model share it).
 
     Returns
     -------
@@ -257,7 +261,8 @@ def compare_curves(model: Fitted, curve: pd.DataFrame, *, seed: int = 0) -> pd.D
         effect_size=size(s), pdp_size=size(pdp), ale_size=size(ale),
         band_size=size(tolerance),
         direction=direction(pdp), direction_ale=direction(ale),
-        extrapolation=extrapolation_share(model, feature, seed=seed),
+        extrapolation=(extrapolation_share(model, feature, seed=seed)
+                       if extrapolation is None else extrapolation),
     )
     if ok.any():
         masked = np.where(ok, gap, np.nan)
@@ -369,3 +374,60 @@ def ice_table(model: Fitted, feature: str, grid: np.ndarray, labels: Any = None,
     })
     table.attrs = {"feature": feature, "target": model.target, "n_curves": int(rows.size)}
     return table
+
+
+#: attrs of a class result that belong to all its classes together, not to one class.
+_CLASS_ATTRS = ("classes", "all_classes", "class_rows", "class_impact", "class_sum",
+                "class_findings")
+
+
+def compare_classes(model: Fitted, curves: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+    """StratPD's curve of each class beside the classifier's per-class partial dependence.
+
+    Parameters
+    ----------
+    model : Fitted
+        :func:`~stratpd_xl.model._classes.fit_classes`' classifier of the same table.
+    curves : DataFrame
+        The engine's long table of a target read as classes (``class`` first).
+
+    Returns
+    -------
+    DataFrame
+        ``class``, then :func:`compare_curves`' columns for each class one under the other
+        (each class read as a yes/no model of its chance, in points).  ``attrs``: the first
+        class's comparison's, with ``agreement`` and ``agreement_ale`` the lowest of the
+        classes', plus ``classes``, ``class_checks`` (class -> that class's comparison
+        ``attrs``: ``agreement``, ``model_auc``, ``target_label`` ...) and ``class_agreement``
+        (class -> agreement).
+    """
+    from ._classes import class_key, class_view
+
+    keys = [class_key(c) for c in model.score["labels"]]
+    feature = str(curves.attrs.get("feature"))
+    target = curves.attrs.get("target", model.target)
+    shared = extrapolation_share(model, feature, seed=seed) if feature in model.columns else 0.0
+    parts, checks = [], {}
+    for name in curves.attrs["classes"]:
+        one = curves.loc[curves["class"] == name].drop(columns="class").reset_index(drop=True)
+        one.attrs = {k: v for k, v in curves.attrs.items() if k not in _CLASS_ATTRS}
+        one.attrs["target_label"] = f"P({target} = {name})"
+        table = compare_curves(class_view(model, keys.index(class_key(name))), one, seed=seed,
+                               extrapolation=shared)
+        checks[name] = dict(table.attrs)
+        parts.append(table)
+    out = pd.concat(parts, ignore_index=True)
+    out.insert(0, "class", np.repeat(np.array(list(checks), dtype=object),
+                                     [len(p) for p in parts]))
+    first = next(iter(checks.values()))
+    # The scores and the target's label are each class's own (class_checks).
+    attrs = {k: v for k, v in first.items()
+             if k not in ("target_label", "model_r2", "model_auc", "model_brier")}
+    attrs.update({k: curves.attrs[k] for k in _CLASS_ATTRS if k in curves.attrs})
+    for key in ("agreement", "agreement_ale"):
+        values = [float(c[key]) for c in checks.values() if np.isfinite(c[key])]
+        attrs[key] = min(values) if values else float("nan")
+    attrs["class_agreement"] = {name: c["agreement"] for name, c in checks.items()}
+    attrs["class_checks"] = checks
+    out.attrs = attrs
+    return out

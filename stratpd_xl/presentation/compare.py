@@ -189,6 +189,41 @@ def agreement_sentence(attrs: Mapping[str, Any]) -> str:
     return f"{head}: {_reason(attrs, own)}"
 
 
+def class_agreement_sentence(attrs: Mapping[str, Any]) -> str:
+    """The agreement of StratPD's class curves with the classifier's per-class partial
+    dependence, class by class, then the weakest class's own sentence:
+    'Per class, StratPD and the model agree on "x" for "a" (0.93), "b" (0.88) and "c"
+    (0.95 of 1); least for "b": ...'."""
+    checks: Mapping[str, Mapping[str, Any]] = attrs.get("class_checks") or {}
+    feature = attrs.get("feature", "x")
+    if not checks:
+        return f'StratPD and the model could not be compared on "{feature}"'
+    listed = [f'"{name}" ({c["agreement"]:.2f})' if _finite(c.get("agreement"))
+              else f'"{name}" (not compared)' for name, c in checks.items()]
+    joined = ", ".join(listed[:-1]) + " and " + listed[-1] if len(listed) > 1 else listed[0]
+    text = (f'Per class, StratPD\'s curve and the classifier\'s partial dependence of its '
+            f'chance agree on "{feature}" for {joined[:-1]} of 1)')
+    scored = {n: c for n, c in checks.items() if _finite(c.get("agreement"))}
+    if scored:
+        weakest = min(scored, key=lambda n: float(scored[n]["agreement"]))
+        own = str(scored[weakest].get("sentence") or agreement_sentence(scored[weakest]))
+        text += f'; least for "{weakest}": {own}'
+    return text
+
+
+def class_model_sentence(attrs: Mapping[str, Any]) -> str:
+    """How well the classifier predicts each class on rows it did not see."""
+    checks: Mapping[str, Mapping[str, Any]] = attrs.get("class_checks") or {}
+    rows = (attrs.get("model_rows") or {}).get("test")
+    seen = f" ({counted(rows)})" if isinstance(rows, int) else ""
+    parts = [f'"{name}" AUC {float(c["model_auc"]):.2f}' for name, c in checks.items()
+             if _finite(c.get("model_auc"))]
+    if not parts:
+        return f"the classifier could not be scored on rows it did not see{seen}"
+    return (f"the classifier of {attrs.get('target', 'the target')} tells each class from the "
+            f"others on rows it did not see{seen} with " + ", ".join(parts))
+
+
 def verdict(attrs: Mapping[str, Any]) -> str:
     """The model check's answer in a few words (the table's column; the sentence says why):
     "agree", "agree, wide bands", "same direction, sizes differ", "trust StratPD", "trust the
@@ -300,7 +335,9 @@ def compare_figure(table: pd.DataFrame, ice: pd.DataFrame | None = None) -> Any:
     attrs = table.attrs
     fig = Figure(figsize=(7.5, 4.6), dpi=100)
     ax = fig.add_subplot(1, 1, 1)
-    if CATEGORY in table.columns:
+    if "class" in table.columns and "class_checks" in attrs:
+        _draw_classes(ax, table)
+    elif CATEGORY in table.columns:
         labels = [str(c) for c in table[CATEGORY]]
         pos = np.arange(len(labels))
         width = 0.27
@@ -331,11 +368,14 @@ def compare_figure(table: pd.DataFrame, ice: pd.DataFrame | None = None) -> Any:
                 zorder=3)
         ax.plot(x, table["ale"], color=ALE_COLOR, lw=1.4, ls=":", label="model ALE", zorder=3)
     ax.set_xlabel(_x_label(attrs))
-    ax.set_ylabel(_y_label(attrs))
+    ax.set_ylabel(_y_label(attrs) if "class_checks" not in attrs else
+                  f"change in each {attrs.get('target', 'class')}'s chance, points")
     value = attrs.get("agreement")
     score = attrs.get("model_r2")
     title = f"{attrs.get('feature', 'x')}: data vs model"
-    if _finite(value):
+    if "class_checks" in attrs:
+        title += " per class" + (f" (lowest agreement {value:.2f})" if _finite(value) else "")
+    elif _finite(value):
         title += f" (agreement {value:.2f}"
         title += f", model R² {score:.2f})" if _finite(score) else ")"
     ax.set_title(title, fontsize=11)
@@ -343,6 +383,42 @@ def compare_figure(table: pd.DataFrame, ice: pd.DataFrame | None = None) -> Any:
     ax.grid(alpha=0.25)
     fig.tight_layout()
     return fig
+
+
+def _draw_classes(ax: Any, table: pd.DataFrame) -> None:
+    """Each class in its colour: StratPD's curve (solid, its band shaded) and the
+    classifier's partial dependence (dashed); a categorical feature's bars side by side,
+    StratPD's solid and the model's hatched."""
+    from .labels import CLASS_COLORS
+
+    checks = table.attrs["class_checks"]
+    names = list(checks)
+    if CATEGORY in table.columns:
+        labels = [str(c) for c in pd.unique(table[CATEGORY])]
+        pos = np.arange(len(labels))
+        width = 0.8 / (2 * len(names))
+        for k, name in enumerate(names):
+            one = table[table["class"] == name]
+            color = CLASS_COLORS[k % len(CLASS_COLORS)]
+            at = pos - 0.4 + width * (2 * k + 0.5)
+            ax.bar(at, one["stratpd"], width, color=color,
+                   label=f'{name}: StratPD (agreement {checks[name]["agreement"]:.2f})')
+            ax.bar(at + width, one["pdp"], width, color="white", edgecolor=color, hatch="//",
+                   label=f"{name}: model PDP")
+        ax.set_xticks(pos, labels)
+        ax.axhline(0, color="#555555", lw=0.8)
+        return
+    for k, name in enumerate(names):
+        one = table[table["class"] == name]
+        color = CLASS_COLORS[k % len(CLASS_COLORS)]
+        if "stratpd_low" in one.columns:
+            ax.fill_between(one[X], one["stratpd_low"], one["stratpd_high"], color=color,
+                            alpha=0.15, lw=0)
+        agree = checks[name].get("agreement")
+        tail = f" (agreement {agree:.2f})" if _finite(agree) else ""
+        ax.plot(one[X], one["stratpd"], color=color, lw=2.0, label=f"{name}: StratPD{tail}")
+        ax.plot(one[X], one["pdp"], color=color, lw=1.4, ls="--", label=f"{name}: model PDP")
+    ax.axhline(0, color="#bbbbbb", lw=0.8)
 
 
 def pair_figure(table: pd.DataFrame) -> Any:
@@ -515,7 +591,10 @@ def model_check_figure(check: pd.DataFrame) -> Any:
     for i, name in enumerate(names):
         table = tables[name]
         ax = fig.add_subplot(down, across, i + 1)
-        if CATEGORY in table.columns:
+        if "class_checks" in table.attrs:  # a line per class: StratPD solid, PDP dashed
+            _draw_classes(ax, table)
+            ax.tick_params(labelsize=6)
+        elif CATEGORY in table.columns:
             pos = np.arange(len(table))
             width = 0.27
             ax.bar(pos - width, table["stratpd"], width, color="#1F5F9F")
