@@ -295,6 +295,12 @@ def test_a_yes_no_size_read_off_points_cut_at_0_or_100_percent_says_so():
     assert "goes up by about" in said
     assert (f"; its curve went past 0 % or 100 % at {cut:,} of its {points:,} points and is "
             "cut there, so read this size with care.") in said
+    # A few points cut (Default's income: 58 of 9,940) are left to the note.
+    import dataclasses
+
+    few = str(limits).replace(f"{cut:,} of its", f"{points // 20:,} of its")
+    quiet = dataclasses.replace(finding(curve, rank=1), notes=[few])
+    assert "past 0 %" not in sentence(quiet, "default")
     # A curve that stays within the limits says nothing of them.
     mild = frame.assign(default=np.where(rng.random(n) < 0.2 + balance / 20_000, "Yes", "No"))
     calm = stratpd(mild, "default", "balance")

@@ -271,6 +271,10 @@ def _finite_or_none(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
+#: A yes/no sentence says its curve was cut at 0 % or 100 % when at least this share of
+#: its points were (Default's balance: 5,889 of 9,498; its income's 58 of 9,940 are left to
+#: the note).
+CUT_SHARE = 0.1
 _CUT = re.compile(r"went past that at ([\d,]+) of its ([\d,]+) points")
 
 
@@ -345,7 +349,7 @@ def sentence(finding: Finding, target: str) -> str:
     else:
         text = _curve_sentence(f, subject, amount, place)
         cut = _cut_points(f.notes)
-        if cut is not None:
+        if cut is not None and cut[0] >= CUT_SHARE * cut[1]:
             # Said where the size is quoted: a size read off points held at 0 % or 100 %
             # is only as sure as they are (ISLR's Default: 5,889 of 9,498 points).
             text = (f"{text[:-1]}; its curve went past 0 % or 100 % at {cut[0]:,} of its "
