@@ -313,6 +313,13 @@ def prepare(
         notes.insert(0, Note(f'"{target_name}" is a yes/no target: results are changes in '
                              f"{yes_no.label}, in percentage points", "target",
                              columns=[target_name]))
+    elif classes is not None and classes is not False:
+        notes.insert(0, Note(
+            f'"{target_name}" is read as classes: results are changes in each class\'s chance, '
+            "in percentage points, from one grouping of the rows, so at every value they add "
+            "up to 0; they are not adjusted for the other columns' straight-line part as a "
+            "number's or a yes/no target's curves are (one adjustment per class would break "
+            "that sum)", "target", columns=[target_name]))
     return Problem(frame, target_name, chosen, left_out, notes, excluded, kept)
 
 

@@ -224,6 +224,9 @@ def test_the_report_has_every_class_on_each_feature_sheet(tmp_path, capsys):
     printed = json.loads(capsys.readouterr().out)
     # --json: the ranking with the class each feature moves most, said per class.
     assert printed["columns"][:4] == ["feature", "kind", "class", "impact"]
+    # The notes say what the numbers are, and that the classes are not adjusted.
+    (read_as,) = [n for n in printed["notes"] if n.startswith('"y" is read as classes')]
+    assert "not adjusted for the other columns' straight-line part" in read_as
     assert printed["conclusion"][0].startswith("x moves the chance of y = b most")
     wb = openpyxl.load_workbook(book)
     summary = [[v for v in row if v is not None] for row in wb["Summary"].values]
