@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import stratpd_xl as sx
@@ -91,6 +91,7 @@ def test_the_ranking_names_the_class_a_feature_moves_most():
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(seed=st.integers(0, 2**31 - 1), k=st.integers(2, 5), n=st.integers(80, 400),
        discrete=st.booleans(), honest=st.booleans())
+@example(seed=29, k=3, n=319, discrete=False, honest=False)
 def test_class_curves_add_up_to_zero_at_every_x(seed, k, n, discrete, honest):
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 6, n).astype(float) if discrete else rng.normal(size=n)
@@ -106,7 +107,11 @@ def test_class_curves_add_up_to_zero_at_every_x(seed, k, n, discrete, honest):
         return  # no x backed by a slope: nothing to add up
     parts = [part["pd"].to_numpy() for _, part in curves.groupby("class", observed=True)]
     assert len(parts) == k
-    np.testing.assert_allclose(np.sum(parts, axis=0), 0, atol=1e-9)
+    # The classes' changes add to 0 exactly; what is left is rounding, which a slope between
+    # two x values a hair apart magnifies (seed 29, n 319: 4.3e-9 points on curves reaching 20).
+    # A second stratification or misaligned x would be off by the curves' own size.
+    scale = max(1.0, float(np.abs(parts).max()))
+    np.testing.assert_allclose(np.sum(parts, axis=0), 0, atol=1e-9 * scale)
 
 
 def test_the_chart_draws_a_line_per_class_in_colour_blind_safe_colours():
