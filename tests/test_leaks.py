@@ -147,3 +147,22 @@ def test_a_leak_moving_many_features_names_a_few_and_keeps_them_all():
         assert note.features == features
         assert '"feature 0", "feature 1", "feature 2" and 47 more' in note, note
         assert '"feature 3"' not in note
+
+
+def test_the_target_restated_is_one_finding_whichever_columns_each_feature_saw():
+    # loans_full_schema: each feature's search names the carriers without that feature, so
+    # five near-identical notes named five sets of columns; the CLI showed five of them.
+    from stratpd_xl.engine._leaks import Leak, merged
+
+    found = merged([
+        Leak("restated", ("sub_grade", "grade", "paid_interest"), ("issue_month",), 0.0015),
+        Leak("restated", ("sub_grade", "grade", "issue_month"), ("emp_title", "state"), 0.0014),
+        Leak("restated", ("grade", "loan_amount"), ("sub_grade",), 0.0016),
+        Leak("copy", ("paid_total",), ("grade",), r2=0.97),
+    ])
+    assert [f.kind for f in found] == ["restated", "copy"]
+    restated = found[0]
+    assert restated.columns == ("grade", "sub_grade", "paid_interest", "issue_month",
+                                "loan_amount")
+    assert restated.features == ("issue_month", "emp_title", "state", "sub_grade")
+    assert restated.share_left == 0.0016

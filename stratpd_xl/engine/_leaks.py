@@ -149,16 +149,29 @@ def is_leak(note: object) -> bool:
 
 def merged(leaks: Iterable[Leak]) -> list[Leak]:
     """One finding per kind and set of columns, naming every feature it moves (a ranking
-    says each once, not once per feature)."""
-    out: dict[tuple[str, tuple[str, ...]], Leak] = {}
+    says each once, not once per feature).
+
+    That the other columns restate the target is one fact whichever feature it was seen
+    from: each feature's search names the columns that carry it without that feature, so the
+    sets differ (loans_full_schema: five notes, each of five of 8 columns).  It is said once,
+    with every column any search named, the most often named first."""
+    out: dict[tuple[str, ...], Leak] = {}
+    named: dict[str, int] = {}
     for leak in leaks:
-        key = (leak.kind, leak.columns)
+        restated = leak.kind == "restated"
+        key = (leak.kind,) if restated else (leak.kind, *leak.columns)
+        if restated:
+            for c in leak.columns:
+                named[c] = named.get(c, 0) + 1
         seen = out.get(key)
         out[key] = leak if seen is None else Leak(
-            leak.kind, leak.columns, seen.features + tuple(
-                f for f in leak.features if f not in seen.features),
+            leak.kind, seen.columns + tuple(c for c in leak.columns if c not in seen.columns),
+            seen.features + tuple(f for f in leak.features if f not in seen.features),
             float(np.fmax(seen.share_left, leak.share_left)), seen.r2)
-    return list(out.values())
+    first = {c: i for i, c in enumerate(named)}
+    return [Leak(leak.kind, tuple(sorted(leak.columns, key=lambda c: (-named[c], first[c]))),
+                 leak.features, leak.share_left, leak.r2)
+            if leak.kind == "restated" else leak for leak in out.values()]
 
 
 def _listed(names: Iterable[str], most: int | None = None) -> str:
