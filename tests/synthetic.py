@@ -229,3 +229,30 @@ def three_class_truth(grid: np.ndarray, x: np.ndarray, z: np.ndarray) -> np.ndar
         return 100 * (p / p.sum(axis=-1, keepdims=True)).mean(axis=1)
 
     return chance(grid) - chance(x).mean(axis=0)
+
+
+def blanks_carry(seed: int = 0, n: int = 3000, effect: float = 5.0, depends: bool = False
+                 ) -> pd.DataFrame:
+    """y = 2 x1 + 3 x2 + N(0, 1) + ``effect`` where x1 is blank (about a fifth of the rows):
+    blank at random, or (``depends``) mostly where x2 is high (a logistic in 2.5 x2), so the
+    raw difference of means adds x2's effect to the blanks'.  The blanks' truth, against
+    the typical level of the rows with x1, is ``effect``."""
+    rng = np.random.default_rng(seed)
+    x1 = rng.uniform(0, 10, n)
+    x2 = rng.normal(size=n)
+    chance = 0.4 / (1 + np.exp(-2.5 * x2)) if depends else np.full(n, 0.2)
+    blank = rng.random(n) < chance
+    y = 2 * x1 + 3 * x2 + rng.normal(size=n) + effect * blank
+    return pd.DataFrame({"x1": np.where(blank, np.nan, x1), "x2": x2, "y": y})
+
+
+def blank_category(seed: int = 0, n: int = 3000) -> pd.DataFrame:
+    """A 3-level column x1 (a, b, c: effects 0, 4, 0) blank in 15 % of the rows, where y is
+    5 higher, beside y = 3 x2 + N(0, 1): the blanks' truth against level a is 5 + 4/3 (the
+    blanks are a mix of the levels, a third of them b)."""
+    rng = np.random.default_rng(seed)
+    x2 = rng.normal(size=n)
+    level = rng.choice(["a", "b", "c"], n)
+    blank = rng.random(n) < 0.15
+    y = 3 * x2 + 4 * (level == "b") + 5 * blank + rng.normal(size=n)
+    return pd.DataFrame({"x1": np.where(blank, None, level), "x2": x2, "y": y})
