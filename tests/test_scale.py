@@ -122,6 +122,8 @@ def test_sx_takes_a_dask_dataframe_on_a_local_cluster(cluster):
     data = table(3000, seed=3)
     ddf = dd.from_pandas(data, npartitions=4)
     _same(sx.stratpd(ddf, "y", "x"), sx.stratpd(data, "y", "x"))
+    # A partition larger than a chunk is stratified a chunk at a time: the same numbers.
+    _same(sx.stratpd(ddf, "y", "x", chunk_rows=200), sx.stratpd(data, "y", "x"))
     _same(sx.catstratpd(ddf, "y", "k"), sx.catstratpd(data, "y", "k"))
     _same(sx.impact(ddf, "y", ["x", "z", "k"]), sx.impact(data, "y", ["x", "z", "k"]))
 

@@ -135,9 +135,14 @@ class DaskRows:
     previous partition's, and Partials are added by Dask's tree reduction
     (``Bag.reduction(..., split_every=8)``) on whatever scheduler is active."""
 
-    def __init__(self, frame: Any) -> None:
+    def __init__(self, frame: Any, chunk_rows: int = CHUNK_ROWS) -> None:
         _dask()
         self.frame = frame
+        # A partition is read whole but stratified a chunk at a time: dask.dataframe makes
+        # a 20M-row file 4 partitions, and the pass's temporaries (the placement, the
+        # design's columns) of 5M rows at once, twice per machine of 2 workers, were most
+        # of its 10.5 GB.
+        self.chunk_rows = max(1, int(chunk_rows))
         self._offsets: list[int] | None = None
         self._rows = 0
 
@@ -175,7 +180,8 @@ class DaskRows:
         rows = self._rows
         # Known from the row count: each partition keeps only the rows of the sample.
         threshold = stream.sample_threshold(rows, seed, sample_rows)
-        tasks = [dask.delayed(_sketch_partition)(p, start, target, seed, sample_rows, threshold)
+        tasks = [dask.delayed(_sketch_partition)(p, start, target, seed, sample_rows, threshold,
+                                                 self.chunk_rows)
                  for p, start in zip(parts, offsets, strict=True)]
         found = self._reduce(tasks, _add)
         if found is None or found.rows == 0:
@@ -188,7 +194,7 @@ class DaskRows:
 
         fitted = dask.delayed(list(strata), pure=True)  # sent to each worker once
         parts = self.frame.to_delayed()
-        tasks = [dask.delayed(_pass_partition)(fitted, p, start, pass_chunk)
+        tasks = [dask.delayed(_pass_partition)(fitted, p, start, pass_chunk, self.chunk_rows)
                  for p, start in zip(parts, self.offsets(), strict=True)]
         return list(self._reduce(tasks, _add_each, _add_each_into))
 
@@ -244,19 +250,30 @@ def _with_ids(part: pd.DataFrame, start: int) -> pd.DataFrame:
 
 
 def _sketch_partition(part: pd.DataFrame, start: int, target: str, seed: int,
-                      sample_rows: int, threshold: int | None) -> stream.Sketch | None:
-    if len(part) == 0:
-        return None
-    return stream.sketch_frame(_with_ids(part, start), target, seed=seed,
-                               sample_rows=sample_rows, threshold=threshold)
+                      sample_rows: int, threshold: int | None,
+                      chunk_rows: int = CHUNK_ROWS) -> stream.Sketch | None:
+    total = None
+    for at in range(0, len(part), chunk_rows):
+        found = stream.sketch_frame(_with_ids(part.iloc[at:at + chunk_rows], start + at),
+                                    target, seed=seed, sample_rows=sample_rows,
+                                    threshold=threshold)
+        total = found if total is None else total + found
+    return total
 
 
 def _pass_partition(strata: list[Any], part: pd.DataFrame, start: int,
-                    pass_chunk: Callable[[Any, pd.DataFrame], Any]) -> tuple[Any, ...] | None:
-    if len(part) == 0:
-        return None
-    chunk = _with_ids(part, start)
-    return tuple(pass_chunk(s, chunk) for s in strata)
+                    pass_chunk: Callable[[Any, pd.DataFrame], Any],
+                    chunk_rows: int = CHUNK_ROWS) -> tuple[Any, ...] | None:
+    total: list[Any] | None = None
+    for at in range(0, len(part), chunk_rows):
+        chunk = _with_ids(part.iloc[at:at + chunk_rows], start + at)
+        parts = [pass_chunk(s, chunk) for s in strata]
+        if total is None:
+            total = parts
+            continue
+        for i, found in enumerate(parts):
+            total[i] += found  # in place, as FileRows.partials
+    return None if total is None else tuple(total)
 
 
 def _dask() -> Any:
@@ -338,7 +355,7 @@ def _sketch(rows: FileRows | DaskRows, target: str, features: Sequence[str], see
 def _rows(data: Any, *, chunk_rows: int, quiet: bool, out: TextIO | None
           ) -> FileRows | DaskRows:
     if is_dask_frame(data):
-        return DaskRows(data)
+        return DaskRows(data, chunk_rows)
     if isinstance(data, str | os.PathLike):
         return FileRows(stream.open_table(data, chunk_rows=chunk_rows), quiet=quiet, out=out)
     raise StratPDInputError(
