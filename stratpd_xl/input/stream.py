@@ -93,7 +93,7 @@ def sample_threshold(rows: int, seed: int, k: int) -> int | None:
     Known from the row count alone, so every chunk or partition can drop at once the rows
     that cannot be in the sample, and pass 0 holds the sample, not a sample per partition.
     Computed in blocks of about ``2 k`` ids (``2^16`` to ``2^22``): what it holds is bounded
-    by the sample's size, not the table's (about 100 MB for the default ``k`` = 2^22).
+    by the sample's size, not the table's (about 100 MB for ``k`` = 2^22).
     """
     if k >= rows:
         return None

@@ -333,7 +333,8 @@ def _band(params: dict[str, Any], sketch: stream.Sketch) -> dict[str, Any]:
 def _drop_sample(sketch: stream.Sketch, strata: Sequence[Any]) -> None:
     """Let go of the sample before the pass: the strata hold what the pass needs (its ids,
     leaf keys and adjustment), and the sample's typed rows are only for the in-memory
-    path's own pass (2^22 rows of 9 columns: about 0.5 GB held for nothing)."""
+    path's own pass (160 MB less held through the pass of a 20M-row file, 2^22 rows
+    sampled)."""
     sketch.drop_sample()
     for s in strata:
         if hasattr(s, "_rows"):
