@@ -164,6 +164,20 @@ def test_a_band_from_a_sample_comes_from_the_sums_of_the_strata(tmp_path):
                                                                         n_trials=5))
 
 
+def test_a_numeric_features_blanks_read_in_chunks_are_said_to_have_no_row_yet(tmp_path):
+    import stratpd_xl as sx
+
+    data = table(3000, seed=5)
+    data.loc[data.index % 10 == 0, "x"] = np.nan  # 300 rows with a target and no x
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), path, row_group_size=1000)
+    assert sx.stratpd(data, "y", "x")["missing"].any()  # read whole: the "(missing)" row
+    for result in (sx.stratpd(path, "y", "x", quiet=True), sx.impact(path, "y", quiet=True)):
+        notes = result.attrs["reading_notes"]
+        assert any('300 rows with a value of "y" have none of "x"' in n for n in notes), notes
+    assert "reading_notes" not in sx.stratpd(path, "y", "z", quiet=True).attrs
+
+
 # --------------------------------------------------------------------------- command line
 
 
