@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from .errors import exit_process
+
 
 def command() -> int:
     """Run ``stratpd_xl.cli.main`` on ``sys.argv[1:]``; 130 when interrupted while starting."""
@@ -22,4 +24,4 @@ def command() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(command())
+    exit_process(command())

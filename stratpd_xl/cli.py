@@ -1521,4 +1521,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    from .errors import exit_process
+
+    exit_process(main())

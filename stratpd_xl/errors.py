@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
+from typing import NoReturn
 
-__all__ = ["StratPDInputError", "StratPDNote", "argument", "error_text", "is_interrupt"]
+__all__ = ["StratPDInputError", "StratPDNote", "argument", "error_text", "exit_process",
+           "is_interrupt"]
 
 # A setting named in a message: its Python name between two NULs (no typed text has them).
 _MARKED = re.compile("\x00([A-Za-z_][A-Za-z0-9_]*)\x00")
@@ -84,6 +87,24 @@ def is_interrupt(exc: BaseException) -> bool:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
+
+
+def exit_process(code: int) -> NoReturn:
+    """End a ``python -m`` process with the command's exit code, 130 after Ctrl+C included.
+
+    CPython remembers a ``KeyboardInterrupt`` that left code run by ``exec()`` or ``eval()``
+    of a string - ``collections.namedtuple``, ``dataclasses`` and scipy's lazily loaded
+    modules run such code all through a command - even when the command caught it further
+    up and said "cancelled".  ``python -m`` then ends the process by SIGINT (exit status -2)
+    instead of with 130.  Any ``exec()`` of a string starts by forgetting that record.
+
+    Parameters
+    ----------
+    code
+        The exit code, as ``stratpd_xl.cli.main`` returns it.
+    """
+    exec("")  # forgets an interrupt that was handled (CPython 3.8 and later)
+    sys.exit(code)
 
 
 def error_text(exc: BaseException, *, prefix: str = "STRATPD",

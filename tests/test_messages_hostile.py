@@ -17,7 +17,7 @@ import pytest
 
 import stratpd_xl as sx
 from stratpd_xl.cli import main
-from stratpd_xl.errors import StratPDInputError
+from stratpd_xl.errors import StratPDInputError, exit_process
 
 
 def run(args: list, capsys) -> tuple[int, str, str]:
@@ -124,6 +124,33 @@ def test_ctrl_c_while_the_command_starts_exits_130_without_a_traceback():
                           timeout=120)
     assert proc.returncode == 130, proc.stderr[-500:]
     assert "Traceback" not in proc.stderr and "cancelled" in proc.stderr
+
+
+@pytest.mark.parametrize("module", ["stratpd_xl.cli", "stratpd_xl"])
+def test_ctrl_c_inside_code_run_by_exec_still_exits_130(module, tmp_path):
+    # A real SIGINT that lands in code run by exec() of a string (namedtuple, dataclasses and
+    # scipy's lazy imports run such code all through a report): the command says cancelled
+    # and returns 130, but CPython remembered the interrupt as uncaught and `python -m` ended
+    # by SIGINT (-2), about one report in 40 under load.
+    (tmp_path / "sitecustomize.py").write_text(
+        "import contextlib\n"
+        "import stratpd_xl._backend as backend\n"
+        "@contextlib.contextmanager\n"
+        "def one_shot():\n"
+        "    exec('import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\n'\n"
+        "         'for _ in range(10 ** 8): pass')\n"
+        "    yield\n"
+        "backend.one_shot = one_shot\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    proc = subprocess.run([sys.executable, "-m", module, "demo"], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path, env=env)
+    assert "cancelled" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-500:]
+    assert proc.returncode == 130
+    with pytest.raises(SystemExit) as ended:  # what both `python -m` entry points end with
+        exit_process(130)
+    assert ended.value.code == 130
 
 
 def test_outputs_that_cannot_be_written_are_refused_before_the_analysis(table, tmp_path,
