@@ -234,9 +234,9 @@ def test_every_command_that_analyses_offers_exclude():
 
 def test_exclude_and_keep_are_declared_by_every_front_end():
     """The two column lists reach every place a setting is typed: the formulas of the shared
-    layer, Excel's and xlwings Lite's signatures (``exclude`` then ``keep``, last, so older
-    formulas keep their meaning), Calc's type library and Function Wizard, and both menu
-    commands."""
+    layer, Excel's and xlwings Lite's signatures (``exclude`` then ``keep``, after the older
+    arguments, so older formulas keep their meaning), Calc's type library and Function Wizard,
+    and both menu commands."""
     import ast
     import inspect
 
@@ -248,23 +248,30 @@ def test_exclude_and_keep_are_declared_by_every_front_end():
     from stratpd_xl.libreoffice import extension
 
     last = ["exclude", "keep"]
+    # Arguments added since (``classes``) come after keep, so exclude and keep keep their place.
+    later = {"classes"}
+
+    def in_place(names: list[str]) -> bool:
+        start = names.index("exclude") if "exclude" in names else len(names)
+        return names[start:start + 2] == last and set(names[start + 2:]) <= later
+
     for name, args in extension.FORMULAS.items():
-        assert list(args)[-2:] == last, name
+        assert in_place(list(args)), name
         assert args["exclude"] == spreadsheet.STRATPD_ARGS["exclude"]
         assert args["keep"] == spreadsheet.STRATPD_ARGS["keep"]
-        assert "[in] any exclude, [in] any keep)" in next(
+        assert "[in] any exclude, [in] any keep" in next(
             line for line in extension.idl().splitlines() if f" {name}(" in line)
         excel = inspect.signature(getattr(udfs, name)).parameters
-        assert [p for p in excel if p != "caller"][-2:] == last, name
+        assert in_place([p for p in excel if p != "caller"]), name
     for argument in last:
         assert extension.calc_addins_xcu().count(f'<node oor:name="{argument}"') == len(
             extension.FORMULAS)
     for function in (lite.stratpd, lite.stratimpact, lite.stratcompare):
-        assert list(inspect.signature(function).parameters)[-2:] == last
+        assert in_place(list(inspect.signature(function).parameters)), function.__name__
     main_py = Path(__file__).resolve().parents[1] / "addin" / "xlwings_lite" / "main.py"
     for node in ast.parse(main_py.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("STRAT"):
-            assert [a.arg for a in node.args.args[-2:]] == last, node.name
+            assert in_place([a.arg for a in node.args.args]), node.name
     # Calc's component runs inside LibreOffice (it imports uno): read its source.
     component = (Path(extension.__file__).parent / "calc_component.py").read_text("utf-8")
     assert f'EXCLUDE_NAME = "{ribbon.EXCLUDE_NAME}"' in component
