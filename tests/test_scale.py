@@ -164,18 +164,27 @@ def test_a_band_from_a_sample_comes_from_the_sums_of_the_strata(tmp_path):
                                                                         n_trials=5))
 
 
-def test_a_numeric_features_blanks_read_in_chunks_are_said_to_have_no_row_yet(tmp_path):
+def test_a_numeric_features_blanks_read_in_chunks(tmp_path, cluster):
     import stratpd_xl as sx
 
+    dd = pytest.importorskip("dask.dataframe")
     data = table(3000, seed=5)
     data.loc[data.index % 10 == 0, "x"] = np.nan  # 300 rows with a target and no x
     path = tmp_path / "t.parquet"
     pq.write_table(pa.Table.from_pandas(data, preserve_index=False), path, row_group_size=1000)
-    assert sx.stratpd(data, "y", "x")["missing"].any()  # read whole: the "(missing)" row
-    for result in (sx.stratpd(path, "y", "x", quiet=True), sx.impact(path, "y", quiet=True)):
+    # A table that fits: the "(missing)" row and the ranking of a table read whole.
+    whole = sx.stratpd(data, "y", "x")
+    assert whole["missing"].any()
+    _same(sx.stratpd(path, "y", "x", chunk_rows=700, quiet=True), whole)
+    _same(sx.stratpd(dd.from_pandas(data, npartitions=3), "y", "x"), whole)
+    _same(sx.impact(path, "y", quiet=True), sx.impact(data, "y"))
+    # Fitted on a sample: no row for them yet, and a note says so.
+    for result in (sx.stratpd(path, "y", "x", strata_rows=1500, quiet=True),
+                   sx.impact(path, "y", strata_rows=1500, quiet=True)):
         notes = result.attrs["reading_notes"]
         assert any('300 rows with a value of "y" have none of "x"' in n for n in notes), notes
-    assert "reading_notes" not in sx.stratpd(path, "y", "z", quiet=True).attrs
+    assert "reading_notes" not in sx.stratpd(path, "y", "z", strata_rows=1500,
+                                             quiet=True).attrs
 
 
 # --------------------------------------------------------------------------- command line

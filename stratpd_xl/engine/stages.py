@@ -207,6 +207,9 @@ class Strata:
     # The sample's rows as stage 1 typed them, for the pass of the sample itself (the
     # in-memory path): not pickled.
     _rows: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    # A numeric feature's blank rows placed in the strata, for its "(missing)" row: when
+    # the sample is the whole input (exact), else None (the sums do not compare them yet).
+    blanks: Blanks | None = None
 
     @property
     def adjusted(self) -> bool:
@@ -531,6 +534,8 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
                     "xi": xi, "n_rows": np.int64(table.n_rows),
                     "n_missing": np.int64(rows.n_dropped_missing),
                     "n_target": np.int64(table.y.size)}
+    if whole:  # rows without x never enter the slopes; the strata place them for their row
+        strata.blanks = Blanks.of(table, feature, strata)
     return strata
 
 
@@ -713,7 +718,8 @@ def analyse(strata: Sequence[Strata], partials: Sequence[Partial],
         n_target = partial.n_target
         try:
             finished = _finish_categories if s.kind == CATEGORICAL else _finish_curve
-            curve, (values, rows) = finished(s, partial, row_pd=True, by_bins=True)
+            blanks = {} if s.kind == CATEGORICAL else {"blanks": s.blanks}
+            curve, (values, rows) = finished(s, partial, row_pd=True, by_bins=True, **blanks)
         except StratPDInputError as exc:
             skipped[s.feature] = str(exc)
             continue
@@ -744,7 +750,7 @@ def finish(strata: Strata, partial: Partial) -> pd.DataFrame:
     its columns and ``attrs``)."""
     if strata.kind == CATEGORICAL:
         return _finish_categories(strata, partial)[0]
-    return _finish_curve(strata, partial)[0]
+    return _finish_curve(strata, partial, blanks=strata.blanks)[0]
 
 
 def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
@@ -936,8 +942,11 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
         return result, None
     if by_bins:
         inside = (field_.ux >= curve.x[0]) & (field_.ux <= curve.x[-1])
-        return result, (np.interp(field_.ux[inside], curve.x, full_pd),
-                        field_.ux_rows[inside])
+        values, rows = np.interp(field_.ux[inside], curve.x, full_pd), field_.ux_rows[inside]
+        if blank is not None:  # the blank rows at their row's height, as row_pd counts them
+            values = np.r_[values, blank["pd"] / y_scale]
+            rows = np.r_[rows, blank["compared"]]
+        return result, (values, rows)
     # Rows inside the curve's range, at the curve's height, for the impact ranking; the
     # blank rows that met rows with x in a stratum at their row's height (docs/method.md).
     r = strata._rows
@@ -1057,9 +1066,7 @@ def _stratpd_table(
     """StratPD curve, plus (if asked) the per-row pd used by the impact ranking: the four
     stages with the table's rows as the sample and as the one chunk."""
     strata = _fit(table, feature, p, tree_threads=tree_threads)
-    # Rows without x never enter the slopes; the strata place them for the blank row.
-    blanks = Blanks.of(table, feature, strata)
-    return _finish_curve(strata, _pass_sample(strata), row_pd, blanks=blanks)
+    return _finish_curve(strata, _pass_sample(strata), row_pd, blanks=strata.blanks)
 
 
 def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = None,

@@ -342,7 +342,8 @@ def _blank_notes(target: str, strata: Sequence[Any], sums: Sequence[Any]) -> lis
     notes = []
     for s, total in zip(strata, sums, strict=True):
         blank = getattr(total, "n_target", 0) - getattr(total, "y_n", 0)
-        if getattr(s, "kind", None) == "numeric" and blank > 0:
+        if getattr(s, "kind", None) == "numeric" and blank > 0 and getattr(
+                s, "blanks", None) is None:
             notes.append(
                 f'{blank:,} row{"s" if blank > 1 else ""} with a value of "{target}" '
                 f'{"have" if blank > 1 else "has"} none of "{s.feature}": read in chunks, the '
@@ -367,8 +368,8 @@ def _drop_sample(sketch: stream.Sketch, strata: Sequence[Any]) -> None:
     sampled)."""
     sketch.drop_sample()
     for s in strata:
-        if hasattr(s, "_rows"):
-            s._rows = None
+        if hasattr(s, "_rows") and getattr(s, "blanks", None) is None:
+            s._rows = None  # kept with blanks: their row compares the sample's rows with x
 
 
 def _sketch(rows: FileRows | DaskRows, target: str, features: Sequence[str], seed: int,
