@@ -424,14 +424,14 @@ def test_committed_formula_module_is_what_xlwings_import_writes_for_the_current_
     assert (
         "Function STRATPD(data, target, col, Optional min_samples_leaf, Optional trials, "
         "Optional chart, Optional max_points, Optional positive, Optional exclude, "
-        "Optional keep)"
+        "Optional keep, Optional classes)"
     ) in code
     impact = ("Function STRATIMPACT(data, target, Optional min_samples_leaf, Optional positive, "
-              "Optional exclude, Optional keep)")
+              "Optional exclude, Optional keep, Optional classes)")
     assert impact in code
     assert (
         "Function STRATCOMPARE(data, target, col, Optional min_samples_leaf, Optional trials, "
-        "Optional chart, Optional positive, Optional exclude, Optional keep)"
+        "Optional chart, Optional positive, Optional exclude, Optional keep, Optional classes)"
     ) in code
     assert 'XLPy.CallUDF("stratpd_xl.excel.udfs", "STRATPD"' in code
     assert "Function XLPy()" in _modules(committed_vba)["xlwings.bas"], "wrappers call XLPy"

@@ -290,6 +290,12 @@ def test_the_model_check_puts_each_class_beside_the_classifiers_partial_dependen
     for k in range(3):
         ours = partial_dependence(model.class_view(fitted, k), "x", grid)
         assert np.allclose(ours, 100 * np.asarray(sk["average"])[k], atol=1e-9)
+    # The model layer's own entry point gives the workflow's table for the same classifier.
+    direct = model.compare_classes(fitted, sx.stratpd(data, "y", "x", classes=True))
+    assert list(pd.unique(direct["class"])) == ["a", "b", "c"]
+    assert set(direct.attrs["class_agreement"]) == {"a", "b", "c"}
+    assert direct.attrs["agreement"] == min(direct.attrs["class_agreement"].values())
+    np.testing.assert_allclose(direct["stratpd"], table["stratpd"], atol=1e-9)
     said = result.table.attrs["sentence"]
     assert said.startswith('Per class, StratPD\'s curve and the classifier\'s partial '
                            'dependence of its chance agree on "x" for "a" (')

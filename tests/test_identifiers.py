@@ -15,7 +15,7 @@ import pytest
 
 import stratpd_xl as sx
 from stratpd_xl import workflow
-from stratpd_xl.identifiers import identifier_reason
+from stratpd_xl.identifiers import grouping_name, identifier_reason
 
 
 def _credit(n: int = 400, seed: int = 0) -> pd.DataFrame:
@@ -218,3 +218,14 @@ def test_a_time_with_gaps_among_the_first_columns_is_not_a_key():
     assert identifier_reason("Period", periods, y, 1, leading=True) is None
     assert identifier_reason("trade_date", periods * 7, y, 1, leading=True) is None
     assert identifier_reason("plot", periods, y, 1, leading=True) is not None
+
+
+@pytest.mark.parametrize("name, is_id", [
+    ("id", True), ("ID", True), ("job_ad_id", True), ("StoreID", True), ("userId", True),
+    ("store.id", True), ("paid", False), ("rapid", False), ("valid", False), ("Idaho", False),
+    ("kids", False), ("width", False),
+])
+def test_an_id_name_marks_repeated_values_as_groups(name, is_id):
+    # An id-named column whose values repeat is a grouping key (a job ad, a store); words
+    # that merely end in "id" are measurements and stay in.
+    assert grouping_name(name) is is_id
