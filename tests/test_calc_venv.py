@@ -95,10 +95,14 @@ def venv_calc() -> Iterator[dict[str, Any]]:
                                                "formula": formula}}}
             # LibreOffice started from the same shell: the venv still active.
             # numba says in the worker's log which kernels it loaded and which it compiled.
+            # The formula itself runs on numba: on 300 rows numpy would answer while the
+            # background thread loads, and whether that thread had logged before LibreOffice
+            # closed depended on the machine's load (an empty log at load 15).
             result["calc"] = run_calc(profile, request, base, python=python, timeout=600,
                                       env=_activated(venv, XDG_CACHE_HOME=str(base),
                                                      NUMBA_CACHE_DIR=cache,
-                                                     NUMBA_DEBUG_CACHE="1"))
+                                                     NUMBA_DEBUG_CACHE="1",
+                                                     STRATPD_XL_BACKEND="numba"))
             log = base / "stratpd-xl" / "calc-worker.log"
             result["worker_log"] = log.read_text(encoding="utf-8") if log.exists() else ""
         yield result
