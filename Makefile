@@ -33,10 +33,12 @@ demo: $(RUNTIME)
 	$(BIN)/stratpd-xl demo
 
 # One test process per core (pytest-xdist) when there is more than one; each test file stays in
-# one process (its module fixtures, e.g. one LibreOffice per file, start once).  Line coverage
+# one process (its module fixtures, e.g. one LibreOffice per file, start once), the longest files
+# first (tests/conftest.py's LONGEST_FIRST; xdist would otherwise send files with few tests
+# last, however slow).  Line coverage
 # of the package is printed at the end; its data file goes to a temporary folder.
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-PARALLEL := $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS) --dist loadfile,)
+PARALLEL := $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS) --dist loadfile --no-loadscope-reorder,)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
