@@ -82,7 +82,7 @@ def _read_ahead(chunks: Iterator[bytes], depth: int = 8) -> Iterator[bytes]:
     reach the caller as they would have.  Close the generator (``contextlib.closing``) before
     the stream it reads: that stops and joins the thread.  Serial where threads cannot start.
     """
-    from .._backend import can_start_threads  # here: importing it loads numba, as the caller has
+    from .._backend import can_start_threads
 
     if not can_start_threads():
         yield from chunks
@@ -279,7 +279,7 @@ def xlsx_extent(book: zipfile.ZipFile, member: str) -> tuple[int, int, int, Erro
     errors: Errors = {}
     compiled = None
     if book.getinfo(member).file_size >= COMPILED_SCAN_FROM:
-        # Only here: importing it loads numba, and its first use ever compiles it.
+        # Only for large sheets: its first call loads numba, and the first ever compiles it.
         from ._scan_kernels import xlsx_refs as compiled
     with book.open(member) as handle:
         chunks = _stream_chunks(handle, close=b"</row>")
@@ -638,7 +638,8 @@ def ods_extents(
     """
     compiled = None
     if book.getinfo("content.xml").file_size >= COMPILED_SCAN_FROM:
-        # Only here: importing it loads numba, and its first use ever compiles it (~6 s).
+        # Only for large sheets: its first call loads numba, and the first ever compiles it
+        # (~6 s).
         from ._scan_kernels import ods_rows as compiled
     scan = _OdsScan(compiled=compiled)
     last = b""
