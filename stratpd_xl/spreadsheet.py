@@ -336,8 +336,9 @@ def _positive(value: Any) -> Any:
     return None if _is_missing(value) else value
 
 
-_ALL_CLASSES = frozenset({"all", "true", "wahr", "vrai"})
-_NO_CLASSES = frozenset({"false", "falsch", "faux"})
+# TRUE/FALSE in the words _flag reads, but "yes", "no", "1" and "0" can be classes' names.
+_ALL_CLASSES = frozenset({"all"} | (_TRUE_WORDS - {"yes", "1"}))
+_NO_CLASSES = _FALSE_WORDS - {"no", "0"}
 
 
 def _classes(value: Any) -> Any:
@@ -354,7 +355,6 @@ def _classes(value: Any) -> Any:
             return True
         if word in _NO_CLASSES:
             return None
-        return [t.strip() for t in value.split(",") if t.strip()]
     items = [v for item in value for v in (item if isinstance(item, list | tuple) else [item])
              ] if isinstance(value, list | tuple) else [value]
     named: list[Any] = []
