@@ -115,6 +115,18 @@ def test_sx_takes_a_parquet_file_or_a_csv_and_gives_the_in_memory_answer(tmp_pat
     _same(sx.impact(path, "y", quiet=True), sx.impact(whole, "y"))
 
 
+def test_classes_of_a_table_read_in_chunks_is_one_sentence_before_the_file_is_read(tmp_path):
+    import stratpd_xl as sx
+
+    path = tmp_path / "missing.parquet"  # never opened: the refusal comes first
+    for call in (lambda: sx.stratpd(path, "y", "x", classes=True),
+                 lambda: sx.catstratpd(path, "y", "k", classes="all"),
+                 lambda: sx.impact(path, "y", classes=["a", "b"])):
+        with pytest.raises(StratPDInputError, match=r"^classes= needs the table in memory.*"
+                                                    r"positive=$"):
+            call()
+
+
 def test_sx_takes_a_dask_dataframe_on_a_local_cluster(cluster):
     import stratpd_xl as sx
 
