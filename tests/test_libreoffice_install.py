@@ -1,10 +1,10 @@
 """``stratpd-xl libreoffice install`` / ``uninstall`` as a user types them, with real unopkg.
 
 unopkg refuses per-user installs as root, and CI runs as root: there the commands' unopkg
-(``STRATPD_XL_UNOPKG``, as a user may set it) is a two-line script that runs the real one as
-the user "nobody"; everything else is the command's own path.  ``--shared`` would change the
-machine's LibreOffice for every user (and for every test running beside this one), so its
-test only records what unopkg is asked.
+(``STRATPD_XL_UNOPKG``, as a user may set it) runs the real one as the user "nobody" with a
+home it can write (``tests.office.unopkg_for_tests``); everything else is the command's own
+path.  ``--shared`` would change the machine's LibreOffice for every user (and for every test
+running beside this one), so its test only records what unopkg is asked.
 """
 
 from __future__ import annotations
@@ -17,26 +17,14 @@ import pytest
 
 from stratpd_xl.cli import main
 from stratpd_xl.libreoffice import extension
-from tests.office import NOBODY, folder_for_calc, require_calc_tools
+from tests.office import (
+    folder_for_calc,
+    profile_for_unopkg,
+    require_calc_tools,
+    unopkg_for_tests,
+)
 
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
-
-
-def _unopkg_as_a_user(folder: Path, real: str) -> Path:
-    """An unopkg that runs ``real`` as "nobody" when this is root (a user's own otherwise)."""
-    script = folder / "unopkg"
-    if AS_ROOT:
-        script.write_text(
-            "#!/bin/sh\n"
-            # The extension is built in a folder of root's own: let "nobody" read it.
-            'for a in "$@"; do [ -f "$a" ] && chmod a+rx "$(dirname "$a")" && chmod a+r "$a"; '
-            "done\n"
-            f"exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups "
-            f'env HOME={folder} PATH="$PATH" {real} "$@"\n')
-    else:
-        script.write_text(f'#!/bin/sh\nexec {real} "$@"\n')
-    script.chmod(0o755)
-    return script
 
 
 def _listed(unopkg: Path, profile: Path) -> str:
@@ -51,12 +39,9 @@ def test_install_then_uninstall_from_the_command_line(monkeypatch, capsys, tmp_p
     hook = tmp_path / extension.UNO_HOOK  # this venv's .pth, kept out of the shared venv
     monkeypatch.setattr(extension, "_uno_hook_path", lambda: hook)
     with folder_for_calc("stratpd-install-") as base:
-        unopkg = _unopkg_as_a_user(base, extension.find_unopkg())
+        unopkg = unopkg_for_tests(base, extension.find_unopkg())
         monkeypatch.setenv("STRATPD_XL_UNOPKG", str(unopkg))
-        profile = base / "profile"
-        if AS_ROOT:
-            profile.mkdir()
-            os.chown(profile, NOBODY, NOBODY)
+        profile = profile_for_unopkg(base / "profile")
 
         assert main(["libreoffice", "install", "--profile", str(profile)]) == 0
         assert "installed the StratPD extension" in capsys.readouterr().out
