@@ -41,7 +41,29 @@ def _half_samples(
 BAND_LEVEL = 0.95
 
 
-def _band(trials: np.ndarray, centre: np.ndarray, n: int, bias: np.ndarray | None = None
+def _spread(trials: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per point (column) of ``trials``: how many trials have it (not NaN) and their sd
+    (ddof 1; NaN below two)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # points with < 2 trials: no sd
+        return np.sum(~np.isnan(trials), axis=0), np.nanstd(trials, axis=0, ddof=1)
+
+
+def _t_quantiles(most: int) -> np.ndarray:
+    """Student's t quantile of the band's level for 0..``most`` trials (``count - 1``
+    degrees of freedom; 0 below two trials): one scipy call per count, not per point (the
+    inverse is iterative, and a curve of 200,000 points has a few distinct counts)."""
+    from scipy.special import stdtrit  # only with trials: the import takes ~0.2 s
+
+    crit = np.zeros(most + 1)
+    if most >= 2:
+        crit[2:] = stdtrit(np.arange(1, most), 0.5 + BAND_LEVEL / 2)
+    return crit
+
+
+def _band(trials: np.ndarray | None, centre: np.ndarray, n: int,
+          bias: np.ndarray | None = None,
+          spread: tuple[np.ndarray, np.ndarray] | None = None
           ) -> tuple[np.ndarray, np.ndarray]:
     """``centre`` -/+ t quantile x the half-sample trials' sd, per point (NaN trials ignored),
     widened by ``|bias|`` (the curve's estimated smoothing bias, see
@@ -50,19 +72,15 @@ def _band(trials: np.ndarray, centre: np.ndarray, n: int, bias: np.ndarray | Non
     The sd is rescaled by sqrt((n - m) / m) for halves of m of the ``n`` rows (1 for even
     n); Student's t with (trials - 1) degrees of freedom allows for an sd estimated from
     few trials, where the 2.5 / 97.5 % of 20 trials cover about 86 % of their spread.
-    Points with fewer than two trials get no width.
+    Points with fewer than two trials get no width.  ``spread``: the trials' count and sd
+    per point (:func:`_spread`) when already known; ``trials`` is then not read.
     """
-    from scipy.special import stdtrit  # only with trials: the import takes ~0.2 s
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # points with < 2 trials: no sd
-        count = np.sum(~np.isnan(trials), axis=0)
-        sd = np.nanstd(trials, axis=0, ddof=1)
+    count, sd = _spread(trials) if spread is None else spread
     m = n // 2
     sd = sd * math.sqrt((n - m) / m)
     ok = count >= 2
     half = np.zeros(centre.shape)
-    half[ok] = stdtrit(count[ok] - 1, 0.5 + BAND_LEVEL / 2) * sd[ok]
+    half[ok] = _t_quantiles(int(count.max(initial=0)))[count[ok]] * sd[ok]
     if bias is not None:
         half = half + np.abs(bias)
     return centre - half, centre + half
@@ -119,7 +137,9 @@ SUP_DRAWS = 4000
 
 
 def _simultaneous_band(trials: np.ndarray, centre: np.ndarray, n: int,
-                       bias: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+                       bias: np.ndarray | None = None,
+                       spread: tuple[np.ndarray, np.ndarray] | None = None,
+                       at: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """A band that holds the whole true curve at once (95 %), and its critical value.
 
     Sup-t: the per-point sd (as :func:`_band`) times one critical value c, the 95 %
@@ -128,13 +148,14 @@ def _simultaneous_band(trials: np.ndarray, centre: np.ndarray, n: int,
     seed, so the band is deterministic), widened by t over normal for the few trials;
     with 20 trials the 95 % quantile of their own 20 maxima would be a guess.  Pointwise
     c is 1.96-2.09; for a curve of many points it is typically 2.5-3.5.
+
+    ``spread``: :func:`_spread` of ``trials`` when already known.  ``at``: the points the
+    band is wanted at (a curve summarised to fewer points), ``centre`` and ``bias`` given
+    at those; c is the whole curve's either way.
     """
     from scipy.special import ndtri, stdtrit
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        count = np.sum(~np.isnan(trials), axis=0)
-        sd = np.nanstd(trials, axis=0, ddof=1)
+    count, sd = _spread(trials) if spread is None else spread
     t = trials.shape[0]
     full = np.flatnonzero((count == t) & (sd > 0))
     crit = float(stdtrit(t - 1, 0.5 + BAND_LEVEL / 2)) if t > 1 else 0.0
@@ -145,6 +166,8 @@ def _simultaneous_band(trials: np.ndarray, centre: np.ndarray, n: int,
         draws = np.random.default_rng(0).standard_normal((SUP_DRAWS, t)) @ z / math.sqrt(t - 1)
         gauss = float(np.quantile(np.abs(draws).max(axis=1), BAND_LEVEL))
         crit = max(crit, gauss * crit / float(ndtri(0.5 + BAND_LEVEL / 2)))
+    if at is not None:
+        count, sd = count[at], sd[at]
     m = n // 2
     half = np.where(count >= 2, crit * np.nan_to_num(sd) * math.sqrt((n - m) / m), 0.0)
     if bias is not None:

@@ -184,11 +184,14 @@ def _centred(pd_values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     whole effect; centring on the rows puts the anchor where the data are.
     """
     ok = ~np.isnan(pd_values)
-    if not ok.any():
+    if ok.all():  # the same sums without copying every point (a trial of a long curve)
+        w, v = weights, pd_values
+    elif ok.any():
+        w, v = weights[ok], pd_values[ok]
+    else:
         return pd_values
-    total = weights[ok].sum()
-    mean = float(weights[ok] @ pd_values[ok] / total) if total > 0 else float(
-        np.mean(pd_values[ok]))
+    total = w.sum()
+    mean = float(w @ v / total) if total > 0 else float(np.mean(v))
     return pd_values - mean
 
 

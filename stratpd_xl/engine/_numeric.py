@@ -100,6 +100,8 @@ class UniqueX:
     ux: np.ndarray  # distinct values, ascending
     xi: np.ndarray  # each row's position in ux
     by_x: np.ndarray | None  # rows in order of x, ties in row order (numba backend only)
+    # ux's positions among the distinct x of all rows (:func:`unique_of_rows`), else None.
+    at: np.ndarray | None = None
 
 
 def unique_x(x: np.ndarray) -> UniqueX:
@@ -140,7 +142,7 @@ def unique_of_rows(u: UniqueX, pick: np.ndarray) -> UniqueX:
     by_x = None
     if get_backend(pick.size) == "numba":
         by_x = _counting_order(xi, ux.size, np.arange(xi.size, dtype=np.int64))
-    return UniqueX(ux, xi, by_x)
+    return UniqueX(ux, xi, by_x, np.flatnonzero(present))
 
 
 def _leaf_x_order(leaf: np.ndarray, u: UniqueX) -> np.ndarray:
@@ -434,19 +436,31 @@ def integrate(field: SlopeField, min_slopes_per_x: int) -> Curve | None:
     return Curve(xs, pd, sl, cnt, keep)
 
 
-def curve_on_grid(field: SlopeField, min_slopes_per_x: int, grid: np.ndarray) -> np.ndarray:
+def curve_on_grid(field: SlopeField, min_slopes_per_x: int, grid: np.ndarray,
+                  at: tuple[np.ndarray, np.ndarray, int] | None = None) -> np.ndarray:
     """Integrate one (trial's) slope field over a given x grid, starting at 0.
 
     On each grid interval the slope is the field's kept slope at the nearest kept x at or
     to the left (the first kept slope left of its support), so every trial yields a
     curve on the same points and the trials can be averaged point by point.
+
+    ``at``: ``(field_at, grid_at, n)``, the positions of the field's x and of the grid
+    among ``n`` distinct x values both are taken from (a trial's half and the full data's
+    curve): the same numbers, counted along those values instead of searched.
     """
     keep = kept_points(field, min_slopes_per_x)
     if keep.size == 0 or grid.size == 0:
         return np.full(grid.shape, np.nan)
     xs = field.ux[keep]
     sl = field.slope[keep]
-    pos = np.clip(np.searchsorted(xs, grid[:-1], side="right") - 1, 0, xs.size - 1)
+    if at is None:
+        pos = np.searchsorted(xs, grid[:-1], side="right") - 1
+    else:
+        field_at, grid_at, n = at
+        marks = np.zeros(n, np.int64)
+        marks[field_at[keep]] = 1
+        pos = np.cumsum(marks)[grid_at[:-1]] - 1
+    pos = np.clip(pos, 0, xs.size - 1)
     return np.r_[0.0, np.cumsum(sl[pos] * np.diff(grid))]
 
 

@@ -48,7 +48,15 @@ from ..errors import StratPDInputError
 from ..params import Settings
 from ..schema import MISSING, Note
 from ._adjust import SIZE_ROWS, Adjustment, effects_scale, numeric_basis, size_check
-from ._band import _band, _half_samples, _rise, _simultaneous_band, _trial_y, rise_ends
+from ._band import (
+    _band,
+    _half_samples,
+    _rise,
+    _simultaneous_band,
+    _spread,
+    _trial_y,
+    rise_ends,
+)
 from ._categorical import (
     category_cells,
     category_effects,
@@ -145,6 +153,7 @@ class _TrialField:
     count: np.ndarray
     n_leaves: int
     plain: np.ndarray | None  # the slopes of the plain target (an adjusted curve's trial)
+    at: np.ndarray | None = None  # ux's positions among the full data's distinct x
 
 
 @dataclass
@@ -502,11 +511,12 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
         trials = []
         for pick, leaf_b in _half_samples(xb, rows.y, p, rng, tree_threads):
             # The half's distinct x from the full data's: no sort per trial.
+            half_x = unique_of_rows(unique, pick)
             trial = slope_field(x[pick], _trial_y(rows.y, adj, pick, leaf_b), leaf_b,
-                                unique_of_rows(unique, pick), by_rows=by_rows)
+                                half_x, by_rows=by_rows)
             plain = None if part is None else trial.for_target(rows.y[pick]).slope
             trials.append(_TrialField(trial.ux, trial.slope, trial.count, trial.n_leaves,
-                                      plain))
+                                      plain, half_x.at))
     if whole:
         grid, xi = unique.ux, unique.xi
     else:
@@ -824,14 +834,22 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
         "slope": curve.slope,
         "n_slopes": curve.count.astype(np.int64),
     }
+    n_full = int(curve.x.size)
+    summary = (summarise(curve.x, curve.pd, curve.count, field_.ux, field_.ux_rows,
+                         p.max_points, up_to)
+               if p.max_points is not None and n_full > p.max_points else None)
     trials = None
     if strata.trials is not None:
         trials = np.empty((len(strata.trials), curve.x.size))
         for t, (trial, slope) in enumerate(zip(strata.trials, trial_slopes, strict=True)):
             # Every trial is centred with the same (full-data) weights, so the band measures
-            # the spread of the curve's shape, not of an arbitrary anchor point.
+            # the spread of the curve's shape, not of an arbitrary anchor point.  A half's
+            # x are some of the full data's: its points are counted along them, not searched.
+            at = (None if trial.at is None or field_.ux.size != strata.grid.size
+                  else (trial.at, curve.at, field_.ux.size))
             trials[t] = _within(_centred(curve_on_grid(
-                replace(trial, slope=slope), p.min_slopes_per_x, curve.x), weights), limits)
+                replace(trial, slope=slope), p.min_slopes_per_x, curve.x, at), weights),
+                limits)
     elif strata.band == STRATA_BAND and p.n_trials > 1:
         trials = _jackknifed(np.array([_within(_centred(curve_on_grid(
             _cell_field(strata, partial, field_.target, (t, p.n_trials)),
@@ -843,10 +861,14 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
         # (peaks flatten); that bias, estimated by averaging the curve once more over the
         # same spans, widens both bands (docs/method.md, "A band that measures the shape").
         bias = _centred(resmoothed(field_, curve), weights) - _centred(curve.pd, weights)
-        low, high = _band(trials, full_pd, n, bias)
-        out.update(pd_low=_within(low, limits), pd_high=_within(high, limits))
-        low, high, _ = _simultaneous_band(trials, full_pd, n, bias)
-        out.update(curve_low=_within(low, limits), curve_high=_within(high, limits))
+        # Both bands only at the points shown (a long curve is summarised to max_points).
+        at = slice(None) if summary is None else summary.index
+        count, sd = spread = _spread(trials)
+        low, high = _band(None, full_pd[at], n, bias[at], spread=(count[at], sd[at]))
+        bands = {"pd_low": _within(low, limits), "pd_high": _within(high, limits)}
+        low, high, _ = _simultaneous_band(trials, full_pd[at], n, bias[at], spread=spread,
+                                          at=at)
+        bands.update(curve_low=_within(low, limits), curve_high=_within(high, limits))
     rise = _rise(strata.rise_ends, curve.x, full_pd, trials, n,
                  None if trials is None else bias)
     # A small table's curve says when its change is uncertain (a cheap error from the strata
@@ -857,12 +879,12 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
         curve.x, full_pd, trials, field_.ux, field_.ux_rows, (rise["x_from"], rise["x_to"]),
         lambda values, centre: _band(values[:, None], np.array([centre]), n),
     )
-    n_full = int(curve.x.size)
-    if p.max_points is not None and n_full > p.max_points:
-        summary = summarise(curve.x, curve.pd, curve.count, field_.ux, field_.ux_rows,
-                            p.max_points, up_to)
+    if summary is not None:
         k = summary.index
         out = {name: values[k] for name, values in out.items()}
+    if trials is not None:
+        out.update(bands)
+    if summary is not None:
         out.update(slope=summary.slope, n_slopes=summary.n_slopes, n_x=summary.n_x)
     column = strata.feature_type
     out["x"] = _numeric_x_out(out["x"] * x_scale, column)
