@@ -157,6 +157,9 @@ def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
             column.dtype):
         return None
     numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+    head = numbers[:1000]  # measurements show a fraction in their first rows: no pass
+    if np.any(np.isfinite(head) & (head != np.round(head))):
+        return None
     present = numbers[np.isfinite(numbers)]
     if present.size < MIN_ROWS or np.any(present != np.round(present)):
         return None

@@ -49,8 +49,9 @@ def _compact(table: Table, name: str) -> _Compact:
         values = as_float(table.frame[name])
         # A power of two first keeps its squares finite for any input (standardised later).
         values = values / power_of_two_scale(values)
-        have = values[~np.isnan(values)]
-        curved = bool(have.size) and bool(np.any((have != have.min()) & (have != have.max())))
+        # A value strictly between the smallest and the largest (NaN compares false).
+        lo, hi = np.fmin.reduce(values), np.fmax.reduce(values)
+        curved = bool(np.any((values > lo) & (values < hi))) if values.size else False
         block = _Compact(values, 1, False, curved)
     else:
         # Categories as indicator columns (first dropped): left out of the fit, a strong

@@ -239,7 +239,7 @@ class Table:
         if self.kinds[name] == NUMERIC:
             # A fixed seed: bin edges are a property of the column, not of the call.
             values = as_float(s)
-            edges = numeric_edges(values, np.random.default_rng(0))
+            edges = numeric_edges(values)
             b, encoder = bin_with_edges(values, edges), (NUMERIC, edges)
         else:
             codes, cats = self.category_codes(name)
@@ -275,11 +275,16 @@ class Table:
         return [self._encoders[c] for c in names]
 
     def strata_matrix(self, feature: str, rows: np.ndarray) -> np.ndarray:
-        """Binned columns other than ``feature`` for ``rows``, in a canonical column order."""
+        """Binned columns other than ``feature`` for ``rows`` (positions, ascending and
+        distinct, as ``np.flatnonzero`` gives them), in a canonical column order."""
         others = self.strata_columns(feature)
         if not others:
             return np.zeros((rows.size, 0), np.uint8)
-        return np.ascontiguousarray(np.column_stack([self._bins[c][rows] for c in others]))
+        out = np.empty((rows.size, len(others)), np.uint8)
+        every_row = rows.size == len(self.y)  # rows: ascending, distinct
+        for j, c in enumerate(others):
+            out[:, j] = self._bins[c] if every_row else self._bins[c][rows]
+        return out
 
 
 def bin_frame(frame: pd.DataFrame, names: list[str], encoders: list[tuple[Any, ...]]
