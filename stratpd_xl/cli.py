@@ -1012,18 +1012,13 @@ def _cmd_curve(args: argparse.Namespace) -> int:
         raise StratPDInputError(
             "--classes and --by both draw several curves; give one of them")
     scaled = _scaled_input(args)
-    if scaled is not None and classes is not None:
-        raise StratPDInputError(
-            "--classes reads the table in memory, not yet in chunks: leave out the options "
-            "that read it in chunks"
-        )
     if scaled is not None:
         _step("analysing")
         result = workflow.scaled_curve(
             scaled, args.target, args.feature, settings=_settings(args),
             categorical=args.categorical or (), how_to_expand="--all-points",
             positive=args.positive, quiet=args.quiet, out=_ChunkLines(),
-            strata_rows=args.strata_rows,
+            strata_rows=args.strata_rows, classes=classes,
         )
         source = {"path": str(args.input), "format": "parquet or text, read in chunks"}
     else:
@@ -1250,18 +1245,13 @@ def _analyse(
 def _cmd_impact(args: argparse.Namespace) -> int:
     outs = _check_outputs(args.out, _CURVE_FORMATS, args.force, _input_path(args))
     scaled = _scaled_input(args)
-    if args.classes is not None and scaled is not None:
-        raise StratPDInputError(
-            "--classes ranks a table read in memory, not yet in chunks: leave out the "
-            "options that read it in chunks"
-        )
     where = "every one is in the output of --json and on the Notes sheet of a report"
     if scaled is not None:
         _step("analysing")
         result = workflow.scaled_analysis(
             scaled, args.target, args.features or None, settings=_settings(args),
             positive=args.positive, quiet=args.quiet, out=_ChunkLines(),
-            strata_rows=args.strata_rows,
+            strata_rows=args.strata_rows, classes=_classes_of(args.classes),
         )
         _notes(result.notes, where)
         source = {"path": str(args.input), "format": "parquet or text, read in chunks"}

@@ -314,13 +314,22 @@ def prepare(
                              f"{yes_no.label}, in percentage points", "target",
                              columns=[target_name]))
     elif classes is not None and classes is not False:
-        notes.insert(0, Note(
-            f'"{target_name}" is read as classes: results are changes in each class\'s chance, '
-            "in percentage points, from one grouping of the rows, so at every value they add "
-            "up to 0; they are not adjusted for the other columns' straight-line part as a "
-            "number's or a yes/no target's curves are (one adjustment per class would break "
-            "that sum)", "target", columns=[target_name]))
+        notes.insert(0, _classes_note(target_name))
     return Problem(frame, target_name, chosen, left_out, notes, excluded, kept)
+
+
+def _classes_note(target_name: str) -> Note:
+    """What a target read as classes gives, said once."""
+    return Note(
+        f'"{target_name}" is read as classes: results are changes in each class\'s chance, '
+        "in percentage points, from one grouping of the rows, so at every value they add "
+        "up to 0; they are not adjusted for the other columns' straight-line part as a "
+        "number's or a yes/no target's curves are (one adjustment per class would break "
+        "that sum)", "target", columns=[target_name])
+
+
+def _wants(classes: Any) -> bool:
+    return classes is not None and classes is not False
 
 
 def _listed(names: Sequence[str], most: int = 5) -> str:
@@ -572,13 +581,15 @@ def scaled_curve(
     quiet: bool = False,
     out: Any = None,
     strata_rows: int | None = None,
+    classes: Any = None,
 ) -> CurveResult:
     """:func:`curve` of a file read in chunks or of a Dask DataFrame (:mod:`stratpd_xl.scale`).
 
     Names resolve as typed (case, spaces and underscores ignored) against the file's or
     frame's columns; the reading's notes and the curve's warnings are the notes.  Progress
     per chunk goes to ``out`` (default stderr) unless ``quiet``; ``strata_rows`` is the
-    most rows the strata are fitted on (default ``params.STRATA_ROWS``).
+    most rows the strata are fitted on (default ``params.STRATA_ROWS``); ``classes`` as
+    for :func:`curve`.
     """
     from . import scale
 
@@ -589,8 +600,10 @@ def scaled_curve(
     result = scale.partial_dependence(
         data, target_name, name, kind=kind, positive=positive, quiet=quiet, out=out,
         **_strata_rows(strata_rows), **_parameters(settings, excluded, kept),
+        **({"classes": classes} if _wants(classes) else {}),
     )
-    notes = [Note.of(n, "reading") for n in result.attrs.get("reading_notes") or []]
+    notes = [_classes_note(target_name)] if _wants(classes) else []
+    notes += [Note.of(n, "reading") for n in result.attrs.get("reading_notes") or []]
     notes = note_list(notes + _curve_notes(name, result, how_to_expand))
     return CurveResult(result, target_name, name, notes)
 
@@ -605,9 +618,10 @@ def scaled_analysis(
     quiet: bool = False,
     out: Any = None,
     strata_rows: int | None = None,
+    classes: Any = None,
 ) -> AnalysisResult:
     """The impact ranking of a file read in chunks or of a Dask DataFrame (no curves);
-    ``strata_rows`` as for :func:`scaled_curve`."""
+    ``strata_rows`` and ``classes`` as for :func:`scaled_curve`."""
     from . import scale
 
     settings = settings or Settings()
@@ -615,8 +629,10 @@ def scaled_analysis(
                                                           settings, ())
     ranking = scale.impact(data, target_name, names or None, positive=positive, quiet=quiet,
                            out=out, **_strata_rows(strata_rows),
-                           **_parameters(settings, excluded, kept))
-    notes = [Note.of(n, "reading") for n in ranking.attrs.get("reading_notes") or []]
+                           **_parameters(settings, excluded, kept),
+                           **({"classes": classes} if _wants(classes) else {}))
+    notes = [_classes_note(target_name)] if _wants(classes) else []
+    notes += [Note.of(n, "reading") for n in ranking.attrs.get("reading_notes") or []]
     notes += list(ranking.attrs.get("warnings") or [])
     rows = (ranking.attrs.get("scale") or {}).get("rows_read", 0)
     return AnalysisResult(ranking, {}, target_name, notes=note_list(notes), n_rows=rows)

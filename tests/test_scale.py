@@ -17,6 +17,7 @@ from stratpd_xl.input import stream
 from stratpd_xl.scale import _run
 
 from . import scale_stages
+from .synthetic import three_class_truth, three_classes
 
 FAKE = _run.Stages(scale_stages.fit_strata, scale_stages.pass_chunk, scale_stages.finish)
 
@@ -115,16 +116,69 @@ def test_sx_takes_a_parquet_file_or_a_csv_and_gives_the_in_memory_answer(tmp_pat
     _same(sx.impact(path, "y", quiet=True), sx.impact(whole, "y"))
 
 
-def test_classes_of_a_table_read_in_chunks_is_one_sentence_before_the_file_is_read(tmp_path):
+def test_a_target_read_as_classes_in_chunks_and_on_dask(tmp_path, cluster):
+    # One stratification, each class's indicator summed per cell: the in-memory curves,
+    # effects and ranking to 1e-9 from a file in chunks and on a LocalCluster of processes.
     import stratpd_xl as sx
 
-    path = tmp_path / "missing.parquet"  # never opened: the refusal comes first
-    for call in (lambda: sx.stratpd(path, "y", "x", classes=True),
-                 lambda: sx.catstratpd(path, "y", "k", classes="all"),
-                 lambda: sx.impact(path, "y", classes=["a", "b"])):
-        with pytest.raises(StratPDInputError, match=r"^classes= needs the table in memory.*"
-                                                    r"positive=$"):
-            call()
+    dd = pytest.importorskip("dask.dataframe")
+    data, _ = three_classes(3000, seed=2)
+    data.loc[data.index % 13 == 0, "g"] = None  # the "(missing)" category of each class
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), path, row_group_size=700)
+    ddf = dd.from_pandas(data, npartitions=3)
+    whole = sx.stratpd(data, "y", "x", classes=True, n_trials=3)
+    assert whole.attrs["class_sum"] < 1e-9
+    for got in (sx.stratpd(path, "y", "x", classes=True, n_trials=3, chunk_rows=500,
+                           quiet=True),
+                sx.stratpd(ddf, "y", "x", classes=True, n_trials=3)):
+        _same(got, whole)
+        assert got.attrs["class_rows"] == whole.attrs["class_rows"]
+        assert got.attrs["class_impact"] == pytest.approx(whole.attrs["class_impact"],
+                                                          rel=1e-9)
+    effects = sx.catstratpd(data, "y", "g", classes=["c", "a"])
+    assert "(missing)" in set(effects["category"])
+    _same(sx.catstratpd(path, "y", "g", classes=["c", "a"], quiet=True), effects)
+    _same(sx.catstratpd(ddf, "y", "g", classes=["c", "a"]), effects)
+    ranking = sx.impact(data, "y", classes=True)
+    _same(sx.impact(path, "y", classes=True, quiet=True), ranking)
+    _same(sx.impact(ddf, "y", classes=True), ranking)
+
+
+def test_classes_fitted_on_a_sample_stay_within_the_band_and_add_up_to_zero(tmp_path):
+    import stratpd_xl as sx
+
+    data, z = three_classes(12_000, seed=1)
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), path,
+                   row_group_size=2000)
+    whole = sx.stratpd(data, "y", "x", classes=True, n_trials=5)
+    sampled = sx.stratpd(path, "y", "x", classes=True, n_trials=5, strata_rows=3000,
+                         quiet=True)
+    assert not sampled.attrs["scale"]["sample_is_all_rows"]
+    assert sampled.attrs["class_sum"] < 1e-9 and "groups of the strata" in sampled.attrs["band"]
+    assert sum(sampled.attrs["class_rows"].values()) == 12_000
+    for c in ("a", "b", "c"):
+        w, s = whole[whole["class"] == c], sampled[sampled["class"] == c]
+        x = s["x"].to_numpy()
+        inner = (x > 0.1) & (x < 0.9)
+        low, high = (np.interp(x, w["x"], w[name]) for name in ("curve_low", "curve_high"))
+        inside = (s["pd"].to_numpy() >= low) & (s["pd"].to_numpy() <= high)
+        assert inside[inner].mean() >= 0.95, c
+        truth = three_class_truth(x, data["x"].to_numpy(), z)[:, "abc".index(c)]
+        held = (s["curve_low"].to_numpy() <= truth) & (truth <= s["curve_high"].to_numpy())
+        assert held[inner].mean() >= 0.9, c
+
+
+def test_more_classes_than_a_chart_shows_read_in_chunks_is_one_sentence(tmp_path):
+    import stratpd_xl as sx
+
+    data = table(3000, seed=2).assign(y=lambda d: (np.arange(3000) % 25).astype(str))
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), path)
+    with pytest.raises(StratPDInputError, match=r'^target "y" has 25 different values, more '
+                                                r"than the 20 classes .* positive="):
+        sx.stratpd(path, "y", "x", classes=True, quiet=True)
 
 
 def test_sx_takes_a_dask_dataframe_on_a_local_cluster(cluster):
@@ -230,6 +284,38 @@ def test_cli_streams_a_parquet_file_too_large_to_hold_to_every_output(tmp_path, 
     assert main(["impact", str(path), "-t", "y", "--json", "-q"]) == 0
     ranking = json.loads(capsys.readouterr().out)
     assert [row["feature"] for row in ranking["rows"]][:2] == ["x", "z"]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx", ".png", ".svg", ".json"])
+def test_cli_reads_classes_of_a_parquet_file_in_chunks_to_every_output(tmp_path, monkeypatch,
+                                                                        capsys, suffix):
+    from stratpd_xl.cli import main
+    from stratpd_xl.input import files
+
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.Table.from_pandas(three_classes(3000, seed=4)[0], preserve_index=False),
+                   path, row_group_size=1000)
+    curve = ["curve", str(path), "-t", "y", "-f", "x", "--classes", "all"]
+    assert main([*curve, "-q", "-o", str(tmp_path / "whole.csv")]) == 0
+    monkeypatch.setattr(files, "MAX_HELD_BYTES", 10_000)  # now too large to hold
+    if suffix == ".json":
+        assert main([*curve, "-q", "--json"]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert {row["class"] for row in got["rows"]} == {"a", "b", "c"}
+        assert got["attrs"]["scale"]["rows_read"] == 3000
+        assert main(["impact", str(path), "-t", "y", "--classes", "all", "-q", "--json"]) == 0
+        ranking = json.loads(capsys.readouterr().out)
+        assert ranking["rows"][0]["feature"] == "x" and ranking["rows"][0]["class"] in "bc"
+        return
+    out = tmp_path / f"streamed{suffix}"
+    assert main([*curve, "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "pass 1 (sums per stratum) of c.parquet" in err and "is read as classes" in err
+    assert out.stat().st_size > 0
+    if suffix == ".csv":
+        _same(pd.read_csv(out), pd.read_csv(tmp_path / "whole.csv"))
+    assert main(["impact", str(path), "-t", "y", "--classes", "b,c", "-q", "-o",
+                 str(tmp_path / f"impact{suffix}")]) == 0
 
 
 def test_cli_trades_memory_for_the_fit_with_strata_rows_and_no_adjust(tmp_path, monkeypatch,

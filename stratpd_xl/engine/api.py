@@ -19,7 +19,6 @@ from .. import _backend
 from .._backend import one_blas_thread
 from ..errors import StratPDInputError
 from ..params import PARAMETERS, Settings, column_arguments
-from ._classes import class_ranking, class_table
 from ._design import _shared_design
 from ._finish import _evidence_rows, _impact, _ranking
 from ._fit import KEEP_IN_API, _table
@@ -34,7 +33,7 @@ from ._table import (
     excluded_columns,
     require_column,
 )
-from .stages import _run
+from .stages import _run, class_ranking, class_table
 
 Progress = Callable[[int, int, str], None]
 # Defaults of the keyword arguments below, from the one parameter table.
@@ -213,7 +212,7 @@ def stratpd(
         adjust=adjust, by=by, bands=bands, exclude=exclude,
     )
     if _wants_classes(classes, p, positive):
-        return class_table(data, target, feature, NUMERIC, p, classes)[0]
+        return class_table(data, target, feature, NUMERIC, p, classes)
     if p.by is not None:
         return _by_group(data, target, feature, p, lambda sub, names: stratpd(
             sub, target, feature, min_samples_leaf=p.min_samples_leaf,
@@ -308,7 +307,7 @@ def catstratpd(
     )
     if _wants_classes(classes, p, positive):
         # class, then category, pd, count and the bands, per class (see stratpd).
-        return class_table(data, target, feature, CATEGORICAL, p, classes)[0]
+        return class_table(data, target, feature, CATEGORICAL, p, classes)
     if p.by is not None:
         return _by_group(data, target, feature, p, lambda sub, names: catstratpd(
             sub, target, feature, min_samples_leaf=p.min_samples_leaf, n_trials=p.n_trials,
@@ -332,7 +331,7 @@ def partial_dependence(
     """
     p = Settings.make(**kw)
     if _wants_classes(classes, p, positive):
-        return class_table(data, target, feature, kind, p, classes)[0]
+        return class_table(data, target, feature, kind, p, classes)
     if p.by is not None:
         curve_kw = {k: v for k, v in kw.items() if k not in ("by", "bands", "exclude")}
         return _by_group(data, target, feature, p, lambda sub, names: partial_dependence(
@@ -395,9 +394,6 @@ def analyse(
             data, target, None if listed is None else [column_label(f, role="feature")
                                                          for f in listed],
             p, classes, progress)
-        ranking.attrs = {"target": target, "params": p.as_dict(), "skipped": dict(skipped),
-                         "classes": next(iter(curves.values())).attrs["classes"]
-                         if curves else [], "units": "percentage points", "warnings": []}
         return Analysis(ranking, curves, skipped)
     if p.by is not None:
         raise StratPDInputError(

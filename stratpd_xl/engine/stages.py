@@ -63,6 +63,7 @@ from ._categorical import (
     contrast_weights,
     effects_of_cells,
 )
+from ._classes import CLASS, read_classes
 from ._design import MAX_ADJUST_LEVELS, Design, _standardised, fit_design
 from ._finish import (
     TableFacts,
@@ -74,6 +75,7 @@ from ._finish import (
     _evidence_rows,
     _impact,
     _numeric_x_out,
+    _params,
     _ranking,
     _row_weights,
     _scale_shape,
@@ -219,6 +221,10 @@ class Strata:
     # A numeric feature's blank rows placed in the strata, for its "(missing)" row: when
     # the sample is the whole input (exact), else None (the sums do not compare them yet).
     blanks: Blanks | None = None
+    # A target read as classes (engine/_classes.py): every class the sample holds, in
+    # order, and the positions of those shown; the cells sum each class's indicator.
+    classes: list[Any] | None = None
+    shown: list[int] | None = None
 
     @property
     def adjusted(self) -> bool:
@@ -261,6 +267,7 @@ class Partial:
     cell_m2: np.ndarray | None = None  # (categories) each cell's squares about its mean
     n_target: int = 0  # rows with a target value (with or without x)
     bin_x: np.ndarray | None = None  # (bins,) each x bin's sum of x (strata from a sample)
+    class_n: np.ndarray | None = None  # (classes,) rows of each class (with or without x)
 
     def __add__(self, other: Partial | int) -> Partial:
         if isinstance(other, int) and other == 0:
@@ -298,7 +305,8 @@ class Partial:
         return Partial(self.n_rows + other.n_rows, self.n_missing + other.n_missing, keys,
                        rows, sums, leaves, first, n, self.y_sum + other.y_sum, mean, m2,
                        self.y_positive + other.y_positive, cell_m2,
-                       self.n_target + other.n_target)
+                       self.n_target + other.n_target,
+                       _added(self.bin_x, other.bin_x), _added(self.class_n, other.class_n))
 
     __radd__ = __add__
 
@@ -347,13 +355,21 @@ class Partial:
         self.n_target += other.n_target
         if self.bin_x is not None and other.bin_x is not None:
             self.bin_x += other.bin_x
+        if self.class_n is not None and other.class_n is not None:
+            self.class_n += other.class_n
         return self
 
     def _copy(self) -> Partial:
         """A Partial whose arrays are its own (for ``+``, which leaves both parts alone)."""
         return replace(self, **{name: getattr(self, name).copy() for name in (
             "cell_key", "cell_rows", "cell_sums", "leaf_key", "leaf_first")},
-            bin_x=None if self.bin_x is None else self.bin_x.copy())
+            bin_x=None if self.bin_x is None else self.bin_x.copy(),
+            class_n=None if self.class_n is None else self.class_n.copy())
+
+
+def _added(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """Two per-bin or per-class sums added (None when either has none)."""
+    return None if a is None or b is None else a + b
 
 
 def _matches(keys: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -367,7 +383,8 @@ def _matches(keys: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int | None = None,
                kind: str | None = None, band: str = HALVES, positive: Any = None,
-               exclude: str | Iterable[str] | None = None, **params: Any) -> Strata:
+               exclude: str | Iterable[str] | None = None, classes: Any = None,
+               **params: Any) -> Strata:
     """Stage 1 of a curve: the strata, the bins and the adjustment, fitted on ``sample``.
 
     Parameters
@@ -390,9 +407,11 @@ def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int |
         sample); ``"strata"``, from the sums: the strata dealt into ``n_trials`` groups by a
         hash of their key and left out one group at a time (a grouped jackknife), which
         leaves out the trees' own variability and is narrower (docs/engine.md, "The band").
-    positive, exclude, **params
+    positive, exclude, classes, **params
         As for :func:`stratpd_xl.stratpd` (``min_samples_leaf``, ``min_slopes_per_x``,
         ``n_trials``, ``random_state``, ``max_points``, ``honest``, ``adjust``); not ``by``.
+        ``classes`` reads the target as classes (engine/_classes.py): the cells then sum
+        each class's indicator, one row of sums per class (the classes the sample holds).
 
     Returns
     -------
@@ -418,22 +437,35 @@ def fit_strata(sample: pd.DataFrame, target: str, feature: str, *, n_rows: int |
             "or n_trials=1"
         )
     ids = _row_ids(sample)
-    table = _table(sample, target, positive, keep=[feature, *p.keep], exclude=p.exclude,
-                   roles={column_label(feature, role="feature"): "feature"})
-    feature, kind = _feature_of(table, feature, kind)
-    if table.kept is not None:
-        ids = ids[table.kept]
-    fit = _fit_categories if kind == CATEGORICAL else _fit
-    strata = fit(table, feature, p, ids=ids, whole=whole, halves=band == HALVES)
+    if classes is not None and classes is not False:
+        if positive is not None:
+            raise StratPDInputError(
+                "classes= gives a curve per class and positive= one class against the others; "
+                "give one of them")
+        strata = fit_classes(sample, target, feature, kind, p, classes, ids=ids, whole=whole,
+                             halves=band == HALVES)
+    else:
+        table = _table(sample, target, positive, keep=[feature, *p.keep], exclude=p.exclude,
+                       roles={column_label(feature, role="feature"): "feature"})
+        feature, kind = _feature_of(table, feature, kind)
+        if table.kept is not None:
+            ids = ids[table.kept]
+        fit = _fit_categories if kind == CATEGORICAL else _fit
+        strata = fit(table, feature, p, ids=ids, whole=whole, halves=band == HALVES)
     strata.band = band
     return strata
 
 
 def ranked_features(sample: pd.DataFrame, target: str, *, positive: Any = None,
-                    keep: Iterable[str] = (), exclude: Iterable[str] = ()) -> list[str]:
+                    keep: Iterable[str] = (), exclude: Iterable[str] = (),
+                    classes: Any = None) -> list[str]:
     """The features :func:`stratpd_xl.impact` ranks when it is given none: every column of
     ``sample`` but the target, less the ``exclude`` columns and the identifier-like ones
-    (row numbers, ids) not in ``keep``, read as the strata read them."""
+    (row numbers, ids) not in ``keep``, read as the strata read them (with ``classes``,
+    the target as its classes' codes: only the other columns are read here)."""
+    if classes is not None and classes is not False and target in sample.columns:
+        codes = pd.factorize(sample[target])[0]
+        sample = sample.assign(**{target: np.where(codes >= 0, codes, np.nan)})
     table = _table(sample, target, positive, keep=keep, exclude=exclude)
     return [c for c in table.columns if c != table.target]
 
@@ -452,8 +484,11 @@ def _row_ids(frame: pd.DataFrame) -> np.ndarray:
 
 
 def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = None,
-         whole: bool = True, tree_threads: bool = True, halves: bool = True) -> Strata:
-    """Stage 1 on the rows of ``table`` (their ids ``ids``; default their positions)."""
+         whole: bool = True, tree_threads: bool = True, halves: bool = True,
+         class_code: np.ndarray | None = None, n_classes: int = 0) -> Strata:
+    """Stage 1 on the rows of ``table`` (their ids ``ids``; default their positions);
+    ``class_code``: each row's class (0..), when the target is read as classes (its
+    ``y`` is then what the trees are grown on, engine/_classes.py)."""
     x_all = as_float(table.frame[feature])
     present = ~np.isnan(x_all)
     rows = _rows_for(table, feature, present, p)
@@ -481,17 +516,21 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
                        leaf, adj_rng, numeric=True) if p.adjust else None)
     part = None if adj is None else adj.part
     x_share = within_strata_share(x, leaf)
-    leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj,
-                      feature_varies=x_share >= LOW_WITHIN_SHARE)
-    r2 = np.nan if adj is None else adj.r2
-    twins = (_duplicating(table, feature, rows.index)
-             if x_share < LOW_WITHIN_SHARE or r2 > CODEPENDENT_R2 else [])
-    gaps = {part is not None: _gap_warnings(table, feature, NUMERIC, rows.index,
-                                            part is not None)}
+    codes = None if class_code is None else class_code[rows.index]
+    if codes is None:
+        leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj,
+                          feature_varies=x_share >= LOW_WITHIN_SHARE)
+        r2 = np.nan if adj is None else adj.r2
+        twins = (_duplicating(table, feature, rows.index)
+                 if x_share < LOW_WITHIN_SHARE or r2 > CODEPENDENT_R2 else [])
+        gaps = {part is not None: _gap_warnings(table, feature, NUMERIC, rows.index,
+                                                part is not None)}
+    else:  # the classes' checks are their own (engine/_classes.py): none of these
+        leaks, twins, gaps = [], [], {False: []}
     if part is not None:  # the finish may fall back to the plain curve
         gaps[False] = (_gap_warnings(table, feature, NUMERIC, rows.index, False)
                        if gaps[True] else [])
-    by_rows = bool(table.yes_no)
+    by_rows = bool(table.yes_no) or codes is not None
     size_se = np.nan
     if part is not None:
         # How much the adjustment's own noise could move the curve's change (the finish
@@ -512,6 +551,15 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
         for pick, leaf_b in _half_samples(xb, rows.y, p, rng, tree_threads):
             # The half's distinct x from the full data's: no sort per trial.
             half_x = unique_of_rows(unique, pick)
+            if codes is not None:  # each class's slopes on the half's one field
+                trial = slope_field(x[pick], _indicator(codes[pick], 0), leaf_b, half_x,
+                                    by_rows=True)
+                slope = np.vstack([trial.slope] + [
+                    trial.for_target(_indicator(codes[pick], c)).slope
+                    for c in range(1, n_classes)])
+                trials.append(_TrialField(trial.ux, slope, trial.count, trial.n_leaves, None,
+                                          half_x.at))
+                continue
             trial = slope_field(x[pick], _trial_y(rows.y, adj, pick, leaf_b), leaf_b,
                                 half_x, by_rows=by_rows)
             plain = None if part is None else trial.for_target(rows.y[pick]).slope
@@ -543,10 +591,16 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
     strata._rows = {"ids": positions, "x": x, "y": rows.y, "keys": leaf, "part": part,
                     "xi": xi, "n_rows": np.int64(table.n_rows),
                     "n_missing": np.int64(rows.n_dropped_missing),
-                    "n_target": np.int64(table.y.size)}
-    if whole:  # rows without x never enter the slopes; the strata place them for their row
-        strata.blanks = Blanks.of(table, feature, strata)
+                    "n_target": np.int64(table.y.size), "code": codes}
+    if whole and codes is None:  # rows without x never enter the slopes; the strata place
+        strata.blanks = Blanks.of(table, feature, strata)  # them for their row
     return strata
+
+
+def _indicator(codes: np.ndarray, c: int) -> np.ndarray:
+    """Class ``c``'s indicator of the rows of class ``codes``: 100 or 0, so a class's curve
+    is in percentage points of its chance (engine/_classes.py)."""
+    return np.where(codes == c, 100.0, 0.0)
 
 
 def _x_edges(x_sorted: np.ndarray) -> np.ndarray:
@@ -595,14 +649,23 @@ def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
     for name in (facts.target, strata.feature, *strata.columns):
         if name not in chunk.columns:
             raise StratPDInputError(f'the chunk has no column "{name}", which the sample had')
-    if strata.positive is not None:
+    class_n = None
+    if strata.classes is not None:
+        # Each row's class (a class the sample did not hold: as a missing target).
+        column = chunk[facts.target]
+        code = pd.Index(strata.classes, dtype=object).get_indexer(column.astype(object))
+        code[~column.notna().to_numpy(bool)] = -1
+        class_n = np.bincount(code[code >= 0], minlength=len(strata.classes))
+        y = np.where(code >= 0, code, np.nan)
+    elif strata.positive is not None:
         column = chunk[facts.target]
         y = np.where(column.notna().to_numpy(bool),
                      np.where((column.astype(object) == strata.positive).fillna(False)
                               .to_numpy(bool), 100.0, 0.0), np.nan)
     else:
         y = as_float(chunk[facts.target])
-    y = y / facts.y_scale
+    if strata.classes is None:
+        y = y / facts.y_scale
     n_target = int(np.count_nonzero(~np.isnan(y)))
     if strata.kind == CATEGORICAL:
         # A category the sample did not hold has no effect to add to: a missing value.
@@ -637,47 +700,61 @@ def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
         if strata.adjusted:
             part[out] = strata.design.part(rows, x[out])
     counts = len(chunk), len(chunk) - use.size, n_target
+    code = None if class_n is None else y.astype(np.int64)
     if strata.kind == CATEGORICAL:
-        return _reduce_categories(strata, ids, y, keys, part, x, *counts)
-    if strata.exact:
-        xi = np.searchsorted(strata.grid, x)
+        found = _reduce_categories(strata, ids, y, keys, part, x, *counts, code=code)
     else:
-        xi = _x_bins(strata.grid, x)
-    return _reduce(strata, ids, x, y, keys, part, xi, *counts)
+        xi = np.searchsorted(strata.grid, x) if strata.exact else _x_bins(strata.grid, x)
+        found = _reduce(strata, ids, x, y, keys, part, xi, *counts, code=code)
+    found.class_n = class_n
+    return found
 
 
 def _pass_sample(strata: Strata) -> Partial:
     """Stage 2 over the sample itself, as stage 1 typed it: the in-memory path's one chunk."""
     r = strata._rows
     counts = int(r["n_rows"]), int(r["n_missing"]), int(r["n_target"])
+    code = r.get("code")
+    y = r["y"] if code is None else code.astype(np.float64)  # as pass_chunk reads classes
     if strata.kind == CATEGORICAL:
-        return _reduce_categories(strata, r["ids"], r["y"], r["keys"], r["part"], r["xi"],
-                                  *counts)
-    return _reduce(strata, r["ids"], r["x"], r["y"], r["keys"], r["part"], r["xi"], *counts)
+        found = _reduce_categories(strata, r["ids"], y, r["keys"], r["part"], r["xi"],
+                                   *counts, code=code)
+    else:
+        found = _reduce(strata, r["ids"], r["x"], y, r["keys"], r["part"], r["xi"],
+                        *counts, code=code)
+    found.class_n = r.get("class_n")
+    return found
 
 
 def _reduce(strata: Strata, ids: np.ndarray, x: np.ndarray, y: np.ndarray, keys: np.ndarray,
             part: np.ndarray | None, xi: np.ndarray, n_rows: int, n_missing: int,
-            n_target: int) -> Partial:
-    """The rows' sums per cell, per stratum and over all.
+            n_target: int, code: np.ndarray | None = None) -> Partial:
+    """The rows' sums per cell, per stratum and over all; ``code``: each row's class, whose
+    indicators are the sums (one row per class), not ``y``.
 
     A cell's sums are taken over its rows in row order with ``np.add.reduceat``, exactly
     as :func:`_numeric.slope_field` takes them, so one chunk of every row gives the same
     field to the bit."""
     targets = [y] + ([] if part is None else [y - part])
+    n_sums = len(targets) if code is None else len(strata.classes)
     n = y.size
     bins = np.int64(strata.grid.size)
     bin_x = (None if strata.exact
              else np.bincount(xi, weights=x, minlength=int(bins)).astype(np.float64))
     if n == 0:
         return Partial(n_rows, n_missing, np.zeros(0, np.int64), np.zeros(0, np.int64),
-                       np.zeros((len(targets), 0)), np.zeros(0, np.int64),
+                       np.zeros((n_sums, 0)), np.zeros(0, np.int64),
                        np.zeros(0, np.int64), 0, 0.0, 0.0, 0.0, 0, n_target=n_target,
                        bin_x=bin_x)
     order = _cell_order(keys, xi, int(bins))
     sorted_key = keys[order] * bins + xi[order]
     start = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
-    sums = np.vstack([np.add.reduceat(t[order], start) for t in targets])
+    if code is None:
+        sums = np.vstack([np.add.reduceat(t[order], start) for t in targets])
+    else:  # each class's indicator, one at a time
+        ordered = code[order]
+        sums = np.vstack([np.add.reduceat(_indicator(ordered, c), start)
+                          for c in range(n_sums)])
     # A stratum's rows are together in that order: its first row is their smallest id.
     sorted_leaf = keys[order]
     leaf_start = np.flatnonzero(np.r_[True, sorted_leaf[1:] != sorted_leaf[:-1]])
@@ -721,6 +798,9 @@ def analyse(strata: Sequence[Strata], partials: Sequence[Partial],
     if not strata:
         raise StratPDInputError("no feature to rank: fit the strata of at least one")
     skipped = dict(skipped or {})
+    if strata[0].classes is not None:  # a target read as classes: ranked by class
+        return rank_classes(list(strata), list(partials), skipped,
+                            strata[0].facts.target if target is None else target)
     entries: list[dict[str, Any]] = []
     curves: dict[str, pd.DataFrame] = {}
     n_target = 0
@@ -757,7 +837,10 @@ def _cell_order(keys: np.ndarray, xi: np.ndarray, bins: int) -> np.ndarray:
 
 def finish(strata: Strata, partial: Partial) -> pd.DataFrame:
     """Stage 4: the curve from the sums of every row (:func:`stratpd_xl.stratpd`'s result,
-    its columns and ``attrs``)."""
+    its columns and ``attrs``); of a target read as classes, the long table of
+    :func:`stratpd_xl.stratpd` with ``classes``."""
+    if strata.classes is not None:
+        return finish_classes(strata, partial)[0]
     if strata.kind == CATEGORICAL:
         return _finish_categories(strata, partial)[0]
     return _finish_curve(strata, partial, blanks=strata.blanks)[0]
@@ -1018,7 +1101,7 @@ def _cell_field(strata: Strata, partial: Partial, target: int | None = None,
         cell_leaf = np.unique(cell_leaf[keep], return_inverse=True)[1].reshape(-1)
         xi, rows, sums = xi[keep], rows[keep], sums[:, keep]
     return field_from_cells(ux, cell_leaf, xi, rows, sums, target,
-                            by_rows=bool(strata.facts.yes_no))
+                            by_rows=bool(strata.facts.yes_no) or strata.classes is not None)
 
 
 def _by_label(partial: Partial, bins: np.int64, keys: bool = True
@@ -1092,9 +1175,10 @@ def _stratpd_table(
 
 
 def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = None,
-                    whole: bool = True, tree_threads: bool = True, halves: bool = True
-                    ) -> Strata:
-    """Stage 1 of CatStratPD on the rows of ``table``: the cells are (stratum, category)."""
+                    whole: bool = True, tree_threads: bool = True, halves: bool = True,
+                    class_code: np.ndarray | None = None, n_classes: int = 0) -> Strata:
+    """Stage 1 of CatStratPD on the rows of ``table``: the cells are (stratum, category);
+    ``class_code``, ``n_classes`` as for :func:`_fit`."""
     codes_all, cats = table.category_codes(feature)
     # Blanks are one more category, compared inside the strata like the others.
     codes_all, cats, blank_code = with_missing_category(codes_all, cats)
@@ -1118,11 +1202,16 @@ def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray 
         adj = Adjustment(None, np.nan, np.nan, f"more than {MAX_ADJUST_LEVELS} categories in "
                          "the feature")
     part = None if adj is None else adj.part
-    # Whether the categories meet in the strata is the finish's to say: both readings.
-    leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj, feature_varies=True)
-    still = _leaks_of(table, feature, rows.index, rows.y, leaf, adj, feature_varies=False)
-    gaps = {part is not None: _gap_warnings(table, feature, CATEGORICAL, rows.index,
-                                            part is not None)}
+    classes = None if class_code is None else class_code[rows.index]
+    if classes is None:
+        # Whether the categories meet in the strata is the finish's to say: both readings.
+        leaks = _leaks_of(table, feature, rows.index, rows.y, leaf, adj, feature_varies=True)
+        still = _leaks_of(table, feature, rows.index, rows.y, leaf, adj,
+                          feature_varies=False)
+        gaps = {part is not None: _gap_warnings(table, feature, CATEGORICAL, rows.index,
+                                                part is not None)}
+    else:  # the classes' checks are their own (engine/_classes.py)
+        leaks, still, gaps = [], [], {False: []}
     if part is not None:  # the finish may fall back to the plain comparison
         gaps[False] = (_gap_warnings(table, feature, CATEGORICAL, rows.index, False)
                        if gaps[True] else [])
@@ -1131,6 +1220,11 @@ def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray 
     if p.n_trials > 1 and halves:
         trials = []
         for pick, leaf_b in _half_samples(xb, rows.y, p, rng, tree_threads):
+            if classes is not None:  # each class's effects in the half's strata
+                trials.append((np.vstack([category_effects(
+                    codes[pick], k, _indicator(classes[pick], c), leaf_b).effect
+                    for c in range(n_classes)]), None))
+                continue
             e = category_effects(codes[pick], k, _trial_y(rows.y, adj, pick, leaf_b),
                                  leaf_b).effect
             plain = (None if part is None
@@ -1147,14 +1241,15 @@ def _fit_categories(table: Table, feature: str, p: Settings, *, ids: np.ndarray 
         0 if p.random_state is None else int(p.random_state), whole, np.arange(k),
         positions[order], keys[order], None if part is None else part[order], design,
         None if adj is None else replace(adj, part=None, inputs={}),
-        np.nan, leaks, _duplicating(table, feature, rows.index), gaps, np.zeros(0), None,
+        np.nan, leaks, [] if classes is not None else _duplicating(table, feature, rows.index),
+        gaps, np.zeros(0), None,
         trials, kind=CATEGORICAL, categories=cats, leaks_if_still=still,
         blank_category=blank_code is not None, size_se=size_se,
     )
     strata._rows = {"ids": positions, "x": codes, "y": rows.y, "keys": leaf, "part": part,
                     "xi": codes, "n_rows": np.int64(table.n_rows),
                     "n_missing": np.int64(rows.n_dropped_missing),
-                    "n_target": np.int64(table.y.size)}
+                    "n_target": np.int64(table.y.size), "code": classes}
     return strata
 
 
@@ -1176,17 +1271,25 @@ def _effects_size_se(adj: Adjustment, codes: np.ndarray, k: int, y: np.ndarray,
 
 
 def _reduce_categories(strata: Strata, ids: np.ndarray, y: np.ndarray, keys: np.ndarray,
-                       part: np.ndarray | None, codes: np.ndarray, n_rows: int,
-                       n_missing: int, n_target: int) -> Partial:
-    """The rows' sums per (stratum, category) cell, as :func:`category_effects` takes them
-    (``np.bincount`` over the rows in row order: one chunk of every row gives the same
-    effects to the bit), with each cell's squares of the target about its mean."""
+                       part: np.ndarray | None, xi: np.ndarray, n_rows: int,
+                       n_missing: int, n_target: int, code: np.ndarray | None = None
+                       ) -> Partial:
+    """The rows' sums per (stratum, category ``xi``) cell, as :func:`category_effects` takes
+    them (``np.bincount`` over the rows in row order: one chunk of every row gives the same
+    effects to the bit), with each cell's squares of the target about its mean (none for
+    classes, ``code``: each class's indicator is summed, and only an adjustment's
+    comparison uses the squares)."""
     k = np.int64(strata.grid.size)
     n = y.size
-    cell, rows, total, m2 = category_cells(keys * k + codes, y)
-    sums = [total]
+    if code is not None:
+        cell, rows, total, m2 = category_cells(keys * k + xi, _indicator(code, 0), False)
+        sums = [total] + [category_cells(keys * k + xi, _indicator(code, c), False)[2]
+                          for c in range(1, len(strata.classes))]
+    else:
+        cell, rows, total, m2 = category_cells(keys * k + xi, y)
+        sums = [total]
     if part is not None:
-        sums.append(category_cells(keys * k + codes, y - part, False)[2])
+        sums.append(category_cells(keys * k + xi, y - part, False)[2])
     leaves, at = np.unique(keys, return_inverse=True)
     first = np.full(leaves.size, np.iinfo(np.int64).max, np.int64)
     np.minimum.at(first, at, ids)
@@ -1387,3 +1490,290 @@ def _feature_of(table: Table, feature: str, kind: str | None) -> tuple[str, str]
             f'column "{feature}" holds text or categories; use catstratpd (or kind="categorical")'
         )
     return feature, kind
+
+
+# --------------------------------------------------------------------------- classes
+# A target read as classes (engine/_classes.py) goes through the same stages: the strata
+# grown once, on the classes' projection; each class's indicator summed per cell; each
+# class's curve (or effects) finished from its row of sums.
+
+
+def fit_classes(sample: pd.DataFrame, target: str, feature: str, kind: str | None,
+                p: Settings, classes: Any, *, ids: np.ndarray | None = None,
+                whole: bool = True, halves: bool = True) -> Strata:
+    """Stage 1 of a target read as classes (:func:`fit_strata` with ``classes``): the
+    strata grown on the classes' projection (engine/_classes.py), with each row's class,
+    the classes ``sample`` holds and those ``classes`` shows.  ``ids``: the rows' ids
+    (default their positions); ``whole``, ``halves`` as ``fit_strata``'s."""
+    renamed, target, found, shown, code = read_classes(sample, target, p, classes)
+    table = _table(renamed, target, keep=[feature, *p.keep], exclude=p.exclude,
+                   roles={column_label(feature, role="feature"): "feature"})
+    feature = column_label(feature, role="feature")
+    kind = kind or table.kinds[feature]
+    if kind == NUMERIC and table.kinds[feature] != NUMERIC:
+        raise StratPDInputError(
+            f'column "{feature}" holds text or categories; use catstratpd (or '
+            'kind="categorical")')
+    if kind not in (NUMERIC, CATEGORICAL):
+        raise StratPDInputError(f'kind must be "numeric" or "categorical", not {kind!r}')
+    if ids is not None and table.kept is not None:
+        ids = ids[table.kept]
+    # The rows the table kept (those with a class) in their order, with their class.
+    row_code = code[code >= 0]
+    fit = _fit if kind == NUMERIC else _fit_categories
+    # No adjustment: one per class would break the classes' sum (engine/_classes.py).
+    strata = fit(table, feature, replace(p, adjust=False), ids=ids, whole=whole,
+                 halves=halves, class_code=row_code, n_classes=len(found))
+    strata.settings, strata.classes, strata.shown = p, found, shown
+    strata._rows["class_n"] = np.bincount(row_code, minlength=len(found))
+    return strata
+
+
+def class_table(data: Any, target: str, feature: str, kind: str | None, p: Settings,
+                classes: Any = True) -> pd.DataFrame:
+    """The long table of one curve (or category table) per class of a table in memory (see
+    :func:`stratpd_xl.stratpd`, ``classes``): the engine's stages with the table as the
+    sample and as the one chunk."""
+    frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+    strata = fit_classes(frame, target, feature, kind, p, classes)
+    return finish_classes(strata, _pass_sample(strata))[0]
+
+
+def finish_classes(strata: Strata, partial: Partial
+                   ) -> tuple[pd.DataFrame, dict[Any, tuple[np.ndarray, np.ndarray]]]:
+    """Stage 4 of a target read as classes: the long table from the sums of every row, and
+    each shown class's pd at each x bin (category) with its rows, for the ranking."""
+    p, facts, feature, found = strata.settings, strata.facts, strata.feature, strata.classes
+    if partial.y_n == 0:
+        raise StratPDInputError(
+            f'no row has values in both "{facts.target}" and "{feature}"; pass the rows to '
+            "analyse"
+        )
+    finished = _class_effects if strata.kind == CATEGORICAL else _class_curves
+    out, by_bins, n_used, n_leaves, said = finished(strata, partial)
+    shown = strata.shown
+    names = [found[k] for k in shown]
+    result = pd.concat(out, ignore_index=True)
+    result.insert(0, CLASS, pd.Categorical(np.repeat(
+        np.array(names, dtype=object), [len(o) for o in out]), categories=names, ordered=True))
+    counts = partial.class_n
+    result.attrs = {
+        "method": "StratPD by class" if strata.kind == NUMERIC else "CatStratPD by class",
+        "target": facts.target, "feature": feature, "kind": strata.kind,
+        "classes": names, "all_classes": list(found),
+        "class_rows": {found[k]: int(counts[k]) for k in range(len(found))},
+        "class_impact": {found[k]: _impact(*by_bins[k]) for k in shown},
+        "class_sum": out_sum(out, len(found) == len(shown)),
+        # Each shown class's numbers for a sentence, as one curve's attrs carry them: a
+        # numeric curve's "rise" and "shape", or the categories' "contrast".
+        "class_findings": {found[k]: v for k, v in said.items()},
+        "units": "percentage points",
+        "n_rows": partial.n_rows, "n_used": n_used, "n_dropped_missing": partial.n_missing,
+        "n_leaves": n_leaves,
+        "params": _params(p, facts, categorical=strata.kind == CATEGORICAL),
+        "left_out": dict(facts.left_out), "adjusted": False,
+        "adjust_note": "classes: one adjustment per class would break their sum",
+        "warnings": [],
+        **_band_attrs(strata),
+    }
+    return result, {found[k]: v for k, v in by_bins.items()}
+
+
+def out_sum(out: list[pd.DataFrame], every: bool) -> float:
+    """The largest absolute sum of the classes' ``pd`` at any point (0 to rounding when
+    every class is shown; NaN when some are not)."""
+    if not every or not out:
+        return float("nan")
+    return float(np.max(np.abs(np.sum([o["pd"].to_numpy(float) for o in out], axis=0))))
+
+
+def _class_curves(strata: Strata, partial: Partial) -> tuple[
+        list[pd.DataFrame], dict[int, tuple[np.ndarray, np.ndarray]], int, int,
+        dict[int, dict[str, Any]]]:
+    p, k = strata.settings, len(strata.classes)
+    first = _cell_field(strata, partial, 0)
+    # One field of the strata and x; each class's slopes of its own summed indicator.
+    fields = [first] + [first.for_target(c) for c in range(1, k)]
+    # The points kept depend on the strata and x only: the same for every class.
+    curves = [integrate(f, p.min_slopes_per_x) for f in fields]
+    if curves[0] is None:
+        raise StratPDInputError(
+            f'no value of "{strata.feature}" is backed by {p.min_slopes_per_x} leaf slopes (x '
+            "varies too little inside the strata); lower min_slopes_per_x or "
+            "min_samples_leaf, or add rows")
+    grid = curves[0].x
+    up_to = curves[0].points_up_to(first.ux.size)
+    weights = _row_weights(grid, first.ux, first.ux_rows, up_to)
+    full = [_centred(c.pd, weights) for c in curves]
+    trials = None
+    if strata.trials is not None:
+        trials = np.empty((k, len(strata.trials), grid.size))
+        for t, trial in enumerate(strata.trials):
+            for c in range(k):
+                trials[c, t] = _centred(curve_on_grid(
+                    replace(trial, slope=trial.slope[c]), p.min_slopes_per_x, grid), weights)
+    elif strata.band == STRATA_BAND and p.n_trials > 1:
+        trials = np.empty((k, p.n_trials, grid.size))
+        for t in range(p.n_trials):  # the strata of group t left out (stages._jackknifed)
+            left = _cell_field(strata, partial, 0, (t, p.n_trials))
+            for c in range(k):
+                trials[c, t] = _centred(curve_on_grid(
+                    left if c == 0 else left.for_target(c), p.min_slopes_per_x, grid),
+                    weights)
+        trials = np.array([_jackknifed(trials[c]) for c in range(k)])
+    out, by_bins, said = [], {}, {}
+    inside = (first.ux >= grid[0]) & (first.ux <= grid[-1])
+    n = partial.y_n
+    x_scale, column = strata.x_scale, strata.feature_type
+    for c in strata.shown:
+        columns: dict[str, Any] = {"x": grid, "pd": full[c], "slope": curves[c].slope,
+                                   "n_slopes": curves[c].count.astype(np.int64)}
+        bias = None
+        if trials is not None:
+            bias = _centred(resmoothed(fields[c], curves[c]), weights) - full[c]
+            low, high = _band(trials[c], full[c], n, bias)
+            columns.update(pd_low=low, pd_high=high)
+            low, high, _ = _simultaneous_band(trials[c], full[c], n, bias)
+            columns.update(curve_low=low, curve_high=high)
+        # The class's rise and shape between x's 10th and 90th percentiles, as a curve of
+        # one target states them (engine/_band.py, engine/_shape.py), in its own units.
+        rise = _rise(strata.rise_ends, grid, full[c], None if trials is None else trials[c],
+                     n, bias)
+        shape = curve_shape(
+            grid, full[c], None if trials is None else trials[c], fields[c].ux,
+            fields[c].ux_rows, (rise["x_from"], rise["x_to"]),
+            lambda values, centre: _band(values[:, None], np.array([centre]), n))
+        _scale_shape(shape, x_scale, 1.0, column)
+        at = _numeric_x_out(np.array([rise["x_from"], rise["x_to"]]) * x_scale, column)
+        rise["x_from"], rise["x_to"] = (v.item() if hasattr(v, "item") else v
+                                        for v in list(at))
+        said[c] = {"rise": rise, "shape": shape}
+        if p.max_points is not None and grid.size > p.max_points:
+            summary = summarise(grid, curves[c].pd, curves[c].count, fields[c].ux,
+                                fields[c].ux_rows, p.max_points, up_to)
+            columns = {name: v[summary.index] for name, v in columns.items()}
+            columns.update(slope=summary.slope, n_slopes=summary.n_slopes, n_x=summary.n_x)
+        columns["x"] = _numeric_x_out(columns["x"] * x_scale, column)
+        columns["slope"] = np.asarray(columns["slope"], float) / x_scale
+        out.append(pd.DataFrame(columns))
+        by_bins[c] = (np.interp(first.ux[inside], grid, full[c]), first.ux_rows[inside])
+    return out, by_bins, int(n - first.n_ignored), first.n_leaves, said
+
+
+def _class_effects(strata: Strata, partial: Partial) -> tuple[
+        list[pd.DataFrame], dict[int, tuple[np.ndarray, np.ndarray]], int, int,
+        dict[int, dict[str, Any]]]:
+    p, cats, k = strata.settings, strata.categories, len(strata.classes)
+    n_cats, n = len(cats), partial.y_n
+    cell, rows, sums, m2, n_leaves, raw = _labelled_cells(strata, partial)
+    effects = [effects_of_cells(cell, rows, sums[c] / rows, m2, n_cats, n, n_leaves)
+               for c in range(k)]
+    known = np.flatnonzero(~np.isnan(effects[0].effect))
+    if known.size < 2:
+        raise StratPDInputError(
+            f'the categories of "{strata.feature}" never meet inside a stratum, so no effect '
+            "can be estimated; raise min_samples_leaf or add rows")
+    trials = None
+    if strata.trials is not None:
+        trials = np.full((k, len(strata.trials), n_cats), np.nan)
+        for t, (by_class, _) in enumerate(strata.trials):
+            for c in range(k):
+                trials[c, t] = by_class[c] - by_class[c][effects[c].baseline]
+    elif strata.band == STRATA_BAND and p.n_trials > 1:
+        groups = _strata_group(raw, strata.seed, p.n_trials)
+        trials = np.full((k, p.n_trials, n_cats), np.nan)
+        for t in range(p.n_trials):
+            keep = groups != t
+            label = np.unique(cell[keep] // n_cats, return_inverse=True)[1].reshape(-1)
+            for c in range(k):
+                e = effects_of_cells(label * n_cats + cell[keep] % n_cats, rows[keep],
+                                     sums[c][keep] / rows[keep], m2[keep], n_cats,
+                                     int(rows[keep].sum()),
+                                     int(label.max()) + 1 if label.size else 0).effect
+                trials[c, t] = e - e[effects[c].baseline]
+        trials = np.array([_jackknifed(trials[c]) for c in range(k)])
+    cat_rows = np.bincount(cell % n_cats, weights=rows, minlength=n_cats).astype(np.int64)
+    out, by_bins, said = [], {}, {}
+    for c in strata.shown:
+        eff = effects[c]
+        columns: dict[str, Any] = {"category": pd.Index(cats[known], dtype=object),
+                                   "pd": eff.effect[known], "count": eff.count[known]}
+        if trials is not None:
+            low, high = _band(trials[c][:, known], eff.effect[known], n)
+            columns.update(pd_low=low, pd_high=high)
+            low, high, _ = _simultaneous_band(trials[c][:, known], eff.effect[known], n)
+            columns.update(curve_low=low, curve_high=high)
+        out.append(pd.DataFrame(columns))
+        said[c] = {"contrast": _contrast(
+            out[-1], cats[eff.baseline],
+            None if trials is None else trials[c][:, known], n)}
+        has = ~np.isnan(eff.effect) & (cat_rows > 0)
+        by_bins[c] = (eff.effect[has], cat_rows[has])
+    return out, by_bins, int(n - effects[0].n_ignored), effects[0].n_leaves, said
+
+
+def class_ranking(data: Any, target: str, features: list[str] | None, p: Settings,
+                  classes: Any, progress: Any = None, thin_share: float = 0.2,
+                  ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, str]]:
+    """The impact ranking of a target read as classes: each feature's impact is its largest
+    class's (``class`` names it; ``class_impact`` in its curve's ``attrs`` has them all),
+    then as :func:`stratpd_xl.analyse` ranks (``share``, ``rows``, ``thin``).  The features'
+    long tables (:func:`class_table`) and the skipped ones with the reason."""
+    frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+    target = column_label(target, role="target")
+    if features is None:
+        labels = [column_label(c, j) for j, c in enumerate(frame.columns)]
+        features = [c for c in labels if c != target and c not in p.exclude]
+    names = list(dict.fromkeys(f for f in features if f != target))
+    curves, skipped = {}, {}
+    for i, f in enumerate(names):
+        if progress is not None:
+            progress(i, len(names), f)
+        try:
+            curve = class_table(frame, target, f, None, p, classes)
+        except StratPDInputError as exc:
+            skipped[f] = str(exc)
+            continue
+        if f not in curve.attrs["left_out"]:  # an identifier, as the ranking of one target
+            curves[f] = curve                  # leaves it out
+    if progress is not None:
+        progress(len(names), len(names), "")
+    return _ranked(curves, skipped, target, p, thin_share), curves, skipped
+
+
+def rank_classes(strata: list[Strata], partials: list[Partial], skipped: dict[str, str],
+                 target: str) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, str]]:
+    """:func:`class_ranking` from each feature's strata and the sums of every row (stage 4
+    of ``engine.stages.analyse`` for a target read as classes)."""
+    curves, skipped = {}, dict(skipped)
+    for s, partial in zip(strata, partials, strict=True):
+        try:
+            curves[s.feature] = finish_classes(s, partial)[0]
+        except StratPDInputError as exc:
+            skipped[s.feature] = str(exc)
+    return _ranked(curves, skipped, target, strata[0].settings), curves, skipped
+
+
+def _ranked(curves: dict[str, pd.DataFrame], skipped: dict[str, str], target: str,
+            p: Settings, thin_share: float = 0.2) -> pd.DataFrame:
+    """The ranking of the features' class tables: by their largest class's impact, with
+    its ``attrs``."""
+    rows = []
+    n_target = 0
+    for f, curve in curves.items():
+        n_target = sum(curve.attrs["class_rows"].values())
+        impact = curve.attrs["class_impact"]
+        top = max(impact, key=lambda c: impact[c])
+        rows.append({"feature": f, "kind": curve.attrs["kind"], "class": top,
+                     "impact": impact[top], "rows": int(curve.attrs["n_used"])})
+    ranking = pd.DataFrame(rows, columns=["feature", "kind", "class", "impact", "rows"])
+    total = ranking["impact"].sum()
+    ranking["share"] = ranking["impact"] / total if total > 0 else 0.0
+    ranking["thin"] = ranking["rows"] < thin_share * n_target
+    ranking = ranking.sort_values(["thin", "impact"], ascending=[True, False],
+                                  kind="stable").reset_index(drop=True)
+    ranking = ranking[["feature", "kind", "class", "impact", "share", "rows", "thin"]]
+    ranking.attrs = {"target": target, "params": p.as_dict(), "skipped": dict(skipped),
+                     "classes": next(iter(curves.values())).attrs["classes"] if curves
+                     else [], "units": "percentage points", "warnings": []}
+    return ranking

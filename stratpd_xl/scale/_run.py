@@ -343,7 +343,7 @@ def _blank_notes(target: str, strata: Sequence[Any], sums: Sequence[Any]) -> lis
     for s, total in zip(strata, sums, strict=True):
         blank = getattr(total, "n_target", 0) - getattr(total, "y_n", 0)
         if getattr(s, "kind", None) == "numeric" and blank > 0 and getattr(
-                s, "blanks", None) is None:
+                s, "blanks", None) is None and getattr(s, "classes", None) is None:
             notes.append(
                 f'{blank:,} row{"s" if blank > 1 else ""} with a value of "{target}" '
                 f'{"have" if blank > 1 else "has"} none of "{s.feature}": read in chunks, the '
@@ -417,7 +417,6 @@ def partial_dependence(data: Any, target: str, feature: str, *, kind: str | None
     chunk of a file; ``quiet`` prints no progress (else one line per chunk on ``out``,
     stderr); the other keywords are :func:`stratpd_xl.stratpd`'s.
     """
-    _refuse_classes(params)
     rows = _rows(data, chunk_rows=chunk_rows, quiet=quiet, out=out or sys.stderr)
     done = run(rows, target, [feature], kinds=[kind], strata_rows=strata_rows,
                seed=_seed(params), **params)
@@ -444,14 +443,14 @@ def impact(data: Any, target: str, features: Iterable[str] | None = None, *,
     engine (``engine.stages.analyse``)."""
     from ..engine import stages as engine_stages
 
-    _refuse_classes(params)
     rows = _rows(data, chunk_rows=chunk_rows, quiet=quiet, out=out or sys.stderr)
     names = list(dict.fromkeys(features)) if features is not None else None
     sketch = _sketch(rows, target, names or [], _seed(params), strata_rows)
     if names is None:  # as sx.impact: every column but the target, identifiers left out
         names = engine_stages.ranked_features(
             sketch.sample, target, positive=params.get("positive"),
-            keep=_names(params.get("keep")), exclude=_names(params.get("exclude")))
+            keep=_names(params.get("keep")), exclude=_names(params.get("exclude")),
+            classes=params.get("classes"))
     strata, skipped = [], {}
     params = _band(params, sketch)
     for feature in names:
@@ -467,15 +466,6 @@ def impact(data: Any, target: str, features: Iterable[str] | None = None, *,
     sums = rows.partials(strata, engine_stages.pass_chunk)
     ranking, _, _ = engine_stages.analyse(strata, sums, skipped, target=target)
     return _noted(ranking, Run([], sketch, rows.notes + _blank_notes(target, strata, sums)))
-
-
-def _refuse_classes(params: dict[str, Any]) -> None:
-    """``classes=`` in one sentence, before the file is opened: the sums of a pass hold one
-    target, so a curve per class needs the table in memory."""
-    if params.pop("classes", None) not in (None, False):
-        raise StratPDInputError(
-            "classes= needs the table in memory; it is not yet read in chunks or on Dask: "
-            "read it with sx.read_table (if it fits) or pick one class with positive=")
 
 
 def _names(value: Any) -> list[str]:
