@@ -5,6 +5,7 @@ quartiles), made once per table where features can share it."""
 from __future__ import annotations
 
 import hashlib
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -183,59 +184,67 @@ def _design_of(blocks: list[tuple[str, _Compact]], index: np.ndarray, own: np.nd
     """
     n = index.size
     every_row = n == len(blocks[0][1].values)  # index: ascending, distinct (flatnonzero)
-    read = [(b, b.values if every_row else b.values[index]) for _, b in blocks]
+    read = []
+    for _, b in blocks:
+        values = b.values if every_row else b.values[index]
+        read.append((b, values, bool(np.isnan(values).any() if not b.categorical
+                                     else (values < 0).any())))
     # Columns in an order set by the values used, not by names or unused rows, so renaming,
     # reordering or blanking another row's cell changes no bit of the result.
-    read.sort(key=lambda bv: _block_order(*bv))
-    width = sum(b.width for b, _ in read)
-    hinged = with_hinges and any(b.curved for b, _ in read)
-    out = None if hinged else np.empty((width, n))
+    read.sort(key=lambda bvg: _block_order(*bvg))
+    width = sum(b.width for b, _, _ in read)
+    hinged = with_hinges and any(b.curved for b, _, _ in read)
+    # Written where they stay: a million rows' fresh temporaries cost page faults.
+    out = np.empty((width, n))
+    work = np.empty(n)
     columns, bends = [], []
     line = whole = None
-    j = 0
-    for block, values in read:
-        for column in _block_columns(block, values, copy=every_row):
-            gap = np.isnan(column)
-            if gap.any():
-                if line is None:
-                    line = np.column_stack([np.ones(n), own - own.mean(axis=0)])
-                    whole = line.T @ line
-                _fill_column(column, gap, line, whole)
-            _standardise_column(column)
+    at = 0
+    for block, values, gaps in read:
+        rows = out[at:at + block.width]
+        at += block.width
+        _write_block(block, values, gaps, rows)
+        for column in rows:
+            if gaps:
+                gap = np.isnan(column)
+                if gap.any():
+                    if line is None:
+                        line = np.column_stack([np.ones(n), own - own.mean(axis=0)])
+                        whole = line.T @ line
+                    _fill_column(column, gap, line, whole)
+            _standardise_column(column, work)
             if hinged:
                 columns.append(column)
                 if block.curved:
                     bends += _hinges(column)
-            else:
-                out[j] = column
-            j += 1
     if hinged:
         return _assembled(columns, bends, n), "", len(bends)
     return out.T, "", 0
 
 
-def _block_columns(block: _Compact, values: np.ndarray, copy: bool) -> list[np.ndarray]:
-    """The design columns of ``block`` (its ``values`` for the rows used) as contiguous
-    float arrays of their own, NaN where missing: :func:`_expand`'s columns."""
+def _write_block(block: _Compact, values: np.ndarray, gaps: bool, rows: np.ndarray) -> None:
+    """The design columns of ``block`` (its ``values`` for the rows used, with ``gaps``
+    or not) written into ``rows``, one per row, NaN where missing: :func:`_expand`'s
+    columns."""
     if not block.categorical:
-        return [values.astype(np.float64, copy=copy)]
-    missing = values < 0
-    out = []
-    for code in range(1, block.width + 1):
-        column = (values == code).astype(np.float64)
-        column[missing] = np.nan
-        out.append(column)
-    return out
+        rows[0] = values
+        return
+    missing = values < 0 if gaps else None
+    for code, row in enumerate(rows, start=1):
+        np.equal(values, code, out=row)
+        if gaps:
+            row[missing] = np.nan
 
 
-def _block_order(block: _Compact, values: np.ndarray) -> tuple[int, float, float]:
+def _block_order(block: _Compact, values: np.ndarray, gaps: bool) -> tuple[int, float, float]:
     """:func:`_part_order` of ``_expand(block, ...)`` from the block's values for the rows
-    used, without expanding it: a numeric column's sums as ``np.nansum`` adds them; a
-    categorical one's indicators sum (and square) to the count of rows in categories 1.. ."""
+    used (with ``gaps`` or not), without expanding it: a numeric column's sums as
+    ``np.nansum`` adds them; a categorical one's indicators sum (and square) to the count
+    of rows in categories 1.. ."""
     if block.categorical:
         count = float(np.count_nonzero(values >= 1))
         return block.width, count, count
-    if np.isnan(values).any():
+    if gaps:
         return 1, float(np.nansum(values)), float(np.nansum(values**2))
     return 1, float(np.sum(values)), float(np.sum(values * values))
 
@@ -263,10 +272,15 @@ def _fill_column(column: np.ndarray, gap: np.ndarray, line: np.ndarray,
     column[gap] = have @ coef
 
 
-def _standardise_column(column: np.ndarray) -> None:
-    """One contiguous column centred and scaled in place (a constant one only centred)."""
-    column -= column.mean()
-    scale = column.std()
+def _standardise_column(column: np.ndarray, work: np.ndarray | None = None) -> None:
+    """One contiguous column centred and scaled in place (a constant one only centred):
+    ``column.mean()`` and ``column.std()``'s numbers, their squares made in ``work`` (an
+    array as long, overwritten) rather than in a fresh one."""
+    n = column.size
+    column -= np.add.reduce(column) / n
+    work = np.subtract(column, np.add.reduce(column) / n, out=work)
+    np.multiply(work, work, out=work)
+    scale = math.sqrt(np.add.reduce(work) / n)
     if scale > 0:
         column /= scale
 
@@ -298,16 +312,17 @@ def _shared_design(
             _has_gap(b, index) for _, b in blocks):
         every_row = index.size == len(table.frame)
         read = [(c, b, b.values if every_row else b.values[index]) for c, b in blocks]
-        # The order _design_of gives them: by the values used (see there).
-        read.sort(key=lambda cbv: _block_order(cbv[1], cbv[2]))
+        # The order _design_of gives them: by the values used (see there); no gaps here.
+        read.sort(key=lambda cbv: _block_order(cbv[1], cbv[2], False))
         design = np.empty((width, index.size))
+        work = np.empty(index.size)
         spans, at = {}, 0
         for c, b, values in read:
             spans[c] = (at, at + b.width)
-            for column in _block_columns(b, values, copy=every_row):
-                _standardise_column(column)
-                design[at] = column
-                at += 1
+            _write_block(b, values, False, design[at:at + b.width])
+            for column in design[at:at + b.width]:
+                _standardise_column(column, work)
+            at += b.width
         del read
         # The hinges of each curved column, filled by the first feature that needs them.
         shared = (list(spans), spans, design, {})
@@ -323,6 +338,22 @@ def _has_gap(block: _Compact, index: np.ndarray) -> bool:
 
 def _part_order(a: np.ndarray) -> tuple[int, float, float]:
     return a.shape[1], float(np.nansum(a)), float(np.nansum(a**2))
+
+
+def standardised_basis(x: np.ndarray, x_sorted: np.ndarray) -> np.ndarray:
+    """:func:`_standardised` of ``numeric_basis(x, x_sorted)``, column-major (each column
+    contiguous, summed pairwise): numpy sums the rows of a row-major array of five columns
+    one row at a time (a million rows: 0.11 s, against 0.02 s a column at a time)."""
+    knots = basis_knots(x_sorted)
+    out = np.empty((1 + knots.size, x.size))
+    out[0] = x
+    for row, k in zip(out[1:], knots, strict=True):  # hinge_basis's columns
+        np.subtract(x, k, out=row)
+        np.maximum(row, 0.0, out=row)
+    work = np.empty(x.size)
+    for row in out:
+        _standardise_column(row, work)
+    return out.T
 
 
 def _standardised(a: np.ndarray) -> np.ndarray:

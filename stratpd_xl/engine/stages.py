@@ -47,7 +47,7 @@ from .._backend import get_backend
 from ..errors import StratPDInputError
 from ..params import Settings
 from ..schema import MISSING, Note
-from ._adjust import SIZE_ROWS, Adjustment, effects_scale, numeric_basis, size_check
+from ._adjust import SIZE_ROWS, Adjustment, effects_scale, size_check
 from ._band import (
     _band,
     _half_samples,
@@ -64,7 +64,7 @@ from ._categorical import (
     effects_of_cells,
 )
 from ._classes import CLASS, read_classes
-from ._design import MAX_ADJUST_LEVELS, Design, _standardised, fit_design
+from ._design import MAX_ADJUST_LEVELS, Design, fit_design, standardised_basis
 from ._finish import (
     TableFacts,
     _adjust_attrs,
@@ -512,7 +512,7 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
     unique = unique_x(x)
     x_sorted = np.repeat(unique.ux, np.bincount(unique.xi, minlength=unique.ux.size))
     adj = (_adjustment(table, feature, rows.index,
-                       _standardised(numeric_basis(x, x_sorted)), rows.y,
+                       standardised_basis(x, x_sorted), rows.y,
                        leaf, adj_rng, numeric=True) if p.adjust else None)
     part = None if adj is None else adj.part
     x_share = within_strata_share(x, leaf)
