@@ -272,3 +272,35 @@ def test_the_model_check_compares_the_curve_without_its_blank_row():
     assert not table["x"].isna().any()
     assert "could not be compared" not in table.attrs["sentence"]
     assert table.attrs["agreement"] > 0.9
+
+
+@pytest.mark.parametrize("honest", [True, False])
+def test_the_missing_row_from_sums_is_the_one_from_the_rows(honest):
+    # A pass over chunks keeps sums per stratum and per pair of the blank rows' strata
+    # (engine/stages.py); the comparison from them is the rows' one.
+    from stratpd_xl.engine._missing import missing_effect, missing_effect_of_sums
+
+    rng = np.random.default_rng(4)
+    leaf = rng.integers(0, 40, 5000)
+    leaf[leaf == 7] = 8  # a stratum without rows with x
+    resid = rng.normal(size=5000) + leaf * 0.01
+    placed = rng.integers(-1, 40, (700, 2))  # -1: a leaf no row with x is in
+    if not honest:
+        placed[:, 1] = placed[:, 0]
+    y_blank = rng.normal(size=700) + 5
+    rows = missing_effect(leaf, resid, placed, y_blank)
+    n_p = np.bincount(leaf, minlength=40).astype(float)
+    total = np.bincount(leaf, weights=resid, minlength=40)
+    mean = total / np.maximum(n_p, 1)
+    squares = np.bincount(leaf, weights=(resid - mean[leaf]) ** 2, minlength=40)
+    pairs, where = np.unique((placed[:, 0] + 1) * 100 + placed[:, 1] + 1, return_inverse=True)
+    n = np.bincount(where).astype(float)
+    y_sum = np.bincount(where, weights=y_blank)
+    y_ss = np.bincount(where, weights=(y_blank - (y_sum / n)[where]) ** 2)
+    # Keys as a pass holds them: the strata met (no -1), ascending.
+    sums = missing_effect_of_sums(np.arange(40), n_p, total, squares,
+                                  np.column_stack([pairs // 100 - 1, pairs % 100 - 1]),
+                                  np.vstack([n, y_sum, y_ss]))
+    assert sums.compared == rows.compared and sums.strata == rows.strata
+    assert sums.pd == pytest.approx(rows.pd, rel=1e-12)
+    assert sums.se == pytest.approx(rows.se, rel=1e-12)

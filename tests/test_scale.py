@@ -230,7 +230,7 @@ def test_a_band_from_a_sample_comes_from_the_sums_of_the_strata(tmp_path):
                                                                         n_trials=5))
 
 
-def test_a_numeric_features_blanks_read_in_chunks(tmp_path, cluster):
+def test_blanks_read_in_chunks_and_on_dask_give_the_in_memory_missing_rows(tmp_path, cluster):
     import stratpd_xl as sx
 
     dd = pytest.importorskip("dask.dataframe")
@@ -244,13 +244,38 @@ def test_a_numeric_features_blanks_read_in_chunks(tmp_path, cluster):
     _same(sx.stratpd(path, "y", "x", chunk_rows=700, quiet=True), whole)
     _same(sx.stratpd(dd.from_pandas(data, npartitions=3), "y", "x"), whole)
     _same(sx.impact(path, "y", quiet=True), sx.impact(data, "y"))
-    # Fitted on a sample: no row for them yet, and a note says so.
-    for result in (sx.stratpd(path, "y", "x", strata_rows=1500, quiet=True),
-                   sx.impact(path, "y", strata_rows=1500, quiet=True)):
-        notes = result.attrs["reading_notes"]
-        assert any('300 rows with a value of "y" have none of "x"' in n for n in notes), notes
-    assert "reading_notes" not in sx.stratpd(path, "y", "z", strata_rows=1500,
-                                             quiet=True).attrs
+    # A categorical feature's "(missing)" category likewise.
+    data.loc[data.index % 7 == 0, "k"] = None
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), path, row_group_size=1000)
+    effects = sx.catstratpd(data, "y", "k", n_trials=3)
+    assert effects["missing"].any()
+    _same(sx.catstratpd(path, "y", "k", n_trials=3, chunk_rows=700, quiet=True), effects)
+    _same(sx.catstratpd(dd.from_pandas(data, npartitions=3), "y", "k", n_trials=3), effects)
+
+
+@pytest.mark.parametrize("depends", [False, True], ids=["at random", "depends on x2"])
+def test_blanks_of_a_feature_fitted_on_a_sample_get_their_row_within_the_band(tmp_path,
+                                                                                depends):
+    # The pass adds up the blank rows per pair of strata (both trees place them) and each
+    # stratum's squares of y; the finish compares them with y - pd(x) inside the strata.
+    import stratpd_xl as sx
+    from tests.test_missing import _table
+
+    data, blank = _table(12_000, seed=3, depends=depends)  # blanks carry +5 on y
+    path = tmp_path / "m.parquet"
+    pq.write_table(pa.Table.from_pandas(data, preserve_index=False), path,
+                   row_group_size=2000)
+    whole = sx.stratpd(data, "y", "x1").attrs["missing"]
+    for rows in (3000, 6000):
+        curve = sx.stratpd(path, "y", "x1", strata_rows=rows, chunk_rows=1500, quiet=True)
+        assert not curve.attrs["scale"]["sample_is_all_rows"]
+        assert "reading_notes" not in curve.attrs and curve["missing"].iloc[-1]
+        found = curve.attrs["missing"]
+        assert 3.5 <= found["pd"] <= 6.5 and found["low"] < 5 < found["high"]
+        assert whole["low"] <= found["pd"] <= whole["high"]
+        assert found["rows"] == found["compared"] == int(blank.sum())
+    ranking = sx.impact(path, "y", strata_rows=3000, quiet=True)
+    assert ranking["feature"].iloc[0] == "x1"
 
 
 # --------------------------------------------------------------------------- command line

@@ -8,9 +8,11 @@ curve's typical level first (its ``y - pd(x)``: the curve is centred on the rows
 typical level is 0).  The stratum's difference of means says how far a blank sits from a
 typical value of x with the other columns held as the stratum holds them; the strata's
 differences are averaged with the blank rows' counts as weights, the way the ranking
-weights a curve's points.  In the partial sums of docs/engine.md the blank rows are one more
-bin of x per stratum (their rows, sum and sum of squares of y); the rows with x add the sum
-and sum of squares of ``y - pd(x)`` per stratum, known once the curve is.
+weights a curve's points.  In the partial sums of docs/engine.md (strata fitted on a
+sample) the blank rows are grouped by their pair of strata (their rows, sum and squares of
+y), and the rows with x add each stratum's squares of y; with the cells' sums that gives
+each stratum's sum and squares of ``y - pd(x)`` once the curve is known
+(:func:`missing_effect_of_sums`).
 
 The honest strata come from two trees, each grown on half the rows with x; a blank row took
 no part in growing either, so it is placed by both and compared with the rows each tree
@@ -111,18 +113,83 @@ def missing_effect(leaf: np.ndarray, resid: np.ndarray, placed: np.ndarray,
         cells = np.flatnonzero(n_m > 0)
         dof_m = y.size - cells.size
         var_m = (float(np.sum((y - mean_m[where]) ** 2)) / dof_m if dof_m > 0 else var_p)
-        w = n_m[cells]
-        d = mean_m[cells] - mean_p[cells]
-        estimates.append(float(w @ d / w.sum()))
-        errors.append(float(np.sqrt(np.sum(w**2 * (var_m / w + var_p / n_p[cells])))
-                            / w.sum()))
-        weights.append(float(w.sum()))
+        found = _in_strata(n_m[cells], mean_m[cells] - mean_p[cells], var_m, var_p,
+                           n_p[cells])
+        for into, value in zip((estimates, errors, weights), found, strict=True):
+            into.append(value)
         strata += cells.size
+    return _averaged(estimates, errors, weights, m, int(compared.sum()), strata)
+
+
+def _in_strata(w: np.ndarray, d: np.ndarray, var_m: float, var_p: float, n_p: np.ndarray
+               ) -> tuple[float, float, float]:
+    """One tree's comparison: the strata's differences ``d`` of means (blank rows less rows
+    with a value) weighted by their blank rows ``w``, its standard error from the pooled
+    variances and the strata's rows with a value ``n_p``, and its weight."""
+    return (float(w @ d / w.sum()),
+            float(np.sqrt(np.sum(w**2 * (var_m / w + var_p / n_p))) / w.sum()),
+            float(w.sum()))
+
+
+def _averaged(estimates: list[float], errors: list[float], weights: list[float], m: int,
+              compared: int, strata: int) -> MissingEffect:
+    """The trees' comparisons averaged by their blank rows (the errors: their mean, the
+    bound for two fully correlated estimates)."""
     if not estimates:
         return MissingEffect(np.nan, np.nan, m, 0, 0)
     share = np.asarray(weights) / np.sum(weights)
     return MissingEffect(float(share @ np.asarray(estimates)), float(np.mean(errors)), m,
-                         int(compared.sum()), strata)
+                         compared, strata)
+
+
+def missing_effect_of_sums(leaf: np.ndarray, n_p: np.ndarray, sum_p: np.ndarray,
+                           ss_p: np.ndarray, placed: np.ndarray, blank: np.ndarray
+                           ) -> MissingEffect:
+    """:func:`missing_effect` from sums, as a pass over chunks adds them up
+    (engine/stages.py): the same comparison, inside the same strata.
+
+    Parameters
+    ----------
+    leaf : int array (k,)
+        The strata's keys, ascending.
+    n_p, sum_p, ss_p : arrays (k,)
+        Each stratum's rows with a value, the sum of their ``y - pd(x)`` and its squares
+        about their mean.
+    placed : int array (g, t)
+        Groups of blank rows by their stratum key in each of the ``t`` trees.
+    blank : float array (3, g)
+        Each group's rows, sum of y and sum of squares of y about its mean.
+    """
+    m = int(blank[0].sum()) if blank.size else 0
+    if m == 0 or not np.any(n_p > 0):
+        return MissingEffect(np.nan, np.nan, m, 0, 0)
+    mean_p = sum_p / np.maximum(n_p, 1)
+    dof_p = int(n_p.sum()) - int(np.count_nonzero(n_p))
+    var_p = float(ss_p.sum()) / dof_p if dof_p > 0 else np.nan
+    columns = [placed[:, 0]] if np.array_equal(placed[:, 0], placed[:, -1]) else list(placed.T)
+    estimates, errors, weights = [], [], []
+    compared = np.zeros(placed.shape[0], bool)
+    strata = 0
+    for keys in columns:
+        at = np.minimum(np.searchsorted(leaf, keys), leaf.size - 1)
+        ok = (leaf[at] == keys) & (n_p[at] > 0)
+        if not ok.any():
+            continue
+        compared |= ok
+        cells, where = np.unique(at[ok], return_inverse=True)
+        n_m = np.bincount(where, weights=blank[0][ok])
+        total = np.bincount(where, weights=blank[1][ok])
+        mean_m = total / n_m
+        # Each group's squares about the stratum's mean of blank rows (Chan et al.).
+        shift = blank[1][ok] / blank[0][ok] - mean_m[where]
+        ss_m = float(np.sum(blank[2][ok] + blank[0][ok] * shift * shift))
+        dof_m = int(n_m.sum()) - cells.size
+        var_m = ss_m / dof_m if dof_m > 0 else var_p
+        found = _in_strata(n_m, mean_m - mean_p[cells], var_m, var_p, n_p[cells])
+        for into, value in zip((estimates, errors, weights), found, strict=True):
+            into.append(value)
+        strata += cells.size
+    return _averaged(estimates, errors, weights, m, int(blank[0][compared].sum()), strata)
 
 
 @dataclass(frozen=True)
@@ -158,14 +225,16 @@ class Blanks:
         """``attrs["missing"]`` from the rows with x less the curve at their x, ``resid``;
         None when fewer than :data:`MIN_BLANK_ROWS` blank rows met rows with x in a
         stratum."""
-        found = missing_effect(self.leaf, resid, self.placed, self.y)
-        return (missing_attrs(found, y_scale, limits) if found.compared >= MIN_BLANK_ROWS
-                else None)
+        return missing_attrs(missing_effect(self.leaf, resid, self.placed, self.y), y_scale,
+                             limits)
 
 
 def missing_attrs(effect: MissingEffect, y_scale: float,
-                  limits: tuple[float, float] | None) -> dict[str, Any]:
-    """``attrs["missing"]`` of a curve: the blank row's numbers in the target's units."""
+                  limits: tuple[float, float] | None) -> dict[str, Any] | None:
+    """``attrs["missing"]`` of a curve: the blank row's numbers in the target's units; None
+    when fewer than :data:`MIN_BLANK_ROWS` blank rows met rows with x in a stratum."""
+    if effect.compared < MIN_BLANK_ROWS:
+        return None
     low, high = effect.band(limits)
     value = effect.pd if limits is None else float(np.clip(effect.pd, *limits))
     return {"pd": value * y_scale, "low": low * y_scale, "high": high * y_scale,

@@ -83,7 +83,13 @@ from ._finish import (
 )
 from ._fit import _adjustment, _rows_for, _table
 from ._leaks import Leak
-from ._missing import Blanks, with_missing_category, with_missing_row
+from ._missing import (
+    Blanks,
+    missing_attrs,
+    missing_effect_of_sums,
+    with_missing_category,
+    with_missing_row,
+)
 from ._numeric import (
     SlopeField,
     _counting_order,
@@ -225,6 +231,9 @@ class Strata:
     # order, and the positions of those shown; the cells sum each class's indicator.
     classes: list[Any] | None = None
     shown: list[int] | None = None
+    # The sample's mean target (engine units): the pass's squares of y are about it, so
+    # the finish's squares of y - pd(x) per stratum lose few digits (strata of a sample).
+    y_shift: float = 0.0
 
     @property
     def adjusted(self) -> bool:
@@ -268,6 +277,13 @@ class Partial:
     n_target: int = 0  # rows with a target value (with or without x)
     bin_x: np.ndarray | None = None  # (bins,) each x bin's sum of x (strata from a sample)
     class_n: np.ndarray | None = None  # (classes,) rows of each class (with or without x)
+    # Strata fitted on a sample (engine/_missing.py): each stratum's sum of squares of y
+    # about Strata.y_shift (as leaf_key), and the blank rows (a target, no x) grouped by
+    # their strata in the two trees (key of tree 0 << 32 | key of tree 1, ascending) with
+    # each group's rows, sum of y and squares of y about its mean.
+    leaf_y2: np.ndarray | None = None
+    blank_key: np.ndarray | None = None
+    blank_sums: np.ndarray | None = None
 
     def __add__(self, other: Partial | int) -> Partial:
         if isinstance(other, int) and other == 0:
@@ -334,10 +350,15 @@ class Partial:
             self.cell_sums = np.insert(self.cell_sums, where, other.cell_sums[:, new], axis=1)
         at, hit = _matches(self.leaf_key, other.leaf_key)
         np.minimum.at(self.leaf_first, at[hit], other.leaf_first[hit])
+        squares = self.leaf_y2 is not None and other.leaf_y2 is not None
+        if squares:
+            self.leaf_y2[at[hit]] += other.leaf_y2[hit]
         if not hit.all():
             where = at[~hit]
             self.leaf_key = np.insert(self.leaf_key, where, other.leaf_key[~hit])
             self.leaf_first = np.insert(self.leaf_first, where, other.leaf_first[~hit])
+            if squares:
+                self.leaf_y2 = np.insert(self.leaf_y2, where, other.leaf_y2[~hit])
         n = self.y_n + other.y_n
         if self.y_n == 0 or other.y_n == 0:
             if self.y_n == 0:
@@ -357,14 +378,53 @@ class Partial:
             self.bin_x += other.bin_x
         if self.class_n is not None and other.class_n is not None:
             self.class_n += other.class_n
+        self.blank_key, self.blank_sums = _blank_merged(self, other)
         return self
 
     def _copy(self) -> Partial:
         """A Partial whose arrays are its own (for ``+``, which leaves both parts alone)."""
         return replace(self, **{name: getattr(self, name).copy() for name in (
             "cell_key", "cell_rows", "cell_sums", "leaf_key", "leaf_first")},
-            bin_x=None if self.bin_x is None else self.bin_x.copy(),
-            class_n=None if self.class_n is None else self.class_n.copy())
+            **{name: None if getattr(self, name) is None else getattr(self, name).copy()
+               for name in ("bin_x", "class_n", "leaf_y2", "blank_key", "blank_sums")})
+
+
+def _blank_merged(a: Partial, b: Partial) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The blank rows' groups of two Partials added: rows and sums add, the squares about
+    each group's mean merge (Chan et al.)."""
+    if b.blank_key is None or not b.blank_key.size:
+        return a.blank_key, a.blank_sums
+    if a.blank_key is None or not a.blank_key.size:
+        return b.blank_key.copy(), b.blank_sums.copy()
+    keys, where = np.unique(np.r_[a.blank_key, b.blank_key], return_inverse=True)
+    both = np.concatenate([a.blank_sums, b.blank_sums], axis=1)
+    rows = np.bincount(where, weights=both[0], minlength=keys.size)
+    total = np.bincount(where, weights=both[1], minlength=keys.size)
+    shift = both[1] / both[0] - (total / rows)[where]
+    squares = np.bincount(where, weights=both[2] + both[0] * shift * shift,
+                          minlength=keys.size)
+    return keys, np.vstack([rows, total, squares])
+
+
+def _blank_sums(strata: Strata, rows: pd.DataFrame, y: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The blank rows of a chunk (``rows``, their target ``y``) placed by both trees (they
+    grew neither) and grouped by the pair of strata: :attr:`Partial.blank_key` and
+    ``blank_sums``."""
+    if not y.size:
+        return np.zeros(0, np.int64), np.zeros((3, 0))
+    xb = bin_frame(rows, strata.columns, strata.encoders)
+    placement = strata.placement
+    first = placement.keys(xb, np.zeros(y.size, np.int64))
+    second = (first if placement.in_a is None
+              else placement.keys(xb, np.ones(y.size, np.int64)))
+    keys, where = np.unique((first << np.int64(32)) | second, return_inverse=True)
+    where = where.reshape(-1)
+    n = np.bincount(where, minlength=keys.size).astype(np.float64)
+    total = np.bincount(where, weights=y, minlength=keys.size)
+    d = y - (total / n)[where]
+    return keys, np.vstack([n, total, np.bincount(where, weights=d * d,
+                                                  minlength=keys.size)])
 
 
 def _added(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
@@ -586,6 +646,7 @@ def _fit(table: Table, feature: str, p: Settings, *, ids: np.ndarray | None = No
         None if part is None else check_ends(x_sorted), trials,
     )
     strata.size_se = size_se
+    strata.y_shift = float(np.mean(rows.y))
     # The sample's own pass keys its strata by their labels (the same strata as the trees'
     # keys, already in the finish's order).
     strata._rows = {"ids": positions, "x": x, "y": rows.y, "keys": leaf, "part": part,
@@ -676,6 +737,10 @@ def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
     else:
         x = as_float(chunk[strata.feature]) / strata.x_scale
         use = np.flatnonzero(~np.isnan(y) & ~np.isnan(x))
+    blank = None
+    if _compares_blanks(strata):  # rows with a target and no x, for the "(missing)" row
+        at = np.flatnonzero(~np.isnan(y) & np.isnan(x))
+        blank = _blank_sums(strata, chunk.iloc[at], y[at])
     ids, x, y = ids[use], x[use], y[use]
     at = np.searchsorted(strata.sample_ids, ids)
     inside = at < strata.sample_ids.size
@@ -707,7 +772,16 @@ def pass_chunk(strata: Strata, chunk: pd.DataFrame) -> Partial:
         xi = np.searchsorted(strata.grid, x) if strata.exact else _x_bins(strata.grid, x)
         found = _reduce(strata, ids, x, y, keys, part, xi, *counts, code=code)
     found.class_n = class_n
+    if blank is not None:
+        found.blank_key, found.blank_sums = blank
     return found
+
+
+def _compares_blanks(strata: Strata) -> bool:
+    """Whether the pass adds up the blank rows for the "(missing)" row: a numeric feature's
+    strata fitted on a sample (a sample that is the whole input places them at stage 1,
+    as in memory: ``Strata.blanks``)."""
+    return strata.kind == NUMERIC and not strata.exact and strata.classes is None
 
 
 def _pass_sample(strata: Strata) -> Partial:
@@ -741,11 +815,12 @@ def _reduce(strata: Strata, ids: np.ndarray, x: np.ndarray, y: np.ndarray, keys:
     bins = np.int64(strata.grid.size)
     bin_x = (None if strata.exact
              else np.bincount(xi, weights=x, minlength=int(bins)).astype(np.float64))
+    squares = _compares_blanks(strata)
     if n == 0:
         return Partial(n_rows, n_missing, np.zeros(0, np.int64), np.zeros(0, np.int64),
                        np.zeros((n_sums, 0)), np.zeros(0, np.int64),
                        np.zeros(0, np.int64), 0, 0.0, 0.0, 0.0, 0, n_target=n_target,
-                       bin_x=bin_x)
+                       bin_x=bin_x, leaf_y2=np.zeros(0) if squares else None)
     order = _cell_order(keys, xi, int(bins))
     sorted_key = keys[order] * bins + xi[order]
     start = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
@@ -760,13 +835,18 @@ def _reduce(strata: Strata, ids: np.ndarray, x: np.ndarray, y: np.ndarray, keys:
     leaf_start = np.flatnonzero(np.r_[True, sorted_leaf[1:] != sorted_leaf[:-1]])
     leaves = sorted_leaf[leaf_start]
     first = np.minimum.reduceat(ids[order], leaf_start)
+    leaf_y2 = None
+    if squares:
+        u = y[order] - strata.y_shift
+        leaf_y2 = np.add.reduceat(u * u, leaf_start)
     # The target's mean and spread as np.mean and np.std take them (one chunk: the same).
     total = np.sum(y)
     mean = total / n
     d = y - mean
     return Partial(n_rows, n_missing, sorted_key[start], np.diff(np.r_[start, n]), sums,
                    leaves, first, n, float(total), float(mean), float(np.sum(d * d)),
-                   int(np.count_nonzero(y > 0)), n_target=n_target, bin_x=bin_x)
+                   int(np.count_nonzero(y > 0)), n_target=n_target, bin_x=bin_x,
+                   leaf_y2=leaf_y2)
 
 
 def analyse(strata: Sequence[Strata], partials: Sequence[Partial],
@@ -911,6 +991,8 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
                  if (row_pd and not by_bins) or blanks is not None else None)
     blank = (None if blanks is None
              else blanks.effect(strata._rows["y"] - row_curve, y_scale, limits))
+    if blanks is None and partial.blank_key is not None:
+        blank = _blank_of_sums(strata, partial, field_, curve.x, full_pd, y_scale, limits)
     out = {
         "x": curve.x,
         "pd": full_pd,
@@ -1060,6 +1142,35 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
         return result, row_curve[inside]
     return result, np.concatenate([row_curve[inside],
                                    np.full(blank["compared"], blank["pd"] / y_scale)])
+
+
+def _blank_of_sums(strata: Strata, partial: Partial, field_: SlopeField, x: np.ndarray,
+                   full_pd: np.ndarray, y_scale: float, limits: tuple[float, float] | None
+                   ) -> dict[str, Any] | None:
+    """``attrs["missing"]`` from the sums of strata fitted on a sample: each stratum's rows
+    with x less the curve at their bin (``y - pd(x)``: its sum and squares from the cells'
+    sums and the stratum's squares of y), compared with its blank rows in each tree
+    (engine/_missing.py)."""
+    bins = np.int64(strata.grid.size)
+    cell_bin = partial.cell_key % bins
+    held = np.zeros(strata.grid.size, bool)
+    held[cell_bin] = True
+    pd_cell = np.interp(field_.ux, x, full_pd)[(np.cumsum(held) - 1)[cell_bin]]
+    leaf = np.searchsorted(partial.leaf_key, partial.cell_key // bins)
+    k = partial.leaf_key.size
+    n_c = partial.cell_rows.astype(np.float64)
+    # y - pd = (y - shift) + q: the cells' sums of y - shift, and q per cell.
+    u = partial.cell_sums[0] - n_c * strata.y_shift
+    q = strata.y_shift - pd_cell
+    n_p = np.bincount(leaf, weights=n_c, minlength=k)
+    total = np.bincount(leaf, weights=u + n_c * q, minlength=k)
+    squares = partial.leaf_y2 + np.bincount(leaf, weights=q * (2 * u + n_c * q), minlength=k)
+    ss_p = np.maximum(squares - total * total / np.maximum(n_p, 1), 0.0)
+    placed = np.column_stack([partial.blank_key >> np.int64(32),
+                              partial.blank_key & np.int64(0xFFFFFFFF)])
+    found = missing_effect_of_sums(partial.leaf_key, n_p, total, ss_p, placed,
+                                   partial.blank_sums)
+    return missing_attrs(found, y_scale, limits)
 
 
 def _cell_field(strata: Strata, partial: Partial, target: int | None = None,

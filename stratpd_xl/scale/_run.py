@@ -333,23 +333,7 @@ def run(rows: FileRows | DaskRows, target: str, features: Sequence[str], *,
     _drop_sample(sketch, strata)
     sums = rows.partials(strata, stages.pass_chunk)
     tables = [stages.finish(s, p) for s, p in zip(strata, sums, strict=True)]
-    return Run(tables, sketch, rows.notes + _blank_notes(target, strata, sums))
-
-
-def _blank_notes(target: str, strata: Sequence[Any], sums: Sequence[Any]) -> list[str]:
-    """One sentence per numeric feature whose rows without a value (with a target) get no
-    "(missing)" row of their own: the sums do not compare them inside the strata yet."""
-    notes = []
-    for s, total in zip(strata, sums, strict=True):
-        blank = getattr(total, "n_target", 0) - getattr(total, "y_n", 0)
-        if getattr(s, "kind", None) == "numeric" and blank > 0 and getattr(
-                s, "blanks", None) is None and getattr(s, "classes", None) is None:
-            notes.append(
-                f'{blank:,} row{"s" if blank > 1 else ""} with a value of "{target}" '
-                f'{"have" if blank > 1 else "has"} none of "{s.feature}": read in chunks, the '
-                'curve leaves them out and has no "(missing)" row for them yet (a table read '
-                "whole compares them with the other rows inside the strata)")
-    return notes
+    return Run(tables, sketch, rows.notes)
 
 
 def _band(params: dict[str, Any], sketch: stream.Sketch) -> dict[str, Any]:
@@ -465,7 +449,7 @@ def impact(data: Any, target: str, features: Iterable[str] | None = None, *,
     _drop_sample(sketch, strata)
     sums = rows.partials(strata, engine_stages.pass_chunk)
     ranking, _, _ = engine_stages.analyse(strata, sums, skipped, target=target)
-    return _noted(ranking, Run([], sketch, rows.notes + _blank_notes(target, strata, sums)))
+    return _noted(ranking, Run([], sketch, rows.notes))
 
 
 def _names(value: Any) -> list[str]:
