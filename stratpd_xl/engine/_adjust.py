@@ -348,32 +348,42 @@ def _within_grams(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarra
         gram = np.zeros((width, width))
         for start in range(0, rows.size, BLOCK_ROWS):
             block = _within_rows(own, z, y, leaf, means, rows[start:start + BLOCK_ROWS])
-            gram += block.T @ block
+            gram += block @ block.T  # the block is W's rows transposed: W'W of them
         grams.append(gram)
     return grams
 
+
+# The kernels read the columns one after another: the design is column-major (see
+# _design._design_of), and a row-major basis of a few columns reads as well either way.
 
 @njit
 def _leaf_means_kernel(own, z, y, leaf, n_leaves):  # pragma: no cover - compiled
     # The numpy path's numbers to the bit: each leaf's sums in row order, as bincount adds.
     m = own.shape[1]
     k = z.shape[1]
+    n = y.shape[0]
     width = m + k + 1
-    sums = np.zeros((n_leaves, width))
+    sums = np.zeros((width, n_leaves))
     counts = np.zeros(n_leaves, np.int64)
-    for i in range(y.shape[0]):
-        g = leaf[i]
-        counts[g] += 1
-        for j in range(m):
-            sums[g, j] += own[i, j]
-        for j in range(k):
-            sums[g, m + j] += z[i, j]
-        sums[g, width - 1] += y[i]
+    for i in range(n):
+        counts[leaf[i]] += 1
+    for j in range(m):
+        s = sums[j]
+        for i in range(n):
+            s[leaf[i]] += own[i, j]
+    for j in range(k):
+        s = sums[m + j]
+        for i in range(n):
+            s[leaf[i]] += z[i, j]
+    s = sums[width - 1]
+    for i in range(n):
+        s[leaf[i]] += y[i]
+    out = np.empty((n_leaves, width))
     for g in range(n_leaves):
         c = np.float64(max(counts[g], 1))
         for j in range(width):
-            sums[g, j] = sums[g, j] / c
-    return sums
+            out[g, j] = sums[j, g] / c
+    return out
 
 
 @njit
@@ -381,15 +391,22 @@ def _within_rows_kernel(own, z, y, leaf, means, rows):  # pragma: no cover - com
     m = own.shape[1]
     k = z.shape[1]
     width = m + k + 1
-    out = np.empty((rows.shape[0], width))
-    for r in range(rows.shape[0]):
+    nr = rows.shape[0]
+    out = np.empty((width, nr))
+    for j in range(m):
+        o = out[j]
+        for r in range(nr):
+            i = rows[r]
+            o[r] = own[i, j] - means[leaf[i], j]
+    for j in range(k):
+        o = out[m + j]
+        for r in range(nr):
+            i = rows[r]
+            o[r] = z[i, j] - means[leaf[i], m + j]
+    o = out[width - 1]
+    for r in range(nr):
         i = rows[r]
-        g = leaf[i]
-        for j in range(m):
-            out[r, j] = own[i, j] - means[g, j]
-        for j in range(k):
-            out[r, m + j] = z[i, j] - means[g, m + j]
-        out[r, width - 1] = y[i] - means[g, width - 1]
+        o[r] = y[i] - means[leaf[i], width - 1]
     return out
 
 
@@ -408,12 +425,15 @@ def _leaf_means(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray
 
 def _within_rows(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray,
                  means: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The rows ``rows`` of ``[own | z | y]`` minus their leaf's means."""
+    """The rows ``rows`` of ``[own | z | y]`` minus their leaf's means, transposed (one
+    row per column, C order), as both backends give them."""
     if get_backend(y.shape[0]) == "numba":
         return _within_rows_kernel(own, z, y, np.ascontiguousarray(leaf, np.int64), means,
                                    np.ascontiguousarray(rows, np.int64))
     at = means[leaf[rows]]
-    return np.column_stack([own[rows], z[rows], y[rows]]) - at
+    out = np.empty((means.shape[1], rows.size))
+    np.subtract(np.column_stack([own[rows], z[rows], y[rows]]).T, at.T, out=out)
+    return out
 
 
 def _sse(gram: np.ndarray, c: np.ndarray) -> float:
