@@ -392,11 +392,17 @@ def test_the_scoring_table_example_explains_a_model_from_its_predictions(tmp_pat
     import importlib.util
     from pathlib import Path
 
+    from threadpoolctl import threadpool_limits
+
     path = Path(__file__).resolve().parents[1] / "docs" / "explain_a_model.py"
     spec = importlib.util.spec_from_file_location("explain_a_model", path)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    example.main(tmp_path, rows=3000)
+    # The example's model fitted in one OpenMP thread, as the package fits its own
+    # (model._fit.one_thread): with another test process on the other core, two threads spun
+    # 41 s of CPU (224 s wall at load 14) on a fit that takes 0.2 s in one.
+    with threadpool_limits(1, user_api="openmp"):
+        example.main(tmp_path, rows=3000)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "carat   model's effect   the data's effect"
     model_2ct, data_2ct = (float(v.replace(",", "")) for v in out[4].split()[1:])
