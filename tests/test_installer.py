@@ -469,8 +469,10 @@ def test_from_pypi_before_publication_says_what_to_do_instead(home, capsys):
 
 
 def _run_mac(home: Path, *args: str, **env_extra: str) -> subprocess.CompletedProcess:
+    # numba's cache is the suite's (tests/conftest.py): without it the installer's warm-up
+    # compiled the engine afresh into __pycache__ beside the checkout's modules.
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1",
-           **env_extra}
+           "NUMBA_CACHE_DIR": os.environ["NUMBA_CACHE_DIR"], **env_extra}
     return subprocess.run(["bash", str(MAC_SCRIPT), *args], capture_output=True, text=True, env=env)
 
 
