@@ -515,17 +515,26 @@ def test_a_chart_that_cannot_be_placed_is_reported_and_tables_are_written():
     )
 
 
+def _columns(rows: list[list[Any]], *names: str) -> list[list[Any]]:
+    """The selection narrowed to the named columns, in that order."""
+    idx = [rows[0].index(name) for name in names]
+    return [[row[i] for i in idx] for row in rows]
+
+
 def test_workbook_names_set_trials_and_positive():
     # StratPD_trials: 1 gives no band (the button's default, the report's, gives one);
-    # StratPD_positive: the value of a text target that counts.
+    # StratPD_positive: the value of a text target that counts.  Four columns, not ten: the
+    # names act on every feature alike, and each of the 9 features costs a picture.
+    rows = _columns(_diamonds(300), "carat", "cut", "depth", "price")
     one = FakeBook(names=[FakeName("StratPD_trials", "=1")])
-    new = one.sheets[ribbon.analyse_selection(one, _diamonds(300))]
+    new = one.sheets[ribbon.analyse_selection(one, rows)]
     assert not any(v == BAND_LOW for v in new.cells.values())
     three = FakeBook(names=[FakeName("StratPD_trials", "=Data!$L$1", 3.0)])
-    new = three.sheets[ribbon.analyse_selection(three, _diamonds(300))]
+    new = three.sheets[ribbon.analyse_selection(three, rows)]
     assert any(v == BAND_LOW for v in new.cells.values())
     colours = FakeBook(names=[FakeName("StratPD_positive", '="E"')])
-    name = ribbon.analyse_selection(colours, _diamonds(300, last="color"))
+    name = ribbon.analyse_selection(
+        colours, _columns(_diamonds(300), "carat", "cut", "depth", "color"))
     assert name == "StratPD color"
     told = FakeBook()
     with pytest.raises(StratPDInputError, match="with the name StratPD_positive, e.g. "):
