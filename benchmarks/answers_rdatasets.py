@@ -17,6 +17,12 @@ It prints one line per table:
 - ``ids``: columns left out as identifiers (row names, keys); each one is to be read;
 - ``thin``: features ranked thin (under 20 % of the rows), and how many of them are in the
   top 5 (0 unless fewer than 5 features are well backed);
+- ``tied``: features whose own note says the data cannot show their effect with the
+  other columns held fixed (a ``duplicate`` note: almost exactly a linear function of other
+  columns, or barely varying inside the strata), and how many of them the ranking puts in
+  its top 5 without setting them apart (``evidence`` empty; must be 0); ``dup``: those
+  notes (one per group of tied columns);
+- ``head``: the ranking's first feature;
 - ``keys``: ranked features that are keys (a name of an id, or a key labelled in
   ``identifiers_rdatasets.KEYS``; must be 0); ``unmarked``: features of the top 5 present in
   under 20 % of the rows with a target value and not marked thin (must be 0); ``longest``:
@@ -107,6 +113,10 @@ class Row:
     few: int = 0
     thin_said: int = 0
     keys: list[str] = field(default_factory=list)
+    tied: int = 0
+    tied_top: int = 0
+    duplicates: int = 0
+    head: str = ""
     unmarked: int = 0
     longest: int = 0
     report: str = "-"
@@ -180,6 +190,13 @@ def one(package: str, item: str, target: str, folder: Path, report: bool) -> Row
     row.thin = len(thin)
     row.thin_top = sum(1 for r in ranking[:5] if r.get("thin"))
     row.keys = [r["feature"] for r in ranking if _key(row.table, r["feature"], frame)]
+    duplicates = [d for d in payload["note_details"] if d["kind"] == "duplicate"
+                  and ("linear function" in d["note"] or "barely var" in d["note"])]
+    tied = {f for d in duplicates for f in d["features"].split(", ") if f}
+    row.duplicates = len(duplicates)
+    row.tied = len(tied)
+    row.tied_top = sum(1 for r in ranking[:5] if r["feature"] in tied and not r.get("evidence"))
+    row.head = ranking[0]["feature"] if ranking else ""
     present = frame.loc[frame[target].notna()]
     row.unmarked = sum(1 for r in ranking[:5] if r["feature"] in present.columns
                        and present[r["feature"]].notna().mean() < 0.2 and not r.get("thin"))
@@ -224,8 +241,10 @@ def main() -> None:
     chosen = [t for t in TABLES if not args.only or t[1] in args.only.split(",")]
     print(f"load {os.getloadavg()[0]:.1f} at the start")
     print("| table | rows x cols | target | notes | shown | longest | ids left out | keys "
-          "| thin (top 5) | unmarked | sent | few | thin! | report | s |")
-    print("|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|---:|", flush=True)
+          "| thin (top 5) | unmarked | dup | tied (top 5) | head | sent | few | thin! | report "
+          "| s |")
+    print("|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---:|",
+          flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for package, item, target in chosen:
@@ -236,7 +255,9 @@ def main() -> None:
                 continue
             print(f"| {r.table} | {r.shape} | {r.target} | {r.notes} | {r.shown} | "
                   f"{r.longest} | {', '.join(r.ids) or '-'} | {', '.join(r.keys) or '-'} | "
-                  f"{r.thin} ({r.thin_top}) | {r.unmarked} | {len(r.sentences)} | "
+                  f"{r.thin} ({r.thin_top}) | {r.unmarked} | {r.duplicates} | "
+                  f"{r.tied} ({r.tied_top}) | "
+                  f"{r.head} | {len(r.sentences)} | "
                   f"{r.few} | {r.thin_said} | {r.report} | {r.seconds:.0f} |", flush=True)
     print(f"load {os.getloadavg()[0]:.1f} at the end")
     ok = [r for r in rows if not r.error]
@@ -245,7 +266,9 @@ def main() -> None:
           f"{max((r.shown for r in ok), default=0)}; sentences citing < 20 rows "
           f"{sum(r.few for r in ok)}; about thin features {sum(r.thin_said for r in ok)}; "
           f"thin in a top 5 {sum(r.thin_top for r in ok)}; unmarked in a top 5 "
-          f"{sum(r.unmarked for r in ok)}; keys ranked {sum(len(r.keys) for r in ok)}; "
+          f"{sum(r.unmarked for r in ok)}; tied features {sum(r.tied for r in ok)} in "
+          f"{sum(r.duplicates for r in ok)} notes, unmarked in a top 5 "
+          f"{sum(r.tied_top for r in ok)}; keys ranked {sum(len(r.keys) for r in ok)}; "
           f"longest note line {max((r.longest for r in ok), default=0)}; reports not ok "
           f"{sum(r.report not in ('ok', '-') for r in ok)}")
     for r in ok:

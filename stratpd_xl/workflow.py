@@ -63,6 +63,14 @@ def _model_left_out(left_out: Mapping[str, str]) -> list[Note]:
     return model_left_out(left_out)
 
 
+def _by_evidence(ranking: pd.DataFrame, notes: Sequence[str]) -> pd.DataFrame:
+    """The ranking with its evidence column, set-apart features last
+    (:func:`stratpd_xl.presentation.evidence.ranked_by_evidence`)."""
+    from .presentation.evidence import ranked_by_evidence
+
+    return ranked_by_evidence(ranking, notes)
+
+
 def note_list(notes: Sequence[str], ranking: pd.DataFrame | None = None) -> list[Note]:
     """The notes of one result, each fact once and ranked
     (:func:`stratpd_xl.presentation.notes.collect`)."""
@@ -548,6 +556,10 @@ def analysis(
             f'no column gave a curve for "{problem.target}" ({reasons}); '
             "try a smaller min_samples_leaf or add rows"
         )
+    # The ranking knows its evidence: features the data cannot show (tied to other columns)
+    # or back with few rows (thin) come after the others, the evidence column saying why.
+    ranking = _by_evidence(result.impact, [w for c in result.curves.values()
+                                           for w in c.attrs.get("warnings") or []])
     notes = list(problem.notes)
     notes += [Note(f'skipped "{f}": {why}', "skipped", columns=[f], features=[f])
               for f, why in result.skipped.items()]
@@ -557,15 +569,15 @@ def analysis(
     for name, table in result.curves.items():
         notes += [n for n in _curve_notes(name, table, None)
                   if not (getattr(n, "kind", "") == "leak" and "leak" in n.facts)]
-    notes += _thin_notes(result.impact, len(frame))
+    notes += _thin_notes(ranking, len(frame))
     notes = _with_evidence(notes, problem)
     answer = AnalysisResult(
-        result.impact, result.curves, problem.target, dict(result.skipped),
+        ranking, result.curves, problem.target, dict(result.skipped),
         problem.left_out, notes, len(frame),
     )
     notes += unbacked_notes(answer)
     # Each fact once (a column's gaps once, not once per feature), the ones that matter first.
-    notes = note_list(notes, result.impact)
+    notes = note_list(notes, ranking)
     return dataclasses.replace(answer, notes=notes, findings=findings(answer))
 
 
@@ -634,6 +646,7 @@ def scaled_analysis(
     notes = [_classes_note(target_name)] if _wants(classes) else []
     notes += [Note.of(n, "reading") for n in ranking.attrs.get("reading_notes") or []]
     notes += list(ranking.attrs.get("warnings") or [])
+    ranking = _by_evidence(ranking, notes)
     rows = (ranking.attrs.get("scale") or {}).get("rows_read", 0)
     return AnalysisResult(ranking, {}, target_name, notes=note_list(notes), n_rows=rows)
 
@@ -928,7 +941,9 @@ def findings(result: AnalysisResult, top: int = TOP_FINDINGS) -> list[Finding]:
     A categorical feature none of whose contrasts is well backed (no two categories of 20
     rows: a county, a country, a code column read as text) leads no sentence, whatever its
     place in the ranking: its impact rests on categories of a few rows each
-    (:func:`unbacked_notes` says so).
+    (:func:`unbacked_notes` says so); nor does a feature the ranking sets apart as tied
+    (:mod:`stratpd_xl.presentation.evidence`), whose effect the data cannot show with the
+    other columns held fixed.
     """
     out: list[Finding] = []
     for f in _ranked_findings(result):
@@ -939,13 +954,23 @@ def findings(result: AnalysisResult, top: int = TOP_FINDINGS) -> list[Finding]:
     return out
 
 
+def _tied(result: AnalysisResult) -> set[str]:
+    from .presentation.evidence import tied
+
+    return tied(result.impact)
+
+
 def _ranked_findings(result: AnalysisResult) -> Iterator[Finding]:
+    """The findings in the ranking's order, without the features it sets apart as tied:
+    the data cannot show their effects with the other columns held fixed, which is what
+    a sentence says ("other columns held alike")."""
     ranking = result.impact
+    tied = _tied(result)
     for rank, (name, share) in enumerate(
         zip(ranking["feature"].astype(str), ranking["share"], strict=True), start=1
     ):
         curve_ = result.curves.get(name)
-        if curve_ is None:
+        if curve_ is None or name in tied:
             continue
         f = finding(curve_, rank=rank, share=float(share) if np.isfinite(share) else None)
         if f is not None:

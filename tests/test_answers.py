@@ -179,7 +179,8 @@ def test_stdin_json_and_quiet(csv_path, monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert err == ""  # quiet: no progress, notes or conclusion
     answer = json.loads(out)
-    assert answer["columns"] == ["feature", "kind", "impact", "share", "rows", "thin"]
+    assert answer["columns"] == ["feature", "kind", "impact", "share", "rows", "thin",
+                                 "evidence"]
     assert [r["feature"] for r in answer["rows"]][:2] == ["garden", "area"]
     assert answer["attrs"]["target"] == "price"
     assert answer["conclusion"][0].startswith("price depends most on garden")
@@ -234,7 +235,8 @@ def test_the_data_strip_counts_rows_at_every_value():
 def test_the_printed_table_reads_like_the_workbook(csv_path, capsys):
     assert main(["impact", str(csv_path), "-t", "price", "-q"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["feature", "kind", "impact", "share", "rows", "thin"]
+    assert lines[0].split() == ["feature", "kind", "impact", "share", "rows", "thin",
+                                "evidence"]
     shares = [line.split()[3] for line in lines[1:]]
     assert all(s.endswith("%") for s in shares)  # 57.4%, not 0.573912
     assert sum(float(s[:-1]) for s in shares) == pytest.approx(100, abs=0.5)

@@ -149,7 +149,8 @@ def test_impact_ranks_the_features(csv_path, tmp_path, capsys):
     code, out, err = run(["impact", csv_path, "-t", "price", "--seed", "0"], capsys)
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].split() == ["feature", "kind", "impact", "share", "rows", "thin"]
+    assert lines[0].split() == ["feature", "kind", "impact", "share", "rows", "thin",
+                                "evidence"]
     ranked = [ln.split()[0] for ln in lines[1:]]
     assert sorted(ranked) == ["area", "garden", "rooms"]
     assert ranked[-1] == "rooms"  # price does not depend on rooms given area
@@ -603,7 +604,7 @@ def test_curve_warns_when_other_columns_duplicate_the_feature(tmp_path, capsys):
     assert 'note: "area" barely varies inside the strata' in err
     code, out, err = run(["report", path, "-t", "price", "--seed", "0",
                           "-o", tmp_path / "r.xlsx"], capsys)
-    assert code == 0 and "barely varies" in err
+    assert code == 0 and '"area" and "area_sqft" are tied: each barely varies' in err
 
 
 # --------------------------------------------------------------------------- curve size

@@ -360,11 +360,17 @@ def test_blank_or_text_optional_cells(xl, cells):
 
 def test_stratimpact_ranks_columns(xl, cells):
     out = call_like_excel(xl, xl.udfs.STRATIMPACT, cells, "price")
-    assert out[0] == ["feature", "kind", "impact", "share", "rows", "thin"]
+    assert out[0] == ["feature", "kind", "impact", "share", "rows", "thin",
+                      "evidence"]
     features = [r[0] for r in out[1:]]
     assert sorted(features) == sorted(c for c in cells[0] if c != "price")
-    impacts = [r[2] for r in out[1:]]
-    assert impacts == sorted(impacts, reverse=True)
+    # Largest first among the features whose effects the data show, then those set apart
+    # (carat and x, y, z carry the same size: tied), each group by impact.
+    shown = [r[2] for r in out[1:] if r[6] == ""]
+    apart = [r[2] for r in out[1:] if r[6] != ""]
+    assert [r[2] for r in out[1:]] == shown + apart
+    assert shown == sorted(shown, reverse=True) and apart == sorted(apart, reverse=True)
+    assert next(r[6] for r in out[1:] if r[0] == "carat").startswith("tied to ")
     assert abs(sum(r[3] for r in out[1:]) - 1.0) < 1e-9
     bad = call_like_excel(xl, xl.udfs.STRATIMPACT, cells, "colour")
     assert bad[0][0].startswith('STRATIMPACT: target column "colour" not found')
@@ -399,7 +405,7 @@ def test_plain_python_with_a_dataframe_and_no_caller(xl, cells):
     out = xl.udfs.STRATPD(frame, "price", "carat")
     assert out == call_like_excel(xl, xl.udfs.STRATPD, cells, "price", "carat")
     assert xl.udfs.STRATIMPACT(frame, "price")[0] == ["feature", "kind", "impact", "share",
-                                                       "rows", "thin"]
+                                                       "rows", "thin", "evidence"]
 
 
 def test_recalculation_is_served_from_the_cache(xl, cells, monkeypatch):
@@ -634,7 +640,8 @@ def test_template_formulas_compute_from_its_own_data(xl):
     data = book["Data"]
     assert data.max_row == 5001 and data.cell(1, data.max_column).value == "price"
     expected_header = {
-        "Impact": ["feature", "kind", "impact", "share", "rows", "thin"],
+        "Impact": ["feature", "kind", "impact", "share", "rows", "thin",
+                   "evidence"],
         # carat has more distinct values than max_points, so its curve is summarised.
         "Carat": ["carat", "partial dependence", "slopes averaged", "values summarised"],
         "Cut": ["cut", "partial dependence", "rows", BAND_LOW, BAND_HIGH, ALL_LOW, ALL_HIGH],
@@ -710,7 +717,8 @@ def test_formulas_work_on_ranges_with_dates_times_booleans_and_errors(xl, cells,
     again = call_like_excel(xl, xl.udfs.STRATPD, data, "price", "carat")
     assert again == curve  # served from the cache, keyed on the dates too
     ranked = call_like_excel(xl, xl.udfs.STRATIMPACT, data, "price")
-    assert ranked[0] == ["feature", "kind", "impact", "share", "rows", "thin"], ranked[:2]
+    assert ranked[0] == ["feature", "kind", "impact", "share", "rows", "thin",
+                         "evidence"], ranked[:2]
     assert len(ranked) > 5
 
 
@@ -862,7 +870,8 @@ def test_every_formula_takes_a_mixed_column_anywhere_and_as_any_argument(xl, cel
     if kind == "date":  # dates are no numbers to explain (a time of day is a fraction)
         assert len(out) == 1 and str(out[0][0]).startswith("STRATIMPACT: "), out[:2]
     else:
-        assert out[0] == ["feature", "kind", "impact", "share", "rows", "thin"], out[:2]
+        assert out[0] == ["feature", "kind", "impact", "share", "rows", "thin",
+                          "evidence"], out[:2]
 
 
 def test_every_formula_says_a_constant_target_has_nothing_to_explain(xl, cells):

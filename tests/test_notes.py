@@ -80,10 +80,11 @@ def test_a_column_s_gaps_are_one_note_for_every_feature_they_touch():
     assert f"moves with {len(porch.features)} of the features" in porch
     # every sentence once, and the one that can move a top feature's number most first
     assert len(set(result.notes)) == len(result.notes)
-    top = set(result.impact["feature"].head(5))
+    # The sum and its two parts are one group of tied columns, set apart from the ranking's
+    # head, and that note comes first.
     first = result.notes[0]
-    assert first.kind == "duplicate" and set(first.features) & top
-    assert set(first.columns) == {"x0", "x1"} or first.features[0] in {"x0", "x1"}
+    assert first.kind == "duplicate" and set(first.columns) == {"sum", "x0", "x1"}
+    assert first.facts["head"] and not set(first.features) & set(result.impact["feature"][:5])
 
 
 def test_only_features_the_ranking_marks_thin_are_said_to_be_ranked_after():
@@ -99,7 +100,7 @@ def test_only_features_the_ranking_marks_thin_are_said_to_be_ranked_after():
                                                                      n_trials=1))
     marked = set(result.impact.loc[result.impact["thin"], "feature"])
     assert marked == {"porch", "pool"}
-    ranked = [n for n in result.notes if "ranked after" in n]
+    ranked = [n for n in result.notes if "ranked after" in n and n.kind == "thin"]
     assert len(ranked) == 1 and set(ranked[0].features) == marked, ranked
     small = [n for n in result.notes if n.kind == "thin" and n not in ranked]
     assert len(small) == 1 and small[0].startswith("with 800 rows the changes of ")
@@ -202,8 +203,9 @@ def test_the_report_has_a_notes_sheet_with_every_note_once_and_a_filter(tmp_path
     more = [v for v in summary if re.match(r'\d+ more notes?: every one is on the "Notes" '
                                            "sheet", v)]
     # The summary keeps the few that matter most, and says where the rest are.
-    assert len(on_summary) == len(notes) or more == [
-        f'{len(notes) - len(on_summary)} more notes: every one is on the "Notes" sheet']
+    n_more = len(notes) - len(on_summary)
+    assert n_more == 0 or more == [
+        f'{n_more} more note{"s" if n_more > 1 else ""}: every one is on the "Notes" sheet']
 
 
 def _sparse(n: int = 1_000, seed: int = 5) -> pd.DataFrame:
@@ -240,7 +242,8 @@ def test_the_thin_mark_is_in_every_ranking_and_said_once(tmp_path, capsys):
     _sparse().to_csv(path, index=False)
     assert main(["impact", str(path), "-t", "y"]) == 0
     header = capsys.readouterr().out.splitlines()[0].split()
-    assert header == ["feature", "kind", "impact", "share", "rows", "thin"]
+    assert header == ["feature", "kind", "impact", "share", "rows", "thin",
+                      "evidence"]
 
 
 def test_a_small_table_s_uncertain_changes_merge_by_their_rows_into_readable_notes():
@@ -272,3 +275,132 @@ def test_many_identifiers_are_one_note_that_names_a_readable_few():
     assert note.columns == tuple(f"id{i}" for i in range(12))
     assert '"id6", "id7", "id8" and 3 more' in note and "add --keep" in note
     assert len(note) < 600
+
+
+def _tied(n: int = 1_500, seed: int = 7) -> pd.DataFrame:
+    """Ames' floor areas in small: "area" is the sum of two floors and a small third part
+    (each a linear function of the others), a second sum of two parts beside it, and two
+    plain drivers; "area" moves the target most on impact alone."""
+    rng = np.random.default_rng(seed)
+    first, second, low = rng.gamma(4, 250, n), rng.gamma(2, 200, n), rng.gamma(1, 20, n)
+    bsmt_a, bsmt_b = rng.gamma(3, 150, n), rng.gamma(3, 150, n)
+    quality, age = rng.integers(1, 10, n).astype(float), rng.normal(50, 20, n)
+    frame = pd.DataFrame({"first": first, "second": second, "low": low,
+                          "area": first + second + low, "bsmt_a": bsmt_a, "bsmt_b": bsmt_b,
+                          "bsmt": bsmt_a + bsmt_b, "quality": quality, "age": age})
+    frame["y"] = (60 * frame["area"] + 20 * frame["bsmt"] + 9_000 * quality - 300 * age
+                  + rng.normal(0, 5_000, n))
+    return frame
+
+
+def test_tied_columns_are_one_note_per_group_that_names_the_group():
+    # Ames: "area", "X1st.Flr.SF" and "Total.Bsmt.SF" each had a note of its own saying it
+    # is a linear function of the others; two groups of tied columns are two notes.
+    from stratpd_xl import workflow
+
+    result = workflow.analysis(_tied(), "y")
+    ties = [n for n in result.notes if n.kind == "duplicate"]
+    assert sorted(sorted(n.columns) for n in ties) == [
+        ["area", "first", "low", "second"], ["bsmt", "bsmt_a", "bsmt_b"]]
+    floors = next(n for n in ties if "area" in n.columns)
+    assert floors.startswith('"area", ') and " are tied: " in floors
+    assert str(floors).count("linear function") == 1  # said once for the group
+    assert '"area" would rank 1st on its impact alone' in floors and floors.facts["head"]
+    # The engine's notes per feature are still there for one curve.
+    per_feature = [w for f in ("area", "first") for w in result.curves[f].attrs["warnings"]
+                   if getattr(w, "kind", "") == "duplicate"]
+    assert len(per_feature) == 2
+
+
+def test_collect_groups_tied_notes_by_the_columns_they_share():
+    from stratpd_xl.presentation.notes import collect, tied_features
+
+    def tie(feature: str, *others: str) -> Note:
+        return Note(f'"{feature}" is almost exactly a linear function of the other columns',
+                    "duplicate", columns=others, features=[feature], moves=1.0, tie="linear",
+                    r2=0.999)
+
+    barely = Note('"t" barely varies inside the strata (2.0% of its variation)', "duplicate",
+                  columns=["u"], features=["t"], moves=0.98, tie="barely", within=0.02)
+    one_category = Note('60% of the rows sit in strata holding one category of "c" only',
+                        "duplicate", columns=["d"], features=["c"], moves=0.6,
+                        tie="one category")
+    notes = collect([tie("a", "b", "c2"), tie("b", "a", "c2"), tie("p", "q"), barely,
+                     one_category])
+    groups = sorted(sorted(n.columns) for n in notes if n.kind == "duplicate")
+    # a and b: one note naming the group; a group of one note keeps the engine's words.
+    assert groups == [["a", "b", "c2"], ["d"], ["q"], ["u"]]
+    ab = next(n for n in notes if "a" in n.columns)
+    assert ab.features == ("a", "b") and ab.startswith('"a", "b" and "c2" are tied: ')
+    assert '"a" and "b" are almost exactly a linear function of the others' in ab
+    assert "99.9%" in ab and "leave out the others" in ab
+    assert barely in notes
+    # Collecting again changes nothing (a report collects an analysis's notes once more).
+    assert collect(notes) == notes
+    # What the ranking sets apart: the tied features, not one whose categories sit alone.
+    assert tied_features(notes) == {"a": ("b", "c2"), "b": ("a", "c2"), "p": ("q",),
+                                    "t": ("u",)}
+
+
+def test_a_tied_feature_never_heads_the_ranking_or_a_sentence_in_any_front_end(tmp_path,
+                                                                                 capsys):
+    # Ames: "area" headed the ranking and the first sentence ("price rises most with area
+    # ... other columns held alike") while its own note said no data show its effect with
+    # the other columns held fixed.
+    import openpyxl
+
+    from stratpd_xl import spreadsheet, workflow
+    from stratpd_xl.cli import main
+    from stratpd_xl.presentation.words import summary
+
+    frame = _tied()
+    assert sx.impact(frame, "y")["feature"].iloc[0] == "area"  # on impact alone
+    result = workflow.analysis(frame, "y")
+    ranking = result.impact
+    tied = {"area", "first", "second", "low", "bsmt", "bsmt_a", "bsmt_b"}
+    assert list(ranking["feature"][:2]) == ["quality", "age"]
+    assert set(ranking["feature"][2:]) == tied
+    assert (ranking["evidence"][:2] == "").all()
+    assert ranking.set_index("feature").loc["area", "evidence"].startswith("tied to ")
+    assert [f.feature for f in result.findings] == ["quality", "age"]
+    said, _ = summary(result.findings, result.notes, "y")
+    assert said[0][0].startswith("y rises most with quality")
+    assert any('"area" would rank 1st' in n for n in said[0][1])  # read under it
+    # The command line, the formula and the report's summary rank the same way.
+    path = tmp_path / "tied.csv"
+    frame.to_csv(path, index=False)
+    assert main(["impact", str(path), "-t", "y", "--json", "-q"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["feature"] for r in rows] == list(ranking["feature"])
+    assert rows[2]["evidence"].startswith("tied to ")
+    cells = spreadsheet.stratimpact([list(frame.columns), *frame.to_numpy().tolist()], "y")
+    assert cells[0][-1] == "evidence" and [r[0] for r in cells[1:3]] == ["quality", "age"]
+    out = tmp_path / "tied.xlsx"
+    assert main(["report", str(path), "-t", "y", "--trials", "1", "-o", str(out), "-q"]) == 0
+    summary_rows = list(openpyxl.load_workbook(out)["Summary"].iter_rows(values_only=True))
+    header = next(i for i, r in enumerate(summary_rows) if r[0] == "feature")
+    assert summary_rows[header][6] == "evidence"
+    assert [r[0] for r in summary_rows[header + 1:header + 3]] == ["quality", "age"]
+
+
+def test_ranked_by_evidence_sets_apart_tied_and_thin_features_and_says_why():
+    from stratpd_xl.presentation.evidence import ranked_by_evidence, tied
+
+    ranking = pd.DataFrame({"feature": ["area", "quality", "age", "alley"],
+                            "kind": ["numeric"] * 3 + ["categorical"],
+                            "impact": [9.0, 5.0, 2.0, 7.0], "share": [0.4, 0.2, 0.1, 0.3],
+                            "rows": [900, 900, 880, 60],
+                            "thin": [False, False, False, True]})
+    ranking.attrs = {"target": "price"}
+    note = Note('"area" is almost exactly a linear function of the other columns', "duplicate",
+                columns=["first", "second", "low", "porch"], features=["area"], moves=1.0,
+                tie="linear", r2=1.0)
+    out = ranked_by_evidence(ranking, [note, "a plain sentence"])
+    assert list(out["feature"]) == ["quality", "age", "area", "alley"]
+    assert list(out["evidence"]) == ["", "", "tied to first, second, low and 1 more",
+                                     "thin: under 20 % of the rows"]
+    assert out.attrs == {"target": "price"} and tied(out) == {"area"}
+    # Nothing tied: the engine's order and rows, the thin ones saying why.
+    plain = ranked_by_evidence(ranking, [])
+    assert list(plain["feature"]) == ["area", "quality", "age", "alley"]
+    assert tied(plain) == set() and tied(ranking) == set()

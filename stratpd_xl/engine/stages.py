@@ -1080,7 +1080,8 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
             f'"{feature}" barely varies inside the strata ({share:.1%} of its variation): the '
             f"other columns{_named(twins)} nearly determine it, so its curve rests on small "
             "differences and can be noise; leave out the columns that duplicate it (exclude)",
-            "duplicate", columns=twins, features=[feature], moves=1 - share,
+            "duplicate", columns=twins, features=[feature], moves=1 - share, tie="barely",
+            within=share,
         ))
     if r2 > CODEPENDENT_R2 and share >= LOW_WITHIN_SHARE:  # else already said above
         warnings_.append(Note(
@@ -1089,7 +1090,7 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
             "they carry the same information, "
             "so no data show its effect with them held fixed; leave out the columns that "
             "duplicate it (exclude) or analyse them together",
-            "duplicate", columns=twins, features=[feature], moves=r2,
+            "duplicate", columns=twins, features=[feature], moves=r2, tie="linear", r2=r2,
         ))
     if n_cut:
         warnings_.append(Note(
@@ -1505,6 +1506,7 @@ def _finish_categories(strata: Strata, partial: Partial, row_pd: bool = False,
             f'of "{feature}" only: the other columns{_named(twins)} nearly determine it, so its '
             "effects rest on few rows; leave out the columns that duplicate it (exclude)",
             "duplicate", columns=twins, features=[feature], moves=eff.n_ignored / n,
+            tie="one category", alone=eff.n_ignored / n,
         ))
     warnings_ += _ordered_warnings(facts.target, feature, strata.leaks, reversal,
                                    strata.gap_notes[applied])

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Mapping, Sequence
 import pandas as pd
 
 from ..schema import Note
-from .words import spoken
+from .words import _ordinal, spoken
 
-__all__ = ["SHOWN", "TOP", "collect", "model_left_out", "more_line", "notes_table", "rank_key",
-           "shown"]
+__all__ = ["SHOWN", "TOP", "UNSHOWN", "collect", "model_left_out", "more_line", "notes_table",
+           "rank_key", "shown", "tied_features"]
 
 #: Notes a front end prints or puts on a summary; the rest are on the Notes sheet / in JSON.
 SHOWN = 5
@@ -34,6 +34,13 @@ FIRST_KINDS = ("target", "leak", "identifier")
 BY_KIND = ("identifier", "few rows", "thin")
 #: Features named in a merged note's sentence (all of them on the Notes sheet).
 NAMED = 3
+#: How a near-duplicate note's feature is tied to other columns (the engine's ``tie``
+#: fact) when the data cannot show its effect with them held fixed: almost exactly a
+#: linear function of them, or barely varying inside the strata.  Such features are set
+#: apart in the ranking (:mod:`stratpd_xl.presentation.evidence`) and their notes merge into
+#: one per group of tied columns.  ("one category": most rows sit in strata holding one of
+#: its categories, so its effects rest on the others: said per feature, not set apart.)
+UNSHOWN = ("linear", "barely")
 
 
 def _quoted(names: Sequence[str], limit: int = NAMED) -> str:
@@ -129,6 +136,137 @@ def _merge_kind(group: list[Note], order: dict[str, int]) -> Note:
     return Note(text, kind, columns=columns, features=features, moves=moves)
 
 
+def _tie(note: Note) -> str:
+    """How a near-duplicate note's feature is tied: the engine's ``tie`` fact, or read from
+    its words (a note written before notes carried it)."""
+    if note.facts.get("tie"):
+        return str(note.facts["tie"])
+    text = str(note)
+    return ("linear" if "almost exactly a linear function" in text else
+            "barely" if "barely varies inside the strata" in text else
+            "one category" if "holding one category" in text else "")
+
+
+def tied_features(notes: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Feature -> the columns tied to it, for every feature whose own near-duplicate note
+    (kind ``duplicate``, tied as :data:`UNSHOWN` says) says the data cannot show its effect
+    with the others held fixed.  Accepts the engine's notes or :func:`collect`'s."""
+    out: dict[str, tuple[str, ...]] = {}
+    for text in notes:
+        note = Note.of(text)
+        if note.kind != "duplicate":
+            continue
+        if note.facts.get("group"):  # a merged group: every feature tied to the others
+            for f, others in note.facts["group"].items():
+                out.setdefault(str(f), tuple(others))
+        elif _tie(note) in UNSHOWN:
+            for f in note.features:
+                out.setdefault(f, tuple(c for c in note.columns if c != f))
+    return out
+
+
+def _tie_groups(notes: list[Note]) -> list[list[Note]]:
+    """The near-duplicate notes whose data cannot show an effect, grouped by the columns
+    they tie together (a note joins a group when its feature or a column it names is
+    already in it: Ames' area = X1st.Flr.SF + X2nd.Flr.SF + Low.Qual.Fin.SF is one group of
+    four notes, its basement areas another)."""
+    parent: dict[str, str] = {}
+
+    def root(c: str) -> str:
+        while parent.setdefault(c, c) != c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    for note in notes:
+        members = [*note.features, *note.columns]
+        for other in members[1:]:
+            parent[root(other)] = root(members[0])
+    groups: dict[str, list[Note]] = {}
+    for note in notes:
+        groups.setdefault(root([*note.features, *note.columns][0]), []).append(note)
+    return list(groups.values())
+
+
+def _merge_ties(group: list[Note], order: dict[str, int], ranking: pd.DataFrame | None
+                ) -> Note:
+    """One note for a group of tied columns: which of them the data cannot show, why
+    (the share a linear fit explains, or how little they vary inside the strata), where the
+    ranking puts them and what to do."""
+    if len(group) == 1 and group[0].facts.get("group"):
+        return group[0]  # merged already
+    # Best-ranked first; else in the order found (a set's order changes from run to run).
+    noted = sorted(dict.fromkeys(f for n in group for f in n.features),
+                   key=lambda f: order.get(f, 1e9))
+    members = noted + sorted((c for c in dict.fromkeys(c for n in group for c in n.columns)
+                              if c not in noted), key=lambda c: order.get(c, 1e9))
+    linear = [n for n in group if _tie(n) == "linear"]
+    barely = [n for n in group if _tie(n) == "barely"]
+    other = "other" if len(members) == 2 else "others"
+
+    def who(ns: list[Note]) -> tuple[str, bool]:
+        """The features of ``ns`` as a subject, and whether it is one feature."""
+        names = [f for f in noted if any(f in n.features for n in ns)]
+        if len(names) == len(members) > 1:
+            return "each", True
+        if len(names) > NAMED:  # the group's list above names them; the features column too
+            return f"{len(names):,} of them", False
+        return _and(names), len(names) == 1
+
+    said = []
+    if linear:
+        subject, one = who(linear)
+        r2 = min(float(n.facts.get("r2", n.moves)) for n in linear)
+        said.append(f"{subject} {'is' if one else 'are'} almost exactly a linear function of "
+                    f"the {other} (inside the strata a least-squares fit explains {r2:.1%} "
+                    f"of {'it' if subject != 'each' and one else 'each'})")
+    if barely:
+        subject, one = who(barely)
+        within = max(float(n.facts.get("within", 1 - n.moves)) for n in barely)
+        said.append(f"{subject} barely {'varies' if one else 'vary'} inside the strata "
+                    f"({within:.1%} of {'its' if one else 'their'} variation or less)")
+    one = len(noted) == 1
+    text = (f"{_and(members)} are tied: {'; '.join(said)}, so no data show "
+            f"{'its' if one else 'their'} effect{'' if one else 's'} with the {other} held "
+            "fixed")
+    where, head = _set_apart(noted, ranking)
+    if len(group) == 1 and not where:
+        return group[0]  # one feature's note, nothing set apart: the engine's own words
+    if where:
+        text += f"; {where}"
+    text += f"; keep one and leave out the {other} (exclude), or analyse them together"
+    group_of = {f: tuple(c for c in members if c != f) for f in noted}
+    return Note(text, "duplicate", columns=members, features=noted,
+                moves=max(n.moves for n in group), group=group_of, head=head)
+
+
+def _and(names: Sequence[str], limit: int = 8) -> str:
+    """'"a", "b" and "c"' ("and N more" past ``limit``)."""
+    quoted = [f'"{n}"' for n in names[:limit]]
+    if len(names) > limit:
+        return ", ".join(quoted) + f" and {len(names) - limit:,} more"
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _set_apart(noted: list[str], ranking: pd.DataFrame | None) -> tuple[str, bool]:
+    """Where the ranking puts tied features (after the others, and the place the first
+    would have had on impact alone), and whether that place was the ranking's head."""
+    if ranking is None or "evidence" not in ranking.columns or "impact" not in ranking:
+        return "", False
+    features = ranking["feature"].astype(str)
+    apart = [f for f in noted if bool((features == f).any())
+             and str(ranking.loc[features == f, "evidence"].iloc[0]).startswith("tied")]
+    if not apart:
+        return "", False
+    impact = pd.to_numeric(ranking["impact"], errors="coerce").fillna(-1.0)
+    by_impact = list(features.iloc[(-impact).to_numpy().argsort(kind="stable")])
+    first = min(apart, key=by_impact.index)
+    place = by_impact.index(first) + 1
+    value = float(impact[features == first].iloc[0])
+    return (f"ranked after the features whose effects the data show (\"{first}\" would rank "
+            f"{_ordinal(place)} on its impact alone, {spoken(value)})", place == 1)
+
+
 def collect(notes: Iterable[str], ranking: pd.DataFrame | None = None) -> list[Note]:
     """Every note once, merged by what it is about, ranked (most important first).
 
@@ -151,6 +289,14 @@ def collect(notes: Iterable[str], ranking: pd.DataFrame | None = None) -> list[N
     order: dict[str, int] = {}
     if ranking is not None and "feature" in ranking.columns:
         order = {str(f): i for i, f in enumerate(ranking["feature"])}
+        if "evidence" in ranking.columns and "impact" in ranking.columns:
+            # A feature set apart as tied counts at its place on impact: the note saying
+            # why "area" is not first matters as much as a note on the first feature.
+            by_impact = ranking.sort_values("impact", ascending=False, kind="stable")
+            for i, (f, why) in enumerate(zip(by_impact["feature"].astype(str),
+                                             by_impact["evidence"].astype(str), strict=True)):
+                if why.startswith("tied"):
+                    order[f] = i
     groups: dict[tuple, list[Note]] = {}
     for text in dict.fromkeys(notes):  # the same sentence twice is one note
         note = Note.of(text)
@@ -164,6 +310,8 @@ def collect(notes: Iterable[str], ranking: pd.DataFrame | None = None) -> list[N
             small = _SMALL_TABLE.match(str(note))
             key = (("thin", "ranked") if note.facts.get("ranked") else
                    ("thin", "small", *small.group(1, 2, 3)) if small else ("one", len(groups)))
+        elif note.kind == "duplicate" and (_tie(note) in UNSHOWN or note.facts.get("group")):
+            key = ("tie",)  # split into groups of tied columns below
         elif note.kind in BY_KIND:
             key = (note.kind,)
         else:
@@ -171,7 +319,9 @@ def collect(notes: Iterable[str], ranking: pd.DataFrame | None = None) -> list[N
         groups.setdefault(key, []).append(note)
     merged = []
     for key, group in groups.items():
-        if len(group) == 1:
+        if key[0] == "tie":
+            merged += [_merge_ties(g, order, ranking) for g in _tie_groups(group)]
+        elif len(group) == 1:
             merged.append(group[0])
         elif key[0] == "gap":
             merged.append(_merge_gaps(group, order))

@@ -233,8 +233,10 @@ def impact_table(ranking: pd.DataFrame) -> pd.DataFrame:
         Columns ``"feature"``, ``"kind"``, ``"class"`` (a target read as classes: the
         class each feature moves most, whose impact it is), ``"impact"``, ``"share"`` (a
         fraction of 1, shown as a percentage in workbooks), ``"rows"`` (rows behind the
-        feature's curve) and ``"thin"`` (under 20 % of the rows: ranked after the others)
-        when the ranking has them, in the order given; ``attrs`` are copied.
+        feature's curve), ``"thin"`` (under 20 % of the rows: ranked after the others) and
+        ``"evidence"`` (why a feature is ranked after the others: tied to other columns, or
+        thin; empty when nothing sets it apart) when the ranking has them, in the order
+        given; ``attrs`` are copied.
     """
     table = pd.DataFrame(
         {
@@ -247,9 +249,9 @@ def impact_table(ranking: pd.DataFrame) -> pd.DataFrame:
     )
     if CLASS in ranking.columns:
         table.insert(2, CLASS, ranking[CLASS].astype(object).to_numpy())
-    # The evidence, as the engine's rankings carry it: the rows behind each curve and
-    # whether they are few (thin).
-    for name in ("rows", "thin"):
+    # The evidence, as the rankings carry it: the rows behind each curve, whether they are
+    # few (thin), and why a feature is set apart (presentation.evidence).
+    for name in ("rows", "thin", "evidence"):
         if name in ranking.columns:
             table[name] = ranking[name].to_numpy()
     table.attrs = dict(ranking.attrs)

@@ -440,17 +440,23 @@ def summary(found: Sequence[Finding], notes: Sequence[str], target: str
 
     Under a top feature's sentence stand the (at most :data:`CAVEATS`) first of ``notes``
     that touch it (:class:`~stratpd_xl.schema.Note`'s ``features``; ``notes`` come ranked,
-    :func:`stratpd_xl.presentation.notes.collect`); the rest of ``notes`` follow, in their
+    :func:`stratpd_xl.presentation.notes.collect`), and under the first the note on tied
+    columns set apart from the ranking's head; the rest of ``notes`` follow, in their
     order, without the ones already said.  Plain sentences (no ``features``) fall back to
     each finding's own warnings.
     """
     said: list[tuple[str, list[str]]] = []
     used: set[str] = set()
     as_data = any(hasattr(n, "features") for n in notes)
-    for f in found:
+    for i, f in enumerate(found):
         if as_data:
+            # Under the first sentence also the note on tied columns whose first would
+            # have headed the ranking on impact alone (its ``head`` fact): "price rises
+            # most with Overall.Qual" is read with why "area" is not first.
             caveats = [n for n in notes
-                       if f.feature in getattr(n, "features", ()) and n not in used][:CAVEATS]
+                       if (f.feature in getattr(n, "features", ())
+                           or (i == 0 and getattr(n, "facts", {}).get("head")))
+                       and n not in used][:CAVEATS]
         else:
             caveats = list(f.notes)
         used.update(caveats)
