@@ -296,7 +296,7 @@ def test_the_report_prints_its_ranking_on_page_one_before_the_notes(converted):
     pages = subprocess.run(["pdftotext", "-layout", "-f", "1", "-l", "3", str(case["pdf"]),
                             "-"], capture_output=True, text=True, check=True).stdout
     lines = [" ".join(line.split()) for line in pages.splitlines()]
-    header = lines.index("feature kind impact share rows thin")
+    header = lines.index("feature kind impact share rows thin evidence")
     assert header < lines.index("Notes") < lines.index("Settings"), lines
 
 

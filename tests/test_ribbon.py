@@ -197,7 +197,7 @@ def test_ranking_and_one_curve_block_per_feature(analysed):
     assert "price" in new.cells[(1, 1)] and "Data!$A$1:$J$401" in new.cells[(2, 1)]
     (top,) = [r for (r, c), v in new.cells.items() if v == "Impact ranking"]
     ranking = _table_at(new, top + 1)
-    assert ranking[0] == ["feature", "kind", "impact", "share", "rows", "thin"]
+    assert ranking[0] == ["feature", "kind", "impact", "share", "rows", "thin", "evidence"]
     # Shares show as percentages: the format covers exactly the share cells.
     n = len(ranking) - 1
     first = (top + 2, 4)
@@ -230,7 +230,7 @@ def test_ranking_and_one_curve_block_per_feature(analysed):
     assert set(new.widths) == set(range(1, 1 + max(new.widths)))
     assert all(4 <= w <= spreadsheet.MAX_WIDTH for w in new.widths.values())
     assert new.widths[3] >= len("impact") + 2
-    assert ((top + 1, 1), (top + 1, 6), True) in new.wrapped
+    assert ((top + 1, 1), (top + 1, 7), True) in new.wrapped
 
 
 def test_conclusion_in_words_and_every_note_above_the_ranking(analysed):
@@ -250,8 +250,10 @@ def test_conclusion_in_words_and_every_note_above_the_ranking(analysed):
     (top,) = [r for (r, c), v in new.cells.items() if v == "What the data say"]
     assert _table_at(new, top) == expected
     assert len(said) == 3 and said[0][0].startswith("price ")
-    # The diamonds' dimensions x, y, z nearly determine carat: the sheet says so.
-    assert any("barely varies inside the strata" in line[0] for line in expected)
+    # The diamonds' dimensions x, y, z nearly determine carat: the sheet says so, once for
+    # the group of tied columns.
+    tied = [line[0] for line in expected if " are tied: " in line[0]]
+    assert len(tied) == 1 and '"carat"' in tied[0] and "inside the strata" in tied[0]
     (ranking,) = [r for (r, c), v in new.cells.items() if v == "Impact ranking"]
     assert ranking > top + len(expected)
 
@@ -488,7 +490,7 @@ def test_text_that_looks_like_a_formula_stays_text():
     name = ribbon.analyse_selection(book, rows)
     written = {v for v in book.sheets[name].cells.values() if isinstance(v, str)}
     assert {"'=best", "'+good", "'-ok", "'@fine"} <= written
-    assert not any(v[:1] in "=+-@" for v in written)
+    assert not any(v[:1] in "=+-@" for v in written if v)  # "": an empty evidence cell
 
 
 def test_a_chart_that_cannot_be_placed_is_reported_and_tables_are_written():

@@ -94,7 +94,7 @@ def test_stratpd_returns_the_windows_cells():
 def test_stratimpact_returns_the_windows_cells():
     got = main.STRATIMPACT(DATA, "price")
     assert got == udfs.STRATIMPACT(DATA, "price")
-    assert got[0] == ["feature", "kind", "impact", "share", "rows", "thin"]
+    assert got[0] == ["feature", "kind", "impact", "share", "rows", "thin", "evidence"]
 
 
 @pytest.mark.parametrize(
