@@ -145,7 +145,8 @@ def test_a_target_read_as_classes_in_chunks_and_on_dask(tmp_path, cluster):
     _same(sx.impact(ddf, "y", classes=True), ranking)
 
 
-def test_classes_fitted_on_a_sample_stay_within_the_band_and_add_up_to_zero(tmp_path):
+def test_classes_fitted_on_a_sample_stay_within_the_band_and_add_up_to_zero(tmp_path,
+                                                                            cluster):
     import stratpd_xl as sx
 
     data, z = three_classes(12_000, seed=1)
@@ -158,6 +159,12 @@ def test_classes_fitted_on_a_sample_stay_within_the_band_and_add_up_to_zero(tmp_
     assert not sampled.attrs["scale"]["sample_is_all_rows"]
     assert sampled.attrs["class_sum"] < 1e-9 and "groups of the strata" in sampled.attrs["band"]
     assert sum(sampled.attrs["class_rows"].values()) == 12_000
+    # The same sample on Dask: the same class curves (without the band, which is not yet
+    # the same under numba and under the numpy fallback a worker may answer with).
+    dd = pytest.importorskip("dask.dataframe")
+    _same(sx.stratpd(dd.from_pandas(data, npartitions=4), "y", "x", classes=True,
+                     strata_rows=3000),
+          sx.stratpd(path, "y", "x", classes=True, strata_rows=3000, quiet=True))
     for c in ("a", "b", "c"):
         w, s = whole[whole["class"] == c], sampled[sampled["class"] == c]
         x = s["x"].to_numpy()
@@ -257,7 +264,8 @@ def test_blanks_read_in_chunks_and_on_dask_give_the_in_memory_missing_rows(tmp_p
 
 @pytest.mark.parametrize("depends", [False, True], ids=["at random", "depends on x2"])
 def test_blanks_of_a_feature_fitted_on_a_sample_get_their_row_within_the_band(tmp_path,
-                                                                                depends):
+                                                                                depends,
+                                                                                cluster):
     # The pass adds up the blank rows per pair of strata (both trees place them) and each
     # stratum's squares of y; the finish compares them with y - pd(x) inside the strata.
     import stratpd_xl as sx
@@ -278,6 +286,11 @@ def test_blanks_of_a_feature_fitted_on_a_sample_get_their_row_within_the_band(tm
         assert found["rows"] == found["compared"] == int(blank.sum())
     ranking = sx.impact(path, "y", strata_rows=3000, quiet=True)
     assert ranking["feature"].iloc[0] == "x1"
+    # The same sample on Dask (its rows are picked by a hash of their number): the same row.
+    dd = pytest.importorskip("dask.dataframe")
+    on_dask = sx.stratpd(dd.from_pandas(data, npartitions=4), "y", "x1", strata_rows=6000)
+    assert on_dask.attrs["missing"] == pytest.approx(found, rel=1e-9)  # the 6,000-row sample
+    _same(on_dask, curve)
 
 
 # --------------------------------------------------------------------------- command line
