@@ -44,7 +44,8 @@ def _splits(tree: Tree) -> list[tuple[int, int]]:
 
 
 def _assert_same_tree(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, msl: int) -> None:
-    """Same splits (node numbering differs: depth-first vs level-wise) and same leaves."""
+    """Same splits and leaves; numbered as the kernel numbers them, the same tree node for node
+    (the growers number differently: depth-first vs level-wise)."""
     on_grid = np.zeros(y.shape)  # as fit_tree hands y to both growers
     on_grid[rows], step = _tree.exact_sum_grid(y[rows])
     expected = _grow_numba_tree(xb, on_grid, rows, msl)
@@ -52,6 +53,10 @@ def _assert_same_tree(xb: np.ndarray, y: np.ndarray, rows: np.ndarray, msl: int)
     assert got.feature.size == expected.feature.size
     assert _splits(got) == _splits(expected)
     np.testing.assert_array_equal(_partition(xb, rows, got), _partition(xb, rows, expected))
+    numbered = _tree._numbered_as_the_kernel(got)
+    for side in ("feature", "threshold", "left", "right"):
+        np.testing.assert_array_equal(getattr(numbered, side), getattr(expected, side))
+    assert numbered.roots == expected.roots
     # Both ways of placing rows agree too, on rows the tree was not grown on.
     every = np.arange(xb.shape[0], dtype=np.int64)
     np.testing.assert_array_equal(
@@ -182,6 +187,14 @@ def test_numpy_forest_grows_each_set_the_numba_tree(inputs, hist_cells_per_row):
         forest = _tree.fit_forest(xb, y, sets, msl)
         placed = [_tree.apply_tree(xb, every, forest, i) for i in range(len(sets))]
     assert len(forest.roots) == len(sets)
+    # Node for node the numba forest: a leaf's number (a sampled fit's strata band hashes
+    # it) does not depend on the backend.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_tree, "get_backend", lambda rows=0: "numba")
+        kernels = _tree.fit_forest(xb, y, sets, msl)
+    for side in ("feature", "threshold", "left", "right"):
+        np.testing.assert_array_equal(getattr(forest, side), getattr(kernels, side))
+    assert forest.roots == kernels.roots
     for i, rows in enumerate(sets):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(_tree, "get_backend", lambda rows=0: "numba")

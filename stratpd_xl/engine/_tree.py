@@ -921,7 +921,7 @@ def fit_forest(xb: np.ndarray, y: np.ndarray, row_sets: list[np.ndarray],
         for i, rows in enumerate(sets):
             owner[rows] = i
         rows = np.flatnonzero(owner >= 0)  # ascending, as the grower needs
-        return _grow_numpy(xb, on_grid, rows, msl, steps, owner[rows])
+        return _numbered_as_the_kernel(_grow_numpy(xb, on_grid, rows, msl, steps, owner[rows]))
     trees = []
     for i, rows in enumerate(sets):
         if i not in grown:
@@ -929,8 +929,60 @@ def fit_forest(xb: np.ndarray, y: np.ndarray, row_sets: list[np.ndarray],
         elif get_backend() == "numba":
             trees.append(_grow_numba_tree(xb, on_grid, rows, msl))
         else:
-            trees.append(_grow_numpy(xb, on_grid, rows, msl, steps[i : i + 1]))
+            trees.append(_numbered_as_the_kernel(
+                _grow_numpy(xb, on_grid, rows, msl, steps[i : i + 1])))
     return _join(trees)
+
+
+def _numbered_as_the_kernel(tree: Tree) -> Tree:
+    """``tree`` (one or a forest) with its nodes numbered as ``_grow_numba`` numbers them.
+
+    The kernel grows depth-first, left child first, and numbers a split node's children
+    when it splits it: the k-th node split (in that order) gets children ``2k + 1`` and
+    ``2k + 2``; a forest's trees follow each other as :func:`_join` lays them.  The numpy
+    grower finds the same splits level by level, so only the numbers differ - and anything
+    keyed by a leaf's number (the strata band of a sampled fit deals strata into groups by a
+    hash of it) would differ between the backends.  Done a level at a time: a node's rank
+    among the split nodes in that order is its parent's plus one, plus, for a right child,
+    the split nodes under its left sibling.
+    """
+    size = tree.feature.size
+    split = tree.feature >= 0
+    levels = [np.asarray(tree.roots, np.int64)]
+    while True:
+        inner = levels[-1][split[levels[-1]]]
+        if inner.size == 0:
+            break
+        levels.append(np.concatenate([tree.left[inner], tree.right[inner]]))
+    below = split.astype(np.int64)  # split nodes in each node's subtree
+    for level in reversed(levels):
+        inner = level[split[level]]
+        below[inner] += below[tree.left[inner]] + below[tree.right[inner]]
+    rank = np.zeros(size, np.int64)  # among its own tree's split nodes, in the kernel's order
+    new = np.zeros(size, np.int64)
+    sizes = 1 + 2 * below[levels[0]]
+    new[levels[0]] = np.concatenate([[0], np.cumsum(sizes[:-1])])  # each tree's root
+    base = np.zeros(size, np.int64)  # each node's tree's first number
+    base[levels[0]] = new[levels[0]]
+    for level in levels:
+        inner = level[split[level]]
+        lt, rt = tree.left[inner], tree.right[inner]
+        rank[lt] = rank[inner] + 1
+        rank[rt] = rank[inner] + 1 + below[lt]
+        base[lt] = base[rt] = base[inner]
+        new[lt] = base[inner] + 2 * rank[inner] + 1
+        new[rt] = new[lt] + 1
+    if sizes.sum() != size:  # every node hangs from a root (the growers leave no others)
+        raise AssertionError("a tree node no root reaches")
+    feature = np.empty(size, np.int64)
+    threshold = np.empty(size, np.int64)
+    left = np.full(size, -1, np.int64)
+    right = np.full(size, -1, np.int64)
+    feature[new] = tree.feature
+    threshold[new] = tree.threshold
+    left[new[split]] = new[tree.left[split]]
+    right[new[split]] = new[tree.right[split]]
+    return Tree(feature, threshold, left, right, roots=tuple(int(r) for r in new[levels[0]]))
 
 
 def _join(trees: list[Tree]) -> Tree:
