@@ -220,15 +220,25 @@ def three_classes(n: int = 3000, seed: int = 0, g_text: bool = True
 
 def three_class_truth(grid: np.ndarray, x: np.ndarray, z: np.ndarray) -> np.ndarray:
     """Each class's partial dependence on x in points (z averaged over the rows) at
-    ``grid``, centred on the rows' ``x``: one column per class."""
+    ``grid``, centred on the rows' ``x``: one column per class.
+
+    Every value is paired with every row's z: ``STEP`` values at a time keeps the arrays
+    (values x rows x 3) at about 150 MB for 12,000 rows, not 3.5 GB."""
 
     def chance(values: np.ndarray) -> np.ndarray:
-        logits = np.stack([np.zeros((values.size, z.size)), 3 * values[:, None] + 0.5 * z,
-                           -2 * values[:, None] + z], axis=-1)
-        p = np.exp(logits)
-        return 100 * (p / p.sum(axis=-1, keepdims=True)).mean(axis=1)
+        parts = []
+        for start in range(0, values.size, STEP):
+            v = values[start : start + STEP, None]
+            logits = np.stack([np.zeros((v.size, z.size)), 3 * v + 0.5 * z, -2 * v + z],
+                              axis=-1)
+            p = np.exp(logits)
+            parts.append((p / p.sum(axis=-1, keepdims=True)).mean(axis=1))
+        return 100 * np.concatenate(parts or [np.zeros((0, 3))])
 
     return chance(grid) - chance(x).mean(axis=0)
+
+
+STEP = 500  # values of x paired with every row at a time in three_class_truth
 
 
 def blanks_carry(seed: int = 0, n: int = 3000, effect: float = 5.0, depends: bool = False
