@@ -278,7 +278,7 @@ def prepare(
     check_rows(
         frame, target_name, named[0] if named is not None and len(named) == 1 else None,
         min_samples_leaf=settings.min_samples_leaf, positive=positive,
-        classes=classes is not None and classes is not False,
+        classes=_as_classes(classes),
     )
     kept = _kept(frame, settings.keep)
     roles = {**dict.fromkeys(kept, "kept column"), **dict.fromkeys(named or [], "feature"),
@@ -315,13 +315,13 @@ def prepare(
         from . import engine
 
         left_out = {**left_out, **dict.fromkeys(excluded, engine.EXCLUDED)}
-    yes_no = (None if classes is not None and classes is not False
+    yes_no = (None if _as_classes(classes)
               else yes_no_target(frame[target_name], target_name, positive))
     if yes_no is not None:
         notes.insert(0, Note(f'"{target_name}" is a yes/no target: results are changes in '
                              f"{yes_no.label}, in percentage points", "target",
                              columns=[target_name]))
-    elif classes is not None and classes is not False:
+    elif _as_classes(classes):
         notes.insert(0, _classes_note(target_name))
     return Problem(frame, target_name, chosen, left_out, notes, excluded, kept)
 
@@ -336,7 +336,8 @@ def _classes_note(target_name: str) -> Note:
         "that sum)", "target", columns=[target_name])
 
 
-def _wants(classes: Any) -> bool:
+def _as_classes(classes: Any) -> bool:
+    """Whether ``classes`` asks for the target read as classes (None and False do not)."""
     return classes is not None and classes is not False
 
 
@@ -480,7 +481,7 @@ def curve(
     )
     name = problem.features[0]
     grouping = {} if by is None else {"by": by, "bands": settings.bands}
-    if classes is not None and classes is not False:
+    if _as_classes(classes):
         grouping = {**grouping, "classes": classes}
     result = engine.partial_dependence(
         problem.frame, problem.target, name, positive=positive,
@@ -612,9 +613,9 @@ def scaled_curve(
     result = scale.partial_dependence(
         data, target_name, name, kind=kind, positive=positive, quiet=quiet, out=out,
         **_strata_rows(strata_rows), **_parameters(settings, excluded, kept),
-        **({"classes": classes} if _wants(classes) else {}),
+        **({"classes": classes} if _as_classes(classes) else {}),
     )
-    notes = [_classes_note(target_name)] if _wants(classes) else []
+    notes = [_classes_note(target_name)] if _as_classes(classes) else []
     notes += [Note.of(n, "reading") for n in result.attrs.get("reading_notes") or []]
     notes = note_list(notes + _curve_notes(name, result, how_to_expand))
     return CurveResult(result, target_name, name, notes)
@@ -642,8 +643,8 @@ def scaled_analysis(
     ranking = scale.impact(data, target_name, names or None, positive=positive, quiet=quiet,
                            out=out, **_strata_rows(strata_rows),
                            **_parameters(settings, excluded, kept),
-                           **({"classes": classes} if _wants(classes) else {}))
-    notes = [_classes_note(target_name)] if _wants(classes) else []
+                           **({"classes": classes} if _as_classes(classes) else {}))
+    notes = [_classes_note(target_name)] if _as_classes(classes) else []
     notes += [Note.of(n, "reading") for n in ranking.attrs.get("reading_notes") or []]
     notes += list(ranking.attrs.get("warnings") or [])
     ranking = _by_evidence(ranking, notes)
@@ -1153,7 +1154,7 @@ def compare(
         raise StratPDInputError(
             f"a two-way comparison takes two features; got {len(named)}: name exactly two"
         )
-    by_class = classes is not None and classes is not False
+    by_class = _as_classes(classes)
     if by_class and (pair or ice):
         raise StratPDInputError(
             "classes compares one feature's class curves with the model's; a pair or ICE "

@@ -9,7 +9,6 @@ running beside this one), so its test only records what unopkg is asked.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -23,8 +22,6 @@ from tests.office import (
     require_calc_tools,
     unopkg_for_tests,
 )
-
-AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def _listed(unopkg: Path, profile: Path) -> str:
