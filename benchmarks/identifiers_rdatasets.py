@@ -5,8 +5,11 @@
 
 For every table with at least 20 rows (the target: its last numeric column that is not a
 row number or a key) it runs the front ends' choice of columns
-(:func:`stratpd_xl.input.sheet.default_features`, which applies
-:func:`stratpd_xl.identifiers.identifier_reason` to every numeric column in table order) and
+(:func:`stratpd_xl.workflow.prepare`: :func:`stratpd_xl.input.sheet.default_features`, which
+applies :func:`stratpd_xl.identifiers.identifier_reason` to every numeric column in table
+order, then the engine's test of a key inside the other columns' strata,
+:func:`stratpd_xl.engine.key_given_others`; a table the front ends refuse, the first step
+alone) and
 prints each numeric column left out as an identifier with the reason, then a count by kind
 (rule of the module) and how many unique whole-number columns were kept (years,
 populations, prices ...).  Every line is to be read: a column left out must be a row
@@ -29,8 +32,10 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
+from stratpd_xl.errors import StratPDInputError
 from stratpd_xl.identifiers import named_identifier
 from stratpd_xl.input.sheet import default_features
+from stratpd_xl.workflow import prepare
 
 #: Numeric keys without an id's name and grouping keys, read in each table's documentation.
 KEYS = {
@@ -113,6 +118,7 @@ def main() -> None:
     kept_unique: Counter[str] = Counter()
     missed: list[str] = []
     n_tables = 0
+    refused = 0
     for package, item in tables:
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # it prints what it lacks
@@ -124,9 +130,15 @@ def main() -> None:
         target = _target(frame)
         if target is None:
             continue
-        n_tables += 1
         table = f"{package}/{item}"
-        _, left_out = default_features(frame, target)
+        n_tables += 1
+        try:
+            left_out = prepare(frame, target).left_out
+        except StratPDInputError:
+            # A table the front ends refuse (too few rows with a target ...): its columns as
+            # the input layer chooses them, without the engine's test of a key.
+            refused += 1
+            left_out = default_features(frame, target)[1]
         for name in frame.columns:
             why = left_out.get(name, "")
             if "identifier" in why and pd.api.types.is_numeric_dtype(frame[name].dtype):
@@ -139,7 +151,8 @@ def main() -> None:
     for table, name, target, why in dropped:
         print(f"{table:<{width}}  {name:<14} (target {target}): {why}")
     kinds = Counter(_kind(n, why) for _, n, _, why in dropped)
-    print(f"\n{n_tables} tables; {len(dropped)} columns left out: "
+    print(f"\n{n_tables} tables ({refused} refused by the front ends); {len(dropped)} columns "
+          "left out: "
           + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     false = [f"{t} {n}" for t, n, _, _ in dropped if (t, n) in NOT_KEYS]
     found = sum((t, n) in KEYS for t, n, _, _ in dropped)

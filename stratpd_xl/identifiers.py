@@ -30,7 +30,11 @@ The rule (judged on 1,000+ real tables: ``benchmarks/identifiers_rdatasets.py``)
    least :data:`MIN_KEY_ROWS` different whole numbers, none negative, not evenly spaced
    (a year, a time or a grid of x is) nor named as a time (``Period``, ``date``), that the
    target moves with no more than noise does (NHEFS' ``seqn``, a school's ``code``, a
-   study's ``studyid``).
+   study's ``studyid``), or no more than noise does once the other columns have grouped the
+   rows (California's district codes, numbered county by county): that second test needs
+   the engine's strata (:func:`stratpd_xl.engine.key_given_others`, asked by the engine and
+   by ``workflow.prepare`` for the column :func:`key_shaped` and :func:`first_analysed`
+   point to).
 
 Other unique whole numbers (years, populations, prices, votes) are never left out: they
 are not among the first columns, or they are evenly spaced, or too few to tell, or the
@@ -45,8 +49,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["MIN_KEY_ROWS", "MIN_ROWS", "grouping_name", "identifier_reason", "named_identifier",
-           "related"]
+__all__ = ["MIN_KEY_ROWS", "MIN_ROWS", "first_analysed", "grouping_name", "identifier_reason",
+           "key_shaped", "named_identifier", "related", "target_numbers"]
 
 #: Fewer values than this are never called identifiers (too few to tell).
 MIN_ROWS = 20
@@ -104,8 +108,8 @@ def grouping_name(name: Any) -> bool:
     return bool(_ID_NAME.match(text) or _ID_SUFFIX.search(text) or _ENTITY_ID.search(text))
 
 
-def _target_numbers(y: pd.Series) -> np.ndarray:
-    """The target as numbers: its values, or codes of its texts (a yes/no target)."""
+def target_numbers(y: pd.Series) -> np.ndarray:
+    """The target as numbers: its values, or codes of its texts (a yes/no target, classes)."""
     if pd.api.types.is_numeric_dtype(y.dtype) and not pd.api.types.is_bool_dtype(y.dtype):
         return pd.to_numeric(y, errors="coerce").to_numpy(dtype=float)
     codes, _ = pd.factorize(y, use_na_sentinel=True)
@@ -194,8 +198,13 @@ def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
                 f"{distinct:,} different whole numbers repeat, {present.size / distinct:,.1f} "
                 f"rows each on average)")
     if not row_number:
-        return (_leading_key(numbers, present, target)
-                if leading and unique and not _TIME_NAME.search(text) else None)
+        if not (leading and unique and _key_shaped(text, present)):
+            return None
+        if target is None or related(numbers, target_numbers(target)):
+            return None  # a key the target moves with: see key_shaped's second test
+        return (f"it looks like an identifier (a key: among the first columns, its "
+                f"{present.size:,} values are all different whole numbers, which the target "
+                f"moves with no more than noise does)")
     if _BLANK_HEADER.match(text) and (position == 0 or text != "X"):
         # A header left blank (pandas' saved index read back here, R's "X" first column).
         return (f"it looks like an identifier (a column without a name holding the row "
@@ -204,23 +213,46 @@ def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
     # bottom, no gaps): a shuffled 1..n is as likely a rank (Guerry's Wealth) as an export.
     if present.size != numbers.size or not bool(np.all(np.diff(numbers) == 1)):
         return None
-    if target is not None and related(numbers, _target_numbers(target)):
+    if target is not None and related(numbers, target_numbers(target)):
         return None
     return (f"it looks like an identifier (the row numbers {present.min():.0f} to "
             f"{present.max():,.0f}, which the target moves with no more than noise does)")
 
 
-def _leading_key(numbers: np.ndarray, present: np.ndarray,
-                 target: pd.Series | None) -> str | None:
-    """Rule 5 of the module: different whole numbers among the table's first columns that
-    look like a key and not like a year, a time or an amount."""
-    if target is None or present.size < MIN_KEY_ROWS or present.min() < 0:
-        return None
+def _key_shaped(text: str, present: np.ndarray) -> bool:
+    """Rule 5's shape: enough different whole numbers (``present``, all different), none
+    negative, not evenly spaced (a year, a time, a grid of x is) nor named as a time."""
+    if present.size < MIN_KEY_ROWS or present.min() < 0 or _TIME_NAME.search(text):
+        return False
     steps = np.diff(np.sort(present))
-    if bool(np.all(steps == steps[0])):
-        return None  # evenly spaced: a year, a time, a grid of x
-    if related(numbers, _target_numbers(target)):
-        return None
-    return (f"it looks like an identifier (a key: among the first columns, its "
-            f"{present.size:,} values are all different whole numbers, which the target "
-            f"moves with no more than noise does)")
+    return not bool(np.all(steps == steps[0]))
+
+
+def key_shaped(name: Any, column: pd.Series) -> bool:
+    """Whether a column has a key's shape where tables keep their keys (rule 5 of the
+    module without its test against the target): at least :data:`MIN_KEY_ROWS` different
+    whole numbers, none negative, not evenly spaced, not named as a time, and not the rows'
+    numbers 0..n-1 or 1..n (those have rule 4).
+
+    A key the target moves with (California's district codes run by county, and the scores
+    with them) is left out only when the target moves with it no more than noise does once
+    the other columns have grouped the rows: the engine's strata
+    (:func:`stratpd_xl.engine.key_given_others`), which this module cannot fit."""
+    if not pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(
+            column.dtype):
+        return False
+    numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+    present = numbers[np.isfinite(numbers)]
+    if present.size < MIN_KEY_ROWS or np.any(present != np.round(present)):
+        return False
+    if np.unique(present).size != present.size:
+        return False
+    if present.min() in (0.0, 1.0) and present.max() == present.min() + present.size - 1:
+        return False
+    return _key_shaped(str(name).strip(), present)
+
+
+def first_analysed(columns: Any, target: Any, left_out: Any) -> Any:
+    """The first of ``columns`` that is neither the target nor in ``left_out``: the one
+    column that can still be a key by its place (every column before it was left out)."""
+    return next((c for c in columns if c != target and c not in left_out), None)

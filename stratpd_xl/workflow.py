@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import StratPDInputError
+from .identifiers import first_analysed, key_shaped
 from .input.sheet import check_rows, resolve_column, usable_table, whole_characters
 from .input.tables import refuse_lazy_table
 from .params import DEFAULT_SEED, Settings
@@ -290,6 +291,15 @@ def prepare(
     frame, usable, left_out = usable_table(
         frame, target_name, [*(named or []), *keep, *excluded], how_to_keep=how_to_keep
     )
+    # A key by its shape and place that the target follows only through the other columns
+    # (stratpd_xl.identifiers.key_shaped): the engine judges it inside the others' strata.
+    first = first_analysed(frame.columns, target_name, {*left_out, *excluded})
+    if (first is not None and first not in {*(named or []), *keep}
+            and key_shaped(first, frame[first])
+            and (why := engine.key_given_others(frame.drop(columns=excluded), target_name,
+                                                first))):
+        left_out[first] = f"{why}; {how_to_keep}"
+        frame = frame.drop(columns=[first])
     # Columns kept on request are analysed even where the identifier rule would leave them out.
     usable = [c for c in frame.columns if c in usable or (c in kept and c != target_name)]
     chosen = named if named is not None else [c for c in usable if c not in excluded]

@@ -249,3 +249,60 @@ def test_a_key_named_for_what_it_identifies_is_left_out_even_when_the_target_mov
     assert why is not None and "a grouping key" in why
     # The same numbers under a measurement's name stay in.
     assert identifier_reason("partyid", distid, y, 2) is None
+
+
+def _districts(n: int = 420, seed: int = 15, enrolment: bool = False) -> pd.DataFrame:
+    """AER's CASchools: California's district codes are numbered county by county, so a
+    score that differs between counties moves with the codes; the county and the income
+    say why, and inside the groups they make the codes are noise.  ``enrolment``: the same
+    place holds a measurement (unique whole numbers too) that moves the score beyond them."""
+    rng = np.random.default_rng(seed)
+    county = np.sort(rng.integers(0, 8, n))
+    codes = np.sort(rng.choice(np.arange(61_000, 75_500), n, replace=False))
+    income = rng.gamma(4, 4, n)
+    score = 640 + rng.normal(0, 6, 8)[county] + 1.5 * income + rng.normal(0, 6, n)
+    frame = pd.DataFrame({
+        "rownames": np.arange(1, n + 1), "district": codes,
+        "county": [f"county {c:02d}" for c in county], "income": income, "math": score,
+    })
+    if enrolment:
+        pupils = rng.choice(np.arange(80, 30_000), n, replace=False)
+        frame = frame.rename(columns={"district": "enrolment"})
+        frame["enrolment"] = pupils
+        frame["math"] = score - pupils / 1_000
+    return frame
+
+
+def test_a_key_the_target_follows_only_through_the_other_columns_is_left_out():
+    frame = _districts()
+    # Alone, the codes move with the score (its counties run in blocks of them) ...
+    assert identifier_reason("district", frame["district"], frame["math"], 1,
+                             leading=True) is None
+    # ... but not once the county and the income have grouped the rows.
+    result = workflow.analysis(frame, "math")
+    assert "district" in result.left_out
+    assert "once the other columns have grouped the rows" in result.left_out["district"]
+    notes = [n for n in result.notes if n.kind == "identifier"]
+    assert len(notes) == 1 and set(notes[0].columns) == {"rownames", "district"}
+    assert "district" not in set(result.impact["feature"])
+    assert "district" not in set(sx.impact(frame, "math")["feature"])
+    assert "district" in set(sx.impact(frame, "math", keep=["district"])["feature"])
+
+
+def test_a_measurement_in_a_key_s_place_that_moves_the_target_beyond_the_others_is_kept():
+    frame = _districts(enrolment=True)
+    assert "enrolment" not in workflow.analysis(frame, "math").left_out
+    assert "enrolment" in set(sx.impact(frame, "math")["feature"])
+
+
+def test_the_command_line_leaves_such_a_key_out_and_keep_brings_it_back(tmp_path, capsys):
+    from stratpd_xl.cli import main
+
+    path = tmp_path / "caschools.csv"
+    _districts().to_csv(path, index=False)
+    assert main(["impact", str(path), "-t", "math", "--trials", "1"]) == 0
+    out = capsys.readouterr()
+    assert "district" not in out.out and "--keep" in out.err
+    assert main(["impact", str(path), "-t", "math", "--trials", "1", "--keep",
+                 "district"]) == 0
+    assert "district" in capsys.readouterr().out

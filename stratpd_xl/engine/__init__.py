@@ -1,6 +1,7 @@
 """The numbers: StratPD and CatStratPD (Parr & Wilson 2020).  No spreadsheet, no I/O."""
 
 from .._backend import ENGINE, get_backend, set_backend
+from ._fit import key_given_others
 from ._kernels import compile_kernels
 from ._table import EXCLUDED, checked_frame, column_kind, excluded_columns
 from .api import Analysis, analyse, catstratpd, impact, partial_dependence, stratpd
@@ -19,6 +20,7 @@ __all__ = [
     "get_backend",
     "impact",
     "interactions",
+    "key_given_others",
     "partial_dependence",
     "set_backend",
     "stratpd",

@@ -11,12 +11,13 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StratPDInputError
-from ..identifiers import identifier_reason
+from ..identifiers import identifier_reason, key_shaped, related, target_numbers
 from ..params import Settings, column_argument
 from ..schema import counted
 from ..yesno import POINTS, yes_no_target
 from ._adjust import Adjustment, fit_adjustment
 from ._design import _others_design
+from ._stratify import stratify
 from ._table import (
     CATEGORICAL,
     EXCLUDED,
@@ -85,6 +86,9 @@ def _target_value(table: Table, y: np.ndarray | None = None) -> str:
 # (input/sheet/_policy.py; tests/test_linear_adjustment.py checks that the two agree).
 ID_SHARE = 0.9
 ID_MIN_ROWS = 20
+#: The strata's smallest leaf in the test of a key against the others' strata: the
+#: analysis's default, so the key is judged by the grouping its curve would have.
+KEY_LEAF = int(Settings().min_samples_leaf)
 #: How a user of the Python API analyses a column left out as an identifier.
 KEEP_IN_API = "pass keep=[its name] (or name it as the feature) to analyse it anyway"
 
@@ -97,11 +101,14 @@ def _leave_out_identifiers(table: Table, keep: set[str]) -> None:
     halved x1's slope (1.17 for a true 3) and was ranked first by the impact.
     """
     leading = True  # no column before this one is analysed: where tables keep their keys
+    first = None  # the first column analysed, a key by its place when its shape is one
     for position, c in enumerate(list(table.columns)):
         series = table.frame[c]
         if table.kinds[c] != CATEGORICAL:
             # Row numbers and numeric keys: the rule every front end applies.
             why = identifier_reason(c, series, pd.Series(table.y), position, leading=leading)
+            if why is None and leading and first is None:
+                first = c
         elif pd.api.types.is_bool_dtype(series.dtype) or series.count() < ID_MIN_ROWS:
             why = None
         else:
@@ -114,6 +121,63 @@ def _leave_out_identifiers(table: Table, keep: set[str]) -> None:
         elif c not in keep:
             table.columns.remove(c)
             table.left_out[c] = f"{why}; {KEEP_IN_API}"
+    if first is not None and first not in keep and key_shaped(first, table.frame[first]):
+        why = _key_given_others(table, first)
+        if why is not None:
+            table.columns.remove(first)
+            table.left_out[first] = f"{why}; {KEEP_IN_API}"
+
+
+def _key_given_others(table: Table, name: str) -> str | None:
+    """Why ``name``, a key by its shape and place that the target moves with, is left out
+    as one: the target moves with it no more than noise does once the other columns have
+    grouped the rows (a tree of the analysis's leaf size on every other column), or None
+    to keep it.
+
+    A key's numbers follow the entities it numbers: California's district codes run by
+    county, a survey's household numbers by village, so a target that differs between
+    counties or villages moves with them; the other columns (the county, the income, the
+    reading score) say that already, and inside the strata they make nothing is left for
+    the key's numbers.  A measurement (a count, an amount) keeps what it says about the
+    target beyond the others, or it is no key by its place.  The test is
+    :func:`stratpd_xl.identifiers.related` on the target's differences from its stratum's
+    mean, at the same level as the test without strata."""
+    others = [c for c in table.columns if c != name]
+    n = len(table.y)
+    if not others or n < 4 * KEY_LEAF:
+        return None  # nothing to group the rows by: what the target follows is the key's
+    xb = table.strata_matrix(name, np.arange(n))
+    # One tree grown on every row (not the analysis's two honest halves): the key takes no
+    # part in growing it, and the question is what is left once the others have said all
+    # they can (the halves' trees, grown on half the rows each, left a county's part behind).
+    labels = stratify(xb, table.y, KEY_LEAF, np.random.default_rng(0), honest=False,
+                      threads=False)
+    counts = np.bincount(labels)
+    within = table.y - (np.bincount(labels, weights=table.y) / counts)[labels]
+    x = pd.to_numeric(table.frame[name], errors="coerce").to_numpy(dtype=float)
+    if related(x, within):
+        return None
+    return (f"it looks like an identifier (a key: among the first columns, its "
+            f"{int(np.isfinite(x).sum()):,} values are all different whole numbers, which "
+            "the target moves with no more than noise does once the other columns have "
+            "grouped the rows)")
+
+
+def key_given_others(data: pd.DataFrame, target: str, name: str) -> str | None:
+    """Why column ``name`` of ``data`` is left out as a key that the target follows only
+    through the other columns (:func:`_key_given_others`), or None: for the front ends'
+    choice of columns (``workflow.prepare``), which leaves out the other identifiers first.
+
+    ``name`` must have a key's shape where tables keep their keys
+    (:func:`stratpd_xl.identifiers.key_shaped`, every column before it left out); the
+    target is read as numbers (a text target's values as codes), so a yes/no or class
+    target is judged as any other."""
+    y = target_numbers(data[target])
+    rows = np.isfinite(y)
+    frame = data.loc[rows].copy()
+    frame[target] = y[rows]
+    table = build_table(frame, target)
+    return _key_given_others(table, name)
 
 
 def _one_value(series: pd.Series) -> bool:
