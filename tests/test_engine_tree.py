@@ -159,6 +159,20 @@ def test_numpy_grower_in_batches_of_features_gives_the_numba_tree(monkeypatch, b
         _assert_same_tree(xb, y, np.flatnonzero(rng.random(n) < 0.5).astype(np.int64), msl)
 
 
+@needs_numba
+@pytest.mark.parametrize("p", [8, 9, 17])
+def test_numpy_grower_gives_the_numba_tree_on_rows_of_several_words(p):
+    # The kernel moves a row's bins as whole 8-byte words: 8 columns fill one, 9 and 17
+    # spill into a second and third, padded.
+    rng = np.random.default_rng(p)
+    n = 4_000
+    xb = rng.integers(0, 256, (n, p)).astype(np.uint8)
+    xb[:, p - 1] = rng.integers(0, 3, n)  # the last column, in the last word, matters
+    y = np.sin(xb[:, 0] / 30.0) + xb[:, p - 1] + rng.normal(0, 0.3, n)
+    for msl in (1, 10):
+        _assert_same_tree(xb, y, np.flatnonzero(rng.random(n) < 0.5).astype(np.int64), msl)
+
+
 BACKENDS = ["numba", "numpy"] if HAVE_NUMBA else ["numpy"]
 
 

@@ -122,14 +122,17 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
     right = np.full(max_nodes, -1, np.int64)
     # The fitted rows' bins and targets, copied in node order: a node's rows are contiguous
     # (and ascending by row inside it), so its histogram reads memory in sequence.
-    xs = np.empty((n_fit, p), np.uint8)
+    # A row's bins are padded to whole 8-byte words (xw), which a split moves at once.
+    n_words = max((p + 7) // 8, 1)
+    xw = np.zeros((n_fit, n_words), np.uint64)
+    xs = xw.view(np.uint8)[:, :p]
     ys = np.empty(n_fit, np.float64)
     for i in range(n_fit):
         r = rows[i]
         ys[i] = y[r]
         for f in range(p):
             xs[i, f] = xb[r, f]
-    xbuf = np.empty((n_fit, p), np.uint8)
+    bufw = np.empty((n_fit, n_words), np.uint64)
     ybuf = np.empty(n_fit, np.float64)
     # Histogram slots: the last one is scratch; the others hold pending nodes' histograms.
     cnt = np.zeros((n_slots + 1, p, N_BINS), np.int64)
@@ -140,6 +143,8 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
     free = np.arange(n_slots - 1, -1, -1)
     n_free = n_slots
     gains = np.empty((p, N_BINS), np.float64)
+    occupied = np.empty((p, N_BINS), np.int64)
+    n_occ = np.empty(p, np.int64)
     f_best = np.empty(p, np.float64)
     stack_node = np.empty(max_nodes, np.int64)
     stack_lo = np.empty(max_nodes, np.int64)
@@ -185,12 +190,22 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
         # read, instead of in a pass of its own.
         clear_now = m - msl < subtract_rows
         for f in range(p):
+            hc = cnt[slot, f]
+            hs = sm[slot, f]
+            # The occupied bins, in order (without branches: which bins a small node
+            # occupies is random).  An empty bin would repeat the gain of the occupied one
+            # before it, and the first-tie rule picks that one anyway; a deep node's
+            # few rows spread over most of the bins, so this skips most of them.
+            k = 0
+            for t in range(bmin[slot, f], bmax[slot, f]):
+                occupied[f, k] = t
+                k += hc[t] != 0
+            n_occ[f] = k
             cl = 0
             sl = 0.0
             top_gain = -1.0
-            hc = cnt[slot, f]
-            hs = sm[slot, f]
-            for t in range(bmin[slot, f], bmax[slot, f]):
+            for j in range(k):
+                t = occupied[f, j]
                 cl += hc[t]
                 sl += hs[t]
                 if clear_now:
@@ -202,7 +217,7 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
                     dl = sl - cl * mean
                     gain = m * dl * dl / (cl * cr)
                     top_gain = max(top_gain, gain)
-                gains[f, t] = gain
+                gains[f, j] = gain
             if clear_now:
                 hc[bmax[slot, f]] = 0
                 hs[bmax[slot, f]] = 0.0
@@ -224,27 +239,29 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
             if f_best[f] >= bar:
                 best_f = f
                 break
-        for t in range(bmin[slot, best_f], bmax[slot, best_f]):
-            if gains[best_f, t] >= bar:
-                best_t = t
+        for j in range(n_occ[best_f]):
+            if gains[best_f, j] >= bar:
+                best_t = occupied[best_f, j]
                 break
+        # Rows to the left child stay, the others go to the buffer and after them; each
+        # row is written to both places (whole words at a time), without a branch on a
+        # side that is random.
         nl = 0
         nr = 0
         for i in range(lo, hi):
-            if xs[i, best_f] <= best_t:
-                if nl != i - lo:
-                    for f in range(p):
-                        xs[lo + nl, f] = xs[i, f]
-                    ys[lo + nl] = ys[i]
-                nl += 1
-            else:
-                for f in range(p):
-                    xbuf[nr, f] = xs[i, f]
-                ybuf[nr] = ys[i]
-                nr += 1
+            go = xs[i, best_f] <= best_t
+            v = ys[i]
+            for w in range(n_words):
+                word = xw[i, w]
+                xw[lo + nl, w] = word
+                bufw[nr, w] = word
+            ys[lo + nl] = v
+            ybuf[nr] = v
+            nl += go
+            nr += 1 - go
         for k in range(nr):
-            for f in range(p):
-                xs[lo + nl + k, f] = xbuf[k, f]
+            for w in range(n_words):
+                xw[lo + nl + k, w] = bufw[k, w]
             ys[lo + nl + k] = ybuf[k]
         feature[nid] = best_f
         threshold[nid] = best_t
