@@ -37,11 +37,15 @@ Categorical effects (``catstratpd``), one row per category
     ``pd_low``, ``pd_high``, ``curve_low``, ``curve_high``   as above (the simultaneous
                   band holds every category's effect at once)
 
-Impact ranking (``impact``), largest first among the well-backed features, then the thin
+Impact ranking (``impact``), largest first among the features whose effect the data show
+on enough rows, then the set-apart ones (thin or tied), largest first among them
     ``feature``, ``kind`` (``"numeric"`` / ``"categorical"``), ``impact`` (target units),
     ``share`` (impact / sum of impacts), ``rows`` (rows that informed its curve, its
     ``n_used``), ``thin`` (True when ``rows`` is under 20 % of the rows with a target
-    value: ranked after the others, whatever its impact)
+    value: ranked after the others, whatever its impact), ``evidence`` (why a feature is
+    set apart, "" when nothing does: ``"tied to a, b"`` when its own near-duplicate note
+    says other columns determine it, :func:`tied_features`; ``"thin: under 20 % of the
+    rows"``)
 
 Curves by group (``stratpd(..., by=column)``), the groups' curves one under the other
     ``group``     the group: a level of the ``by`` column, or a band of its values ("2.5 to
@@ -94,6 +98,7 @@ from typing import Any
 
 __all__ = [
     "CATEGORICAL",
+    "EVIDENCE",
     "Finding",
     "FEW_ROWS",
     "MISSING",
@@ -101,10 +106,14 @@ __all__ = [
     "NOTE_KINDS",
     "NUMERIC",
     "Note",
+    "TIED",
+    "UNSHOWN",
     "counted",
     "curve_points",
     "missing_row",
     "result_kind",
+    "tie_of",
+    "tied_features",
 ]
 
 NUMERIC = "numeric"
@@ -136,12 +145,16 @@ IMPACT = "impact"
 SHARE = "share"
 ROWS = "rows"
 THIN = "thin"
+#: Why the ranking sets a feature apart ("" when nothing does).
+EVIDENCE = "evidence"
+#: How the ``evidence`` cell of a tied feature starts.
+TIED = "tied"
 
 NUMERIC_COLUMNS = (X, PD, SLOPE, N_SLOPES, N_X, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH,
                    MISSING)
 CATEGORICAL_COLUMNS = (CATEGORY, PD, COUNT, PD_LOW, PD_HIGH, CURVE_LOW, CURVE_HIGH, FEW_ROWS,
                        MISSING)
-RANKING_COLUMNS = (FEATURE, KIND, IMPACT, SHARE, ROWS, THIN)
+RANKING_COLUMNS = (FEATURE, KIND, IMPACT, SHARE, ROWS, THIN, EVIDENCE)
 
 
 def counted(n: int, noun: str = "row") -> str:
@@ -394,3 +407,44 @@ class Note(str):
     def of(cls, text: Any, kind: str = "other", **fields: Any) -> Note:
         """``text`` as a Note: a Note stays itself, a plain sentence gets ``kind``."""
         return text if isinstance(text, Note) else cls(str(text), kind, **fields)
+
+
+#: How a near-duplicate note's feature is tied to other columns (the engine's ``tie`` fact)
+#: when the data cannot show its effect with them held fixed: almost exactly a linear
+#: function of them, or barely varying inside the strata.  The ranking sets such features
+#: apart (its ``evidence`` column) and their notes merge into one per group of tied columns.
+#: ("one category": most rows sit in strata holding one of its categories, so its effects
+#: rest on the others: said, not set apart.)
+UNSHOWN = ("linear", "barely")
+
+
+def tie_of(note: Any) -> str:
+    """How a near-duplicate note's feature is tied (``"linear"``, ``"barely"``, ``"one
+    category"``, or ``""``): the engine's ``tie`` fact, or read from its words (a note
+    written before notes carried it)."""
+    facts = getattr(note, "facts", None) or {}
+    if facts.get("tie"):
+        return str(facts["tie"])
+    text = str(note)
+    return ("linear" if "almost exactly a linear function" in text else
+            "barely" if "barely varies inside the strata" in text else
+            "one category" if "holding one category" in text else "")
+
+
+def tied_features(notes: Any) -> dict[str, tuple[str, ...]]:
+    """Feature -> the columns tied to it, for every feature whose own near-duplicate note
+    (kind ``duplicate``, tied as :data:`UNSHOWN` says) says the data cannot show its effect
+    with the others held fixed.  Accepts the engine's notes, or merged ones (a group's
+    ``group`` fact ties each feature to the others)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for text in notes:
+        note = Note.of(text)
+        if note.kind != "duplicate":
+            continue
+        if note.facts.get("group"):
+            for f, others in note.facts["group"].items():
+                out.setdefault(str(f), tuple(others))
+        elif tie_of(note) in UNSHOWN:
+            for f in note.features:
+                out.setdefault(f, tuple(c for c in note.columns if c != f))
+    return out

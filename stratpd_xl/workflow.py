@@ -64,14 +64,6 @@ def _model_left_out(left_out: Mapping[str, str]) -> list[Note]:
     return model_left_out(left_out)
 
 
-def _by_evidence(ranking: pd.DataFrame, notes: Sequence[str]) -> pd.DataFrame:
-    """The ranking with its evidence column, set-apart features last
-    (:func:`stratpd_xl.presentation.evidence.ranked_by_evidence`)."""
-    from .presentation.evidence import ranked_by_evidence
-
-    return ranked_by_evidence(ranking, notes)
-
-
 def note_list(notes: Sequence[str], ranking: pd.DataFrame | None = None) -> list[Note]:
     """The notes of one result, each fact once and ranked
     (:func:`stratpd_xl.presentation.notes.collect`)."""
@@ -567,10 +559,10 @@ def analysis(
             f'no column gave a curve for "{problem.target}" ({reasons}); '
             "try a smaller min_samples_leaf or add rows"
         )
-    # The ranking knows its evidence: features the data cannot show (tied to other columns)
-    # or back with few rows (thin) come after the others, the evidence column saying why.
-    ranking = _by_evidence(result.impact, [w for c in result.curves.values()
-                                           for w in c.attrs.get("warnings") or []])
+    # The engine's ranking knows its evidence: features the data cannot show (tied to other
+    # columns) or back with few rows (thin) come after the others, its evidence column
+    # saying why.
+    ranking = result.impact
     notes = list(problem.notes)
     notes += [Note(f'skipped "{f}": {why}', "skipped", columns=[f], features=[f])
               for f, why in result.skipped.items()]
@@ -657,7 +649,6 @@ def scaled_analysis(
     notes = [_classes_note(target_name)] if _as_classes(classes) else []
     notes += [Note.of(n, "reading") for n in ranking.attrs.get("reading_notes") or []]
     notes += list(ranking.attrs.get("warnings") or [])
-    ranking = _by_evidence(ranking, notes)
     rows = (ranking.attrs.get("scale") or {}).get("rows_read", 0)
     return AnalysisResult(ranking, {}, target_name, notes=note_list(notes), n_rows=rows)
 

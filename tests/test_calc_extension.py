@@ -207,11 +207,11 @@ def test_impact_is_the_python_apis(calc):
     got = calc["formulas"]["impact"]["cells"]
     _numbers_close(got, EXPECTED_IMPACT)
     api = sx.impact(frame_from_cells(DATA), "price", random_state=0)
-    # The API's impacts; the formula's order sets apart the features whose effects the data
-    # cannot show (carat and x, y, z determine each other: tied), as every front end does.
-    impact = dict(zip(api["feature"], api["impact"], strict=True))
-    assert sorted(r[0] for r in got[1:]) == sorted(impact)
-    assert [r[2] for r in got[1:]] == pytest.approx([impact[r[0]] for r in got[1:]], rel=1e-12)
+    # The API's ranking, its order and evidence too: both set apart the features whose
+    # effects the data cannot show (carat and x, y, z determine each other: tied).
+    assert [r[0] for r in got[1:]] == list(api["feature"])
+    assert [r[2] for r in got[1:]] == pytest.approx(list(api["impact"]), rel=1e-12)
+    assert [r[6] for r in got[1:]] == list(api["evidence"])
     apart = [r[0] for r in got[1:] if r[6]]
     assert "carat" in apart and [r[0] for r in got[-len(apart):]] == apart
 

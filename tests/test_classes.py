@@ -81,7 +81,7 @@ def test_the_ranking_names_the_class_a_feature_moves_most():
     data, _ = three_classes()
     ranking = sx.impact(data, "y", classes=True)
     assert list(ranking.columns) == ["feature", "kind", "class", "impact", "share", "rows",
-                                     "thin"]
+                                     "thin", "evidence"]
     top = ranking.iloc[0]
     assert (top["feature"], top["class"]) == ("x", "b")
     assert ranking.set_index("feature").loc["g", "impact"] < 2

@@ -193,7 +193,8 @@ def test_many_categories_are_linked_through_shared_strata():
 
 def test_impact_ranks_features_by_effect(weight):
     ranking = sx.impact(weight, "weight", random_state=0)
-    assert list(ranking.columns) == ["feature", "kind", "impact", "share", "rows", "thin"]
+    assert list(ranking.columns) == ["feature", "kind", "impact", "share", "rows", "thin",
+                                     "evidence"]
     assert ranking["feature"].iloc[0] == "height"
     assert ranking["impact"].is_monotonic_decreasing
     assert ranking["share"].sum() == pytest.approx(1)

@@ -223,7 +223,9 @@ def _sparse(n: int = 1_000, seed: int = 5) -> pd.DataFrame:
 
 def test_a_thinly_backed_feature_is_ranked_after_the_well_backed_and_marked():
     ranking = sx.impact(_sparse(), "y")
-    assert list(ranking.columns) == ["feature", "kind", "impact", "share", "rows", "thin"]
+    assert list(ranking.columns) == ["feature", "kind", "impact", "share", "rows", "thin",
+                                     "evidence"]
+    assert list(ranking["evidence"]) == ["", "", "thin: under 20 % of the rows"]
     assert list(ranking["feature"]) == ["a", "b", "alley"]
     last = ranking.iloc[-1]
     assert bool(last["thin"]) and last["rows"] < 0.2 * 1_000
@@ -313,7 +315,8 @@ def test_tied_columns_are_one_note_per_group_that_names_the_group():
 
 
 def test_collect_groups_tied_notes_by_the_columns_they_share():
-    from stratpd_xl.presentation.notes import collect, tied_features
+    from stratpd_xl.presentation.notes import collect
+    from stratpd_xl.schema import tied_features
 
     def tie(feature: str, *others: str) -> Note:
         return Note(f'"{feature}" is almost exactly a linear function of the other columns',
@@ -354,9 +357,14 @@ def test_a_tied_feature_never_heads_the_ranking_or_a_sentence_in_any_front_end(t
     from stratpd_xl.presentation.words import summary
 
     frame = _tied()
-    assert sx.impact(frame, "y")["feature"].iloc[0] == "area"  # on impact alone
     result = workflow.analysis(frame, "y")
     ranking = result.impact
+    by_impact = ranking.sort_values("impact", ascending=False)
+    assert by_impact["feature"].iloc[0] == "area"  # on impact alone
+    # The engine's own ranking is the one every front end shows: the same order and evidence.
+    engine = sx.impact(frame, "y")
+    pd.testing.assert_frame_equal(engine[["feature", "evidence"]],
+                                  ranking[["feature", "evidence"]])
     tied = {"area", "first", "second", "low", "bsmt", "bsmt_a", "bsmt_b"}
     assert list(ranking["feature"][:2]) == ["quality", "age"]
     assert set(ranking["feature"][2:]) == tied
@@ -383,8 +391,11 @@ def test_a_tied_feature_never_heads_the_ranking_or_a_sentence_in_any_front_end(t
     assert [r[0] for r in summary_rows[header + 1:header + 3]] == ["quality", "age"]
 
 
-def test_ranked_by_evidence_sets_apart_tied_and_thin_features_and_says_why():
-    from stratpd_xl.presentation.evidence import ranked_by_evidence, tied
+def test_the_engine_ranking_sets_apart_tied_and_thin_features_and_says_why():
+    # sx.impact kept the engine's order (area first) while every front end set it apart:
+    # the rule now lives once, in the engine, for every ranking (API, stages, classes).
+    from stratpd_xl.engine._finish import by_evidence
+    from stratpd_xl.presentation.evidence import tied
 
     ranking = pd.DataFrame({"feature": ["area", "quality", "age", "alley"],
                             "kind": ["numeric"] * 3 + ["categorical"],
@@ -395,12 +406,15 @@ def test_ranked_by_evidence_sets_apart_tied_and_thin_features_and_says_why():
     note = Note('"area" is almost exactly a linear function of the other columns', "duplicate",
                 columns=["first", "second", "low", "porch"], features=["area"], moves=1.0,
                 tie="linear", r2=1.0)
-    out = ranked_by_evidence(ranking, [note, "a plain sentence"])
+    curve = pd.DataFrame({"x": [1.0]})
+    curve.attrs = {"warnings": [note, "a plain sentence"]}
+    out = by_evidence(ranking, {"area": curve})
     assert list(out["feature"]) == ["quality", "age", "area", "alley"]
     assert list(out["evidence"]) == ["", "", "tied to first, second, low and 1 more",
                                      "thin: under 20 % of the rows"]
     assert out.attrs == {"target": "price"} and tied(out) == {"area"}
     # Nothing tied: the engine's order and rows, the thin ones saying why.
-    plain = ranked_by_evidence(ranking, [])
+    plain = by_evidence(ranking, {})
     assert list(plain["feature"]) == ["area", "quality", "age", "alley"]
     assert tied(plain) == set() and tied(ranking) == set()
+

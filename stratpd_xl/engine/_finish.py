@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..params import Settings
-from ..schema import Note
+from ..schema import EVIDENCE, TIED, Note, tied_features
 from ._adjust import Adjustment
 from ._band import _band
 from ._leaks import Leak, is_leak, merged
@@ -266,6 +266,53 @@ def _evidence_rows(curve: pd.DataFrame) -> int:
     return used
 
 
+#: Columns named in a tied feature's evidence cell (its note names every one).
+EVIDENCE_NAMED = 3
+#: The evidence cell of a thin feature.
+THIN_EVIDENCE = f"thin: under {THIN_SHARE * 100:.0f} % of the rows"
+
+
+def _tied_text(others: tuple[str, ...]) -> str:
+    if not others:
+        return f"{TIED}: other columns determine it"
+    listed = ", ".join(others[:EVIDENCE_NAMED])
+    more = (f" and {len(others) - EVIDENCE_NAMED:,} more" if len(others) > EVIDENCE_NAMED
+            else "")
+    return f"{TIED} to {listed}{more}"
+
+
+def by_evidence(ranking: pd.DataFrame, curves: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """``ranking`` with its ``evidence`` column, the features it sets apart after the others.
+
+    A feature's impact is a number the data back only when its curve rests on enough rows
+    and the data can show its effect with the other columns held fixed.  Two kinds fail
+    that and come after every feature that passes (among themselves by impact), the reason
+    in ``evidence``: **tied**, whose own near-duplicate note (in its curve's
+    ``attrs["warnings"]``, :func:`stratpd_xl.schema.tied_features`) says other columns
+    nearly determine it, so its impact measures whatever moves with it (Ames' ``area`` =
+    ``X1st.Flr.SF`` + ``X2nd.Flr.SF`` + ``Low.Qual.Fin.SF`` led on impact alone): ``"tied to
+    X1st.Flr.SF, X2nd.Flr.SF and 1 more"``; and **thin** (``thin`` True): ``"thin: under 20 %
+    of the rows"`` (a tied feature says tied).  ``ranking`` has ``feature``, ``impact`` and
+    ``thin``; its ``attrs`` are kept.
+    """
+    out = ranking.copy()
+    out.attrs = dict(ranking.attrs)
+    if out.empty:
+        out[EVIDENCE] = pd.Series(dtype=object)
+        return out
+    ties = tied_features(w for c in curves.values() for w in c.attrs.get("warnings") or [])
+    thin = out["thin"].astype(bool).to_numpy()
+    out[EVIDENCE] = [_tied_text(ties[f]) if f in ties else THIN_EVIDENCE if t else ""
+                     for f, t in zip(out["feature"].astype(str), thin, strict=True)]
+    apart = out[EVIDENCE] != ""
+    impact = pd.to_numeric(out["impact"], errors="coerce").fillna(0.0)
+    order = pd.DataFrame({"apart": apart, "impact": -impact}).sort_values(
+        ["apart", "impact"], kind="stable").index
+    ordered = out.loc[order].reset_index(drop=True)
+    ordered.attrs = out.attrs
+    return ordered
+
+
 def _ranking(target: str, table: Table | TableFacts, p: Settings, n_target: int,
              entries: list[dict[str, Any]], skipped: dict[str, str],
              curves: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -281,9 +328,8 @@ def _ranking(target: str, table: Table | TableFacts, p: Settings, n_target: int,
     # ranked after the well-backed ones, marked: its impact is measured on evidence the
     # others have many times over (Ames' Alley, 168 of 2,930 rows, was 6th of 79).
     ranking["thin"] = ranking["rows"] < THIN_SHARE * n_target
-    ranking = ranking.sort_values(["thin", "impact"], ascending=[True, False],
-                                  kind="stable").reset_index(drop=True)
-    ranking = ranking[["feature", "kind", "impact", "share", "rows", "thin"]]
+    ranking = by_evidence(ranking[["feature", "kind", "impact", "share", "rows", "thin"]],
+                          curves)
     # Columns restating the target, said once for the features they move (engine/_leaks.py).
     leaks = merged(Leak.of(w) for c in curves.values() for w in c.attrs.get("warnings", [])
                    if is_leak(w))

@@ -500,9 +500,13 @@ def impact(
         ``"categorical"``), ``impact`` (see :func:`analyse`; target units), ``share``
         (impact / sum of impacts), ``rows`` (the rows with a value that informed its
         curve: ``n_used``, without a categorical feature's "(missing)" rows) and ``thin``
-        (True when those are under 20 % of the rows with a target value: such
-        features come after the others, largest impact first among them).  ``attrs``
-        holds ``target``, ``n_rows``, ``params``,
+        (True when those are under 20 % of the rows with a target value) and ``evidence``
+        (why the ranking sets a feature apart, "" when nothing does: ``"thin: under 20 %
+        of the rows"``, or ``"tied to X2nd.Flr.SF, X1st.Flr.SF"`` when its own note says
+        other columns determine it, almost exactly a linear function of them or barely
+        varying inside the strata, so no data show its effect with them held fixed).  The
+        features set apart come after the others, largest impact first among them.
+        ``attrs`` holds ``target``, ``n_rows``, ``params``,
         ``skipped`` (features without a curve, with the reason), ``left_out`` (columns
         neither ranked nor used to group the rows: identifiers, and those named in
         ``exclude=``) and ``warnings`` (columns that restate the target, each said once

@@ -80,6 +80,7 @@ from ._finish import (
     _row_weights,
     _scale_shape,
     _within,
+    by_evidence,
 )
 from ._fit import _adjustment, _rows_for, _table
 from ._leaks import Leak
@@ -1883,9 +1884,8 @@ def _ranked(curves: dict[str, pd.DataFrame], skipped: dict[str, str], target: st
     total = ranking["impact"].sum()
     ranking["share"] = ranking["impact"] / total if total > 0 else 0.0
     ranking["thin"] = ranking["rows"] < thin_share * n_target
-    ranking = ranking.sort_values(["thin", "impact"], ascending=[True, False],
-                                  kind="stable").reset_index(drop=True)
-    ranking = ranking[["feature", "kind", "class", "impact", "share", "rows", "thin"]]
+    ranking = by_evidence(
+        ranking[["feature", "kind", "class", "impact", "share", "rows", "thin"]], curves)
     ranking.attrs = {"target": target, "params": p.as_dict(), "skipped": dict(skipped),
                      "classes": next(iter(curves.values())).attrs["classes"] if curves
                      else [], "units": "percentage points", "warnings": []}

@@ -16,11 +16,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from ..schema import Note
+from ..schema import UNSHOWN, Note, tie_of
 from .words import _ordinal, spoken
 
-__all__ = ["SHOWN", "TOP", "UNSHOWN", "collect", "model_left_out", "more_line", "notes_table",
-           "rank_key", "shown", "tied_features"]
+__all__ = ["SHOWN", "TOP", "collect", "model_left_out", "more_line", "notes_table", "rank_key",
+           "shown"]
 
 #: Notes a front end prints or puts on a summary; the rest are on the Notes sheet / in JSON.
 SHOWN = 5
@@ -34,13 +34,6 @@ FIRST_KINDS = ("target", "leak", "identifier")
 BY_KIND = ("identifier", "few rows", "thin")
 #: Features named in a merged note's sentence (all of them on the Notes sheet).
 NAMED = 3
-#: How a near-duplicate note's feature is tied to other columns (the engine's ``tie``
-#: fact) when the data cannot show its effect with them held fixed: almost exactly a
-#: linear function of them, or barely varying inside the strata.  Such features are set
-#: apart in the ranking (:mod:`stratpd_xl.presentation.evidence`) and their notes merge into
-#: one per group of tied columns.  ("one category": most rows sit in strata holding one of
-#: its categories, so its effects rest on the others: said per feature, not set apart.)
-UNSHOWN = ("linear", "barely")
 
 
 def _quoted(names: Sequence[str], limit: int = NAMED) -> str:
@@ -136,35 +129,6 @@ def _merge_kind(group: list[Note], order: dict[str, int]) -> Note:
     return Note(text, kind, columns=columns, features=features, moves=moves)
 
 
-def _tie(note: Note) -> str:
-    """How a near-duplicate note's feature is tied: the engine's ``tie`` fact, or read from
-    its words (a note written before notes carried it)."""
-    if note.facts.get("tie"):
-        return str(note.facts["tie"])
-    text = str(note)
-    return ("linear" if "almost exactly a linear function" in text else
-            "barely" if "barely varies inside the strata" in text else
-            "one category" if "holding one category" in text else "")
-
-
-def tied_features(notes: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """Feature -> the columns tied to it, for every feature whose own near-duplicate note
-    (kind ``duplicate``, tied as :data:`UNSHOWN` says) says the data cannot show its effect
-    with the others held fixed.  Accepts the engine's notes or :func:`collect`'s."""
-    out: dict[str, tuple[str, ...]] = {}
-    for text in notes:
-        note = Note.of(text)
-        if note.kind != "duplicate":
-            continue
-        if note.facts.get("group"):  # a merged group: every feature tied to the others
-            for f, others in note.facts["group"].items():
-                out.setdefault(str(f), tuple(others))
-        elif _tie(note) in UNSHOWN:
-            for f in note.features:
-                out.setdefault(f, tuple(c for c in note.columns if c != f))
-    return out
-
-
 def _tie_groups(notes: list[Note]) -> list[list[Note]]:
     """The near-duplicate notes whose data cannot show an effect, grouped by the columns
     they tie together (a note joins a group when its feature or a column it names is
@@ -200,8 +164,8 @@ def _merge_ties(group: list[Note], order: dict[str, int], ranking: pd.DataFrame 
                    key=lambda f: order.get(f, 1e9))
     members = noted + sorted((c for c in dict.fromkeys(c for n in group for c in n.columns)
                               if c not in noted), key=lambda c: order.get(c, 1e9))
-    linear = [n for n in group if _tie(n) == "linear"]
-    barely = [n for n in group if _tie(n) == "barely"]
+    linear = [n for n in group if tie_of(n) == "linear"]
+    barely = [n for n in group if tie_of(n) == "barely"]
     other = "other" if len(members) == 2 else "others"
 
     def who(ns: list[Note]) -> tuple[str, bool]:
@@ -310,7 +274,7 @@ def collect(notes: Iterable[str], ranking: pd.DataFrame | None = None) -> list[N
             small = _SMALL_TABLE.match(str(note))
             key = (("thin", "ranked") if note.facts.get("ranked") else
                    ("thin", "small", *small.group(1, 2, 3)) if small else ("one", len(groups)))
-        elif note.kind == "duplicate" and (_tie(note) in UNSHOWN or note.facts.get("group")):
+        elif note.kind == "duplicate" and (tie_of(note) in UNSHOWN or note.facts.get("group")):
             key = ("tie",)  # split into groups of tied columns below
         elif note.kind in BY_KIND:
             key = (note.kind,)
