@@ -14,6 +14,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import stratpd_xl as sx
 from stratpd_xl.schema import Note
@@ -418,3 +419,30 @@ def test_the_engine_ranking_sets_apart_tied_and_thin_features_and_says_why():
     assert list(plain["feature"]) == ["area", "quality", "age", "alley"]
     assert tied(plain) == set() and tied(ranking) == set()
 
+
+def test_features_whose_categories_sit_alone_are_one_note_naming_them():
+    # Ames: 15 features each had a note "N% of the rows sit in strata holding one category
+    # of X only ...", neither merged nor set apart: one note names them now.
+    from stratpd_xl.presentation.notes import collect
+
+    def alone(feature: str, share: float, *twins: str) -> Note:
+        return Note(f'{share:.0%} of the rows sit in strata holding one category of "{feature}" '
+                    "only: the other columns nearly determine it, so its effects rest on few "
+                    "rows; leave out the columns that duplicate it (exclude)", "duplicate",
+                    columns=twins, features=[feature], moves=share, tie="one category",
+                    alone=share)
+
+    parts = [alone("heating", 0.82, "air"), alone("street", 0.94, "zone"),
+             alone("slope", 0.58, "lot", "contour"), alone("drive", 0.54)]
+    ranking = pd.DataFrame({"feature": ["quality", "slope", "drive", "street", "heating"],
+                            "impact": [9.0, 4.0, 3.0, 2.0, 1.0]})
+    (note,) = [n for n in collect(parts, ranking) if n.kind == "duplicate"]
+    assert note.features == ("slope", "drive", "street", "heating")  # best-ranked first
+    assert note.startswith("the categories of 4 features sit alone in most of their strata")
+    assert '"slope" 58%, "drive" 54%, "street" 94%, "heating" 82%' in note
+    assert note.columns == ("slope", "drive", "street", "heating", "lot", "contour", "zone",
+                            "air")
+    assert note.moves == pytest.approx(0.94)
+    assert collect([note], ranking) == [note]  # collected again: the same note
+    # One such note keeps the engine's words.
+    assert collect(parts[:1]) == parts[:1]

@@ -204,6 +204,37 @@ def _merge_ties(group: list[Note], order: dict[str, int], ranking: pd.DataFrame 
                 moves=max(n.moves for n in group), group=group_of, head=head)
 
 
+def _merge_alone(group: list[Note], order: dict[str, int]) -> Note:
+    """One note for the features whose categories sit alone in most of their strata (the
+    engine's "one category" near-duplicate notes: Ames had 15, one per feature), naming
+    them best-ranked first with the share of rows that sit alone; the columns that
+    duplicate each are in the note's ``columns`` (the Notes sheet) and its ``twins`` fact."""
+    alone: dict[str, float] = {}
+    twins: dict[str, tuple[str, ...]] = {}
+    for note in group:
+        if note.facts.get("alone_group"):  # merged already: its parts
+            alone.update(note.facts["alone_group"])
+            twins.update(note.facts.get("twins") or {})
+            continue
+        for f in note.features:
+            alone[f] = max(alone.get(f, 0.0), float(note.facts.get("alone", note.moves)))
+            twins[f] = tuple(c for c in note.columns if c != f)
+    features = sorted(alone, key=lambda f: order.get(f, 1e9))
+    listed = ", ".join(f'"{f}" {alone[f]:.0%}' for f in features[:LISTED])
+    if len(features) > LISTED:
+        listed += f" and {len(features) - LISTED:,} more"
+    text = (f"the categories of {len(features):,} features sit alone in most of their strata "
+            f"(the share of rows in strata holding one of their categories only: {listed}): "
+            "the other columns nearly determine them, so their effects rest on the few rows "
+            "of the other strata; leave out the columns that duplicate them (exclude), which "
+            "a report names on each feature's sheet")
+    columns = list(dict.fromkeys([*features, *(c for f in features for c in twins[f])]))
+    return Note(text, "duplicate", columns=columns, features=features,
+                moves=max(alone.values()), tie="one category", alone=max(alone.values()),
+                alone_group={f: alone[f] for f in features},
+                twins={f: twins[f] for f in features})
+
+
 def _and(names: Sequence[str], limit: int = 8) -> str:
     """'"a", "b" and "c"' ("and N more" past ``limit``)."""
     quoted = [f'"{n}"' for n in names[:limit]]
@@ -276,6 +307,8 @@ def collect(notes: Iterable[str], ranking: pd.DataFrame | None = None) -> list[N
                    ("thin", "small", *small.group(1, 2, 3)) if small else ("one", len(groups)))
         elif note.kind == "duplicate" and (tie_of(note) in UNSHOWN or note.facts.get("group")):
             key = ("tie",)  # split into groups of tied columns below
+        elif note.kind == "duplicate" and tie_of(note) == "one category":
+            key = ("one category",)
         elif note.kind in BY_KIND:
             key = (note.kind,)
         else:
@@ -289,6 +322,8 @@ def collect(notes: Iterable[str], ranking: pd.DataFrame | None = None) -> list[N
             merged.append(group[0])
         elif key[0] == "gap":
             merged.append(_merge_gaps(group, order))
+        elif key[0] == "one category":
+            merged.append(_merge_alone(group, order))
         else:
             merged.append(_merge_kind(group, order))
     places = {id(n): i for i, n in enumerate(merged)}
