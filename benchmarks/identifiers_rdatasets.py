@@ -169,7 +169,7 @@ def _kind(name: str, why: str) -> str:
         return "rownames"
     if "grouping key" in why:
         return "grouping key"
-    if "among the first columns" in why:
+    if "among the first columns" in why or "numbered within the groups" in why:
         return "unnamed key"
     return "other named" if named_identifier(name) else "unnamed row number"
 

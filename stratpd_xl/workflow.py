@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import StratPDInputError
-from .identifiers import first_analysed, key_shaped
+from .identifiers import key_to_test
 from .input.sheet import check_rows, resolve_column, usable_table, whole_characters
 from .input.tables import refuse_lazy_table
 from .params import DEFAULT_SEED, Settings
@@ -285,13 +285,13 @@ def prepare(
     )
     # A key by its shape and place that the target follows only through the other columns
     # (stratpd_xl.identifiers.key_shaped): the engine judges it inside the others' strata.
-    first = first_analysed(frame.columns, target_name, {*left_out, *excluded})
-    if (first is not None and first not in {*(named or []), *keep}
-            and key_shaped(first, frame[first])
+    found = key_to_test(frame, [c for c in frame.columns
+                                if c != target_name and c not in {*left_out, *excluded}])
+    if (found is not None and found[0] not in {*(named or []), *keep}
             and (why := engine.key_given_others(frame.drop(columns=excluded), target_name,
-                                                first))):
-        left_out[first] = f"{why}; {how_to_keep}"
-        frame = frame.drop(columns=[first])
+                                                *found))):
+        left_out[found[0]] = f"{why}; {how_to_keep}"
+        frame = frame.drop(columns=[found[0]])
     # Columns kept on request are analysed even where the identifier rule would leave them out.
     usable = [c for c in frame.columns if c in usable or (c in kept and c != target_name)]
     chosen = named if named is not None else [c for c in usable if c not in excluded]

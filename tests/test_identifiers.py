@@ -15,7 +15,7 @@ import pytest
 
 import stratpd_xl as sx
 from stratpd_xl import workflow
-from stratpd_xl.identifiers import grouping_name, identifier_reason
+from stratpd_xl.identifiers import grouping_name, identifier_reason, nested_in, parent_like
 
 
 def _credit(n: int = 400, seed: int = 0) -> pd.DataFrame:
@@ -306,3 +306,40 @@ def test_the_command_line_leaves_such_a_key_out_and_keep_brings_it_back(tmp_path
     assert main(["impact", str(path), "-t", "math", "--trials", "1", "--keep",
                  "district"]) == 0
     assert "district" in capsys.readouterr().out
+
+
+def _pupils(n_schools: int = 60, seed: int = 16) -> pd.DataFrame:
+    """mlmRev's bdf: the school's number, then each pupil's, numbered school by school
+    (school 17's pupils 17001, 17002 ...), then the pupils' measurements."""
+    rng = np.random.default_rng(seed)
+    size = rng.integers(5, 15, n_schools)
+    school = np.repeat(np.sort(rng.choice(np.arange(1, 260), n_schools, replace=False)), size)
+    pupil = school * 1_000 + np.concatenate([np.arange(1, k + 1) for k in size])
+    iq = rng.normal(12, 2, school.size)
+    score = rng.normal(0, 4, 260)[school] + 2 * iq + rng.normal(0, 3, school.size)
+    return pd.DataFrame({"rownames": np.arange(1, school.size + 1), "schoolNR": school,
+                         "pupilNR": pupil, "IQ_verb": iq, "langPOST": score})
+
+
+def test_a_key_numbered_within_the_groups_before_it_is_left_out():
+    frame = _pupils()
+    result = workflow.analysis(frame, "langPOST")
+    assert "pupilNR" in result.left_out and "schoolNR" not in result.left_out
+    assert 'numbered within the groups of "schoolNR" before it' in result.left_out["pupilNR"]
+    assert "pupilNR" not in set(sx.impact(frame, "langPOST")["feature"])
+    assert "pupilNR" in set(sx.impact(frame, "langPOST", keep=["pupilNR"])["feature"])
+
+
+def test_numbers_that_do_not_run_in_blocks_of_the_groups_before_them_are_kept():
+    frame = _pupils()
+    rng = np.random.default_rng(17)
+    # The same numbers given to the pupils in another order: not school by school.
+    frame["pupilNR"] = rng.permutation(frame["pupilNR"].to_numpy())
+    assert "pupilNR" not in workflow.analysis(frame, "langPOST").left_out
+    school = [("schoolNR", frame["schoolNR"])]
+    assert not nested_in(frame["pupilNR"].to_numpy(float), school)
+    assert nested_in(np.sort(frame["pupilNR"].to_numpy(float)), [
+        ("schoolNR", frame["schoolNR"].sort_values().reset_index(drop=True))])
+    # A count that grows year by year runs in blocks of the years: a time is no parent.
+    assert not parent_like("year", pd.Series(np.repeat([2001, 2002, 2003], 50)))
+    assert parent_like("region", pd.Series(np.repeat([1, 2, 3], 50)))

@@ -11,7 +11,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StratPDInputError
-from ..identifiers import identifier_reason, key_shaped, related, target_numbers
+from ..identifiers import (
+    identifier_reason,
+    key_reason,
+    key_to_test,
+    parent_like,
+    related,
+    target_numbers,
+)
 from ..params import Settings, column_argument
 from ..schema import counted
 from ..yesno import POINTS, yes_no_target
@@ -101,14 +108,14 @@ def _leave_out_identifiers(table: Table, keep: set[str]) -> None:
     halved x1's slope (1.17 for a true 3) and was ranked first by the impact.
     """
     leading = True  # no column before this one is analysed: where tables keep their keys
-    first = None  # the first column analysed, a key by its place when its shape is one
+    # The columns analysed so far while each groups the rows (a key's parents), else None.
+    parents: list[tuple[str, pd.Series]] | None = []
     for position, c in enumerate(list(table.columns)):
         series = table.frame[c]
         if table.kinds[c] != CATEGORICAL:
             # Row numbers and numeric keys: the rule every front end applies.
-            why = identifier_reason(c, series, pd.Series(table.y), position, leading=leading)
-            if why is None and leading and first is None:
-                first = c
+            why = identifier_reason(c, series, pd.Series(table.y), position, leading=leading,
+                                    parents=parents or ())
         elif pd.api.types.is_bool_dtype(series.dtype) or series.count() < ID_MIN_ROWS:
             why = None
         else:
@@ -118,17 +125,20 @@ def _leave_out_identifiers(table: Table, keep: set[str]) -> None:
                    f"{len(values):,} rows)" if distinct >= ID_SHARE * len(values) else None)
         if why is None:
             leading = leading and _one_value(series)
+            if parents is not None and not _one_value(series):
+                parents = parents + [(c, series)] if parent_like(c, series) else None
         elif c not in keep:
             table.columns.remove(c)
             table.left_out[c] = f"{why}; {KEEP_IN_API}"
-    if first is not None and first not in keep and key_shaped(first, table.frame[first]):
-        why = _key_given_others(table, first)
+    found = key_to_test(table.frame, table.columns)
+    if found is not None and found[0] not in keep:
+        why = _key_given_others(table, *found)
         if why is not None:
-            table.columns.remove(first)
-            table.left_out[first] = f"{why}; {KEEP_IN_API}"
+            table.columns.remove(found[0])
+            table.left_out[found[0]] = f"{why}; {KEEP_IN_API}"
 
 
-def _key_given_others(table: Table, name: str) -> str | None:
+def _key_given_others(table: Table, name: str, parents: list[str]) -> str | None:
     """Why ``name``, a key by its shape and place that the target moves with, is left out
     as one: the target moves with it no more than noise does once the other columns have
     grouped the rows (a tree of the analysis's leaf size on every other column), or None
@@ -157,27 +167,25 @@ def _key_given_others(table: Table, name: str) -> str | None:
     x = pd.to_numeric(table.frame[name], errors="coerce").to_numpy(dtype=float)
     if related(x, within):
         return None
-    return (f"it looks like an identifier (a key: among the first columns, its "
-            f"{int(np.isfinite(x).sum()):,} values are all different whole numbers, which "
-            "the target moves with no more than noise does once the other columns have "
-            "grouped the rows)")
+    return key_reason(int(np.isfinite(x).sum()), parents, given_others=True)
 
 
-def key_given_others(data: pd.DataFrame, target: str, name: str) -> str | None:
+def key_given_others(data: pd.DataFrame, target: str, name: str,
+                     parents: list[str] | None = None) -> str | None:
     """Why column ``name`` of ``data`` is left out as a key that the target follows only
     through the other columns (:func:`_key_given_others`), or None: for the front ends'
     choice of columns (``workflow.prepare``), which leaves out the other identifiers first.
 
-    ``name`` must have a key's shape where tables keep their keys
-    (:func:`stratpd_xl.identifiers.key_shaped`, every column before it left out); the
-    target is read as numbers (a text target's values as codes), so a yes/no or class
-    target is judged as any other."""
+    ``name`` must have a key's shape in a key's place, first or after the ``parents`` it is
+    numbered within (:func:`stratpd_xl.identifiers.key_to_test`); the target is read as
+    numbers (a text target's values as codes), so a yes/no or class target is judged as
+    any other."""
     y = target_numbers(data[target])
     rows = np.isfinite(y)
     frame = data.loc[rows].copy()
     frame[target] = y[rows]
     table = build_table(frame, target)
-    return _key_given_others(table, name)
+    return _key_given_others(table, name, list(parents or []))
 
 
 def _one_value(series: pd.Series) -> bool:

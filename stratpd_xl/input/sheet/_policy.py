@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import StratPDInputError
-from ...identifiers import identifier_reason
+from ...identifiers import identifier_reason, parent_like
 from ...params import PARAMETERS, column_argument
 from ...yesno import yes_no_target
 from ._values import header_text, name_key
@@ -230,6 +230,9 @@ def default_features(
     """
     features: list[str] = []
     left_out: dict[str, str] = {}
+    # The features so far while each groups the rows (a key's parents: a school before its
+    # pupils' numbers), else None.
+    parents: list[tuple[str, pd.Series]] | None = []
     rows = frame[target].notna() if target in frame.columns else pd.Series(True, frame.index)
     every_row = bool(rows.all())
     target_values = frame[target] if target in frame.columns else None
@@ -246,12 +249,13 @@ def default_features(
             elif numbers.min() == numbers.max():
                 left_out[name] = "it has the same value in every row"
             elif why := identifier_reason(name, frame[name], target_values, position,
-                                          leading=not features):
+                                          leading=not features, parents=parents or ()):
                 # Row numbers and numeric keys (stratpd_xl.identifiers): R's rownames,
                 # pandas' saved index, a customer ID.
                 left_out[name] = f"{why}; {how_to_keep}"
             else:
                 features.append(name)
+                parents = _with_parent(parents, name, frame[name])
             continue
         values = values.dropna()
         distinct = values.nunique()
@@ -272,7 +276,16 @@ def default_features(
             )
         else:
             features.append(name)
+            parents = _with_parent(parents, name, frame[name])
     return features, left_out
+
+
+def _with_parent(parents: list[tuple[str, pd.Series]] | None, name: str, column: pd.Series
+                 ) -> list[tuple[str, pd.Series]] | None:
+    """``parents`` and this analysed column, or None once a column does not group the rows
+    (:func:`stratpd_xl.identifiers.parent_like`): keys follow only their groups."""
+    return [*parents, (name, column)] if parents is not None and parent_like(name, column) \
+        else None
 
 
 def usable_table(
