@@ -112,7 +112,10 @@ class Adjustment:
         if self.part is None:
             return None
         i = self.inputs
-        own, z = i["own"][pick], i["z"][pick, : i["n_others"]]
+        # Gathered column by column, so the half stays column-major as the full data are
+        # (the kernels read a column at a time; a row-major copy read so took twice as long).
+        own = np.take(i["own"].T, pick, axis=1).T
+        z = np.take(i["z"].T[: i["n_others"]], pick, axis=1).T
         gram = _within_grams(own, z, i["y"][pick], leaf, [np.arange(pick.size)])[0]
         m, full = own.shape[1], slice(0, gram.shape[0] - 1)
         return z @ _solve(gram[full, full], gram[full, -1], free=m, ridge=i["ridge"])[m:]
@@ -378,12 +381,12 @@ def _leaf_means_kernel(own, z, y, leaf, n_leaves):  # pragma: no cover - compile
     s = sums[width - 1]
     for i in range(n):
         s[leaf[i]] += y[i]
-    out = np.empty((n_leaves, width))
+    # Column by column (transposed): _within_rows_kernel reads a column's means at a time.
     for g in range(n_leaves):
         c = np.float64(max(counts[g], 1))
         for j in range(width):
-            out[g, j] = sums[j, g] / c
-    return out
+            sums[j, g] /= c
+    return sums
 
 
 @njit
@@ -393,20 +396,24 @@ def _within_rows_kernel(own, z, y, leaf, means, rows):  # pragma: no cover - com
     width = m + k + 1
     nr = rows.shape[0]
     out = np.empty((width, nr))
+    # ``means`` is column by column (columns x leaves), as _leaf_means_kernel makes it.
     for j in range(m):
         o = out[j]
+        mj = means[j]
         for r in range(nr):
             i = rows[r]
-            o[r] = own[i, j] - means[leaf[i], j]
+            o[r] = own[i, j] - mj[leaf[i]]
     for j in range(k):
         o = out[m + j]
+        mj = means[m + j]
         for r in range(nr):
             i = rows[r]
-            o[r] = z[i, j] - means[leaf[i], m + j]
+            o[r] = z[i, j] - mj[leaf[i]]
     o = out[width - 1]
+    mj = means[width - 1]
     for r in range(nr):
         i = rows[r]
-        o[r] = y[i] - means[leaf[i], width - 1]
+        o[r] = y[i] - mj[leaf[i]]
     return out
 
 
@@ -416,7 +423,7 @@ def _leaf_means(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray
     leaf = np.ascontiguousarray(leaf, np.int64)
     n_leaves = int(leaf.max()) + 1 if leaf.size else 0
     if get_backend(y.shape[0]) == "numba":  # one pass over the rows instead of one per column
-        return _leaf_means_kernel(own, z, y, leaf, n_leaves)
+        return _leaf_means_kernel(own, z, y, leaf, n_leaves).T
     counts = np.maximum(np.bincount(leaf, minlength=n_leaves), 1)
     columns = [own[:, j] for j in range(own.shape[1])] + [z[:, j] for j in range(z.shape[1])]
     return np.column_stack([np.bincount(leaf, weights=a, minlength=n_leaves) / counts
@@ -428,7 +435,9 @@ def _within_rows(own: np.ndarray, z: np.ndarray, y: np.ndarray, leaf: np.ndarray
     """The rows ``rows`` of ``[own | z | y]`` minus their leaf's means, transposed (one
     row per column, C order), as both backends give them."""
     if get_backend(y.shape[0]) == "numba":
-        return _within_rows_kernel(own, z, y, np.ascontiguousarray(leaf, np.int64), means,
+        # The means column by column (no copy when the kernel made them).
+        return _within_rows_kernel(own, z, y, np.ascontiguousarray(leaf, np.int64),
+                                   np.ascontiguousarray(means.T),
                                    np.ascontiguousarray(rows, np.int64))
     at = means[leaf[rows]]
     out = np.empty((means.shape[1], rows.size))
