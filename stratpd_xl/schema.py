@@ -79,10 +79,13 @@ them, and with trials ``low``/``high``, the 95 % band of the rise); ``shape`` (a
 with its 95 % band ``low``/``high`` when there are trials);
 a yes/no target adds ``positive``, ``target_label`` and ``units``;
 categorical ones ``baseline``, ``categories_without_estimate`` and ``contrast`` (a dict:
-``category`` and ``versus`` the highest and lowest of the categories informed by at least 20
-rows (of the two with the most rows when fewer have 20), ``change`` the first's effect less
-the second's, ``rows``/``versus_rows`` their rows, ``well_backed`` whether both have 20,
-``baseline``, with trials ``low``/``high``);
+``category`` and ``versus`` the highest and lowest of the named categories informed by at
+least 20 rows (of the two with the most rows when fewer have 20), ``change`` the first's
+effect less the second's, ``rows``/``versus_rows`` their rows, ``well_backed`` whether both
+have 20, ``baseline``, with trials ``low``/``high``; the feature's blanks are no named
+category: ``blank`` (``pd``, ``low``, ``high``, ``rows``, ``versus``, ``versus_rows``) their
+effect against the best-backed named category when 20 rows inform them, or, when only one
+named category has 20 rows, ``blank_end`` True and the blanks as ``category``);
 a numeric curve whose feature is blank in some rows with a target adds ``missing`` (a dict:
 ``pd``, ``low``, ``high`` the blank rows' offset and its 95 % band, always, whatever
 ``n_trials``; ``rows`` the blank rows, ``compared`` those placed in a stratum with rows
@@ -233,8 +236,15 @@ class Finding:
         False when ``start`` or ``end`` rests on fewer rows than a headline needs (there
         were not two categories with enough rows).
     blank : dict or None
-        Numeric: the feature's blank rows against the curve's typical level (the engine's
-        ``attrs["missing"]``: ``pd``, ``low``, ``high``, ``rows``), said after the curve.
+        The feature's blank rows, said after the curve or the contrast.  Numeric: against
+        the curve's typical level (the engine's ``attrs["missing"]``: ``pd``, ``low``,
+        ``high``, ``rows``).  Categorical, when at least 20 rows inform them and the
+        contrast is between named categories: against the best-backed category
+        (``contrast["blank"]``: ``pd``, ``low``, ``high``, ``rows``, ``versus``,
+        ``versus_rows``).
+    blank_end : bool
+        Categorical: ``end`` is the feature's blanks (the one named category well backed
+        is ``start``), said as the rows where the feature is blank, never as a category.
     target_class : Any or None
         For a target read as classes (``classes=``): the class whose chance this finding
         states (``target_label`` is then ``"P(species = virginica)"``, ``change`` in
@@ -259,6 +269,7 @@ class Finding:
     well_backed: bool = True
     blank: dict[str, Any] | None = None
     target_class: Any = None
+    blank_end: bool = False
 
     @classmethod
     def from_result(cls, result: Any, *, rank: int = 0, share: float | None = None
@@ -310,7 +321,9 @@ class Finding:
                     if "rows" in c and "versus_rows" in c else None)
             return cls(kind=CATEGORICAL, change=float(c["change"]), low=_finite(c.get("low")),
                        high=_finite(c.get("high")), start=c["versus"], end=c["category"],
-                       rows=rows, well_backed=bool(c.get("well_backed", True)), **common)
+                       rows=rows, well_backed=bool(c.get("well_backed", True)),
+                       blank=_blank(c.get("blank")), blank_end=bool(c.get("blank_end")),
+                       **common)
         rise = attrs.get("rise")
         if not isinstance(rise, Mapping):
             return None

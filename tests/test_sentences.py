@@ -143,6 +143,49 @@ def test_with_no_two_well_backed_categories_the_sentence_says_so():
     assert "(16 and 12 rows)" in said or "(12 and 16 rows)" in said
 
 
+def _blank_sex(n: int = 1200, seed: int = 4, males: float = 0.45) -> pd.DataFrame:
+    """Hawks in small: weight by sex (M 10 above F) and wing, and sex blank for a third of
+    the birds, which weigh 160 more (another species, mostly unsexed)."""
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(["F", "M"], n, p=[1 - males, males]).astype(object)
+    blank = rng.random(n) < 0.33
+    wing = rng.normal(300, 40, n)
+    weight = 10 * (sex == "M") + 160 * blank + 2 * wing + rng.normal(0, 30, n)
+    sex[blank] = None
+    return pd.DataFrame({"Sex": sex, "Wing": wing, "Weight": weight})
+
+
+def test_the_blanks_of_a_category_column_are_said_as_blank_rows_never_as_a_category():
+    # Hawks: "Then, Sex: Sex (missing) is about 160 above F (59 and 124 rows)": the blanks
+    # led as a category named "(missing)".  The headline is between named categories; the
+    # blanks, well backed, are said as the rows where Sex is blank, first when they move
+    # the target more.
+    effects = catstratpd(_blank_sex(), "Weight", "Sex", n_trials=5)
+    c = effects.attrs["contrast"]
+    assert {c["category"], c["versus"]} == {"F", "M"} and "blank_end" not in c
+    assert c["blank"]["pd"] == pytest.approx(160, abs=25) and c["blank"]["rows"] >= 20
+    assert c["blank"]["versus"] in ("F", "M")
+    said = sentence(finding(effects, rank=3), "Weight")
+    assert "(missing)" not in said
+    assert re.match(r"Then, Sex: where Sex is blank \([\d,]+ rows\), Weight is about 1[4-8]\d "
+                    r"higher than where it is [FM] \([\d,]+ rows; 95 % band .*\); Sex [FM] is "
+                    r"about .* (above|below) [FM] \(.*[\d,]+ and [\d,]+ rows\), other columns "
+                    r"held alike\.$", said), said
+
+
+def test_blanks_beside_one_well_backed_category_are_the_contrast_as_blank_rows():
+    # Only one named category has 20 rows: the contrast is the blanks against it, worded as
+    # rows where the feature is blank.
+    frame = _blank_sex(n=600, males=0.02)
+    effects = catstratpd(frame, "Weight", "Sex")
+    c = effects.attrs["contrast"]
+    assert c.get("blank_end") and c["versus"] == "F" and c["well_backed"]
+    said = sentence(finding(effects, rank=1), "Weight")
+    assert said.startswith("Weight depends most on Sex: rows where Sex is blank sit about "), said
+    assert "higher" not in said and " above those where it is F (" in said
+    assert "(missing)" not in said
+
+
 # --------------------------------------------------------------------------- interactions
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..params import Settings
-from ..schema import EVIDENCE, TIED, Note, tied_features
+from ..schema import EVIDENCE, MISSING, TIED, Note, tied_features
 from ._adjust import Adjustment
 from ._band import _band
 from ._leaks import Leak, is_leak, merged
@@ -206,19 +206,43 @@ def _contrast(result: pd.DataFrame, baseline: Any, trials: np.ndarray | None, n:
     Among the categories informed by at least :data:`WELL_BACKED` rows, the highest effect
     against the lowest ("south is 20,000 above north"), said against the baseline when the
     baseline is one of the two; with fewer than two such categories, the two informed by the
-    most rows.  A category of two houses is never the
-    headline, however far its effect lies.  With trials (one row per trial, one column per
-    category of ``result``) the band is the trials' contrasts' (as :func:`_band`).
+    most rows.  A category of two houses is never the headline, however far its effect lies.
+    With trials (one row per trial, one column per category of ``result``) the band is the
+    trials' contrasts' (as :func:`_band`).
+
+    The feature's blanks (the ``missing`` row, "(missing)") are no category an analyst can
+    name: the headline is between the named categories whenever two of them are well
+    backed (Hawks' Sex: "(missing)", 59 rows, led against F).  The blanks then get their own
+    entry, ``blank``, when at least :data:`WELL_BACKED` rows inform them: their effect against
+    the best-backed named category (``pd``, ``low``/``high`` with trials, ``rows``,
+    ``versus``, ``versus_rows``), said after the headline ("Where Sex is blank ...").  When
+    only one named category is well backed and the blanks are too, the headline is the
+    blanks against it, ``blank_end`` True and the blanks as ``category``.
     """
     values = result["pd"].to_numpy(dtype=float)
     count = result["count"].to_numpy(dtype=np.int64)
-    backed = np.flatnonzero((count >= WELL_BACKED) & np.isfinite(values))
-    if backed.size < 2:
-        backed = np.argsort(-count, kind="stable")[:2]
-    hi = int(backed[np.argmax(values[backed])])
-    lo = int(backed[np.argmin(values[backed])])
+    blank = (result[MISSING].to_numpy(dtype=bool) if MISSING in result.columns
+             else np.zeros(values.size, bool))
+    usable = np.isfinite(values)
+    backed = (count >= WELL_BACKED) & usable
+    named = np.flatnonzero(backed & ~blank)
+    blanks = np.flatnonzero(backed & blank)
+    blank_end = False
+    if named.size >= 2:
+        pair = named
+    elif named.size == 1 and blanks.size:
+        pair, blank_end = np.array([named[0], blanks[0]]), True
+    else:
+        others = np.flatnonzero(~blank)
+        pool = others if others.size >= 2 else np.arange(values.size)
+        pair = pool[np.argsort(-count[pool], kind="stable")[:2]]
+    hi = int(pair[np.argmax(values[pair])])
+    lo = int(pair[np.argmin(values[pair])])
     base = np.flatnonzero(result["category"].to_numpy(dtype=object) == baseline)
-    if base.size and base[0] == hi:
+    if blank_end:
+        # The blanks are said as rows where the feature is blank, against the named one.
+        hi, lo = int(blanks[0]), int(named[0])
+    elif base.size and base[0] == hi:
         # The baseline (the first category, or the first of a given order) is what the
         # other is compared with: "no is 30,000 below yes".
         hi, lo = lo, hi
@@ -228,10 +252,23 @@ def _contrast(result: pd.DataFrame, baseline: Any, trials: np.ndarray | None, n:
                            "rows": int(count[hi]), "versus_rows": int(count[lo]),
                            "well_backed": bool(min(count[hi], count[lo]) >= WELL_BACKED),
                            "baseline": baseline}
+    if blank_end:
+        out["blank_end"] = True
     if trials is not None:
         low, high = _band((trials[:, hi] - trials[:, lo])[:, None],
                           np.array([out["change"]]), n)
         out.update(low=float(low[0]), high=float(high[0]))
+    if blanks.size and not blank_end and named.size:
+        b = int(blanks[0])
+        ref = int(named[np.argmax(count[named])])
+        said: dict[str, Any] = {"pd": float(values[b] - values[ref]), "rows": int(count[b]),
+                                "versus": result["category"].iloc[ref],
+                                "versus_rows": int(count[ref])}
+        if trials is not None:
+            low, high = _band((trials[:, b] - trials[:, ref])[:, None],
+                              np.array([said["pd"]]), n)
+            said.update(low=float(low[0]), high=float(high[0]))
+        out["blank"] = said
     return out
 
 

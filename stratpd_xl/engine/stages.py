@@ -1528,9 +1528,11 @@ def _finish_categories(strata: Strata, partial: Partial, row_pd: bool = False,
         ))
     contrast = _contrast(result, cats[eff.baseline], trial_effects, n)
     if facts.yes_no:  # two chances differ by at most 100 points
-        for name in ("change", "low", "high"):
-            if name in contrast:
-                contrast[name] = float(np.clip(contrast[name], -100.0, 100.0))
+        for said, names in ((contrast, ("change", "low", "high")),
+                            (contrast.get("blank") or {}, ("pd", "low", "high"))):
+            for name in names:
+                if name in said:
+                    said[name] = float(np.clip(said[name], -100.0, 100.0))
     result.attrs = _attrs(
         replace(facts, n_rows=partial.n_rows), feature, CATEGORICAL, n, partial.n_missing,
         eff.n_ignored, eff.n_leaves, p,

@@ -264,6 +264,28 @@ def _blank_sentence(f: Finding, subject: str, amount: Any) -> str:
             "other columns held alike.")
 
 
+def _blank_clause(f: Finding, subject: str, amount: Any) -> str:
+    """Where a categorical feature is blank, against its best-backed category: "where Sex
+    is blank (59 rows), Weight is about 160 higher than where it is F (124 rows; 95 % band
+    ...)"."""
+    b = f.blank or {}
+    value = float(b["pd"])
+    low, high = _finite_or_none(b.get("low")), _finite_or_none(b.get("high"))
+    place = _place_for(value, low, high)
+    rows, versus_rows = int(b.get("rows", 0)), int(b.get("versus_rows", 0))
+    where = f"where {f.feature} is blank ({rows:,} row{'' if rows == 1 else 's'})"
+    versus = (f"where it is {spoken_value(b.get('versus'))} "
+              f"({versus_rows:,} row{'' if versus_rows == 1 else 's'}")
+    if _at(abs(value), place) == "0":
+        return (f"{where}, {subject} is about level with {versus}"
+                f"{_place_band(low, high, place, inner=True)})")
+    side = "higher" if value > 0 else "lower"
+    band = _place_band(low, high, place, fall=value < 0, inner=True)
+    if band and not (low is not None and high is not None and low <= 0 <= high):
+        band += f" {side}"
+    return f"{where}, {subject} is about {amount(value, place)} {side} than {versus}{band})"
+
+
 def _finite_or_none(value: Any) -> float | None:
     if value is None:
         return None
@@ -332,20 +354,36 @@ def sentence(finding: Finding, target: str) -> str:
         where = "above" if f.change >= 0 else "below"
         lead = _lead(f, subject, "depends most on", "depends on")
         end, start = spoken_value(f.end), spoken_value(f.start)
-        if _at(abs(f.change), place) == "0":
+        if f.blank_end:
+            # The blanks are no category to name: "rows where Sex is blank".
+            level = ("about level with" if _at(abs(f.change), place) == "0" else
+                     f"about {amount(f.change, place)} {where}")
+            body = f"rows where {f.feature} is blank sit {level} those where it is {start}"
+        elif _at(abs(f.change), place) == "0":
             body = f"{f.feature} {end} is about level with {start}"
         else:
             body = f"{f.feature} {end} is about {amount(f.change, place)} {where} {start}"
         if f.rows is not None:
             backing = f"{f.rows[1]:,} and {f.rows[0]:,} rows"
             band = (f"{band[:-1]}; {backing})" if band else f" ({backing})")
-        if f.well_backed:
+        blank = _blank_clause(f, subject, amount) if f.blank is not None else ""
+        blank_size = abs(float(f.blank["pd"])) if f.blank is not None else 0.0
+        if f.well_backed and blank and blank_size > abs(f.change):
+            # The blanks move the target more than any two named categories differ: said
+            # first, as rows where the feature is blank (Hawks' Sex: +160 against F; M
+            # +9.4).
+            text = f"{lead}: {blank}; {body}{band}, other columns held alike."
+        elif f.well_backed:
             text = f"{lead}: {body}{band}, other columns held alike."
+            if blank:
+                text = f"{text[:-1]}; {blank}."
         else:
             # No contrast is well backed: said first, then the best-backed pair.
             text = (f"{lead}, but no two of its categories have 20 rows, so none of its "
                     f"contrasts is well backed; of the two with the most rows, {body}{band}, "
                     "other columns held alike.")
+            if blank:
+                text = f"{text[:-1]}; {blank}."
     else:
         text = _curve_sentence(f, subject, amount, place)
         cut = _cut_points(f.notes)
