@@ -260,9 +260,10 @@ def parent_like(name: Any, column: pd.Series) -> bool:
     blocks of the years)."""
     if _TIME_NAME.search(str(name).strip()):
         return False
+    # From the first rows alone (a wide or long table asks it of every column before its
+    # first measurement); nested_in counts the groups of all the rows.
     head = column.iloc[:1000]
-    count = int(column.count())
-    return head.nunique() <= max(1, head.count() // 2) and 2 <= column.nunique() <= count // 2
+    return 2 <= head.nunique() <= head.count() // 2
 
 
 def nested_in(numbers: np.ndarray, parents: Sequence[tuple[Any, pd.Series]]) -> bool:
@@ -275,7 +276,9 @@ def nested_in(numbers: np.ndarray, parents: Sequence[tuple[Any, pd.Series]]) -> 
     for _, column in parents:
         codes = pd.factorize(column.to_numpy()[rows], use_na_sentinel=False)[0][order]
         groups = np.unique(codes).size
-        if groups < 2 or 1 + int(np.count_nonzero(codes[1:] != codes[:-1])) != groups:
+        if not 2 <= groups <= codes.size // 2:
+            return False  # one group, or groups of a row: nothing to be numbered within
+        if 1 + int(np.count_nonzero(codes[1:] != codes[:-1])) != groups:
             return False
     return True
 
@@ -296,8 +299,9 @@ def key_shaped(name: Any, column: pd.Series,
             column.dtype):
         return False
     numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
-    head = numbers[:1000]  # a measurement shows a fraction in its first rows: no pass
-    if np.any(np.isfinite(head) & (head != np.round(head))):
+    head = numbers[:1000]  # a measurement shows a fraction or a repeat in its first rows
+    head = head[np.isfinite(head)]
+    if np.any(head != np.round(head)) or np.unique(head).size != head.size:
         return False
     present = numbers[np.isfinite(numbers)]
     if present.size < MIN_KEY_ROWS or np.any(present != np.round(present)):
