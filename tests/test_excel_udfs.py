@@ -886,3 +886,17 @@ def test_every_formula_says_a_constant_target_has_nothing_to_explain(xl, cells):
         assert len(out) == 1 and out[0][0] == (
             f'{formula}: target "price" has the same value (5) in every row used; nothing '
             "varies to explain: pick a target whose values vary"), out[:2]
+
+
+def test_stratimpact_leaves_out_a_key_that_only_follows_the_other_columns(xl):
+    # AER's CASchools: district codes numbered county by county; the formula ranks the
+    # columns the command line ranks, and its keep argument (6) brings the key back.
+    from tests.test_identifiers import _districts
+
+    frame = _districts()
+    cells = (tuple(frame.columns), *(tuple(v if isinstance(v, str) else float(v) for v in row)
+                                     for row in frame.itertuples(index=False)))
+    plain = call_like_excel(xl, xl.udfs.STRATIMPACT, cells, "math")
+    assert "district" not in {r[0] for r in plain[1:]}
+    kept = call_like_excel(xl, xl.udfs.STRATIMPACT, cells, "math", *[MISSING] * 3, "district")
+    assert "district" in {r[0] for r in kept[1:]}
