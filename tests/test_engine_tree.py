@@ -117,10 +117,11 @@ def test_numpy_grower_in_small_batches_of_features_gives_the_numba_tree(inputs, 
 @pytest.mark.parametrize("hist_cells_per_row", SEARCHES)
 @pytest.mark.parametrize("msl", [1, 3, 10])
 # The numba grower derives a large child's histogram from its parent's (from 2 rows up,
-# from SUBTRACT_ROWS up, or never), with one slot for waiting nodes' histograms or many.
+# from SUBTRACT_ROWS up, from 256 rows up, or never), with one slot for waiting nodes'
+# histograms or many.
 @pytest.mark.parametrize(("subtract_rows", "slot_bytes"),
                          [(2, 1), (2, 1 << 30), (_tree.SUBTRACT_ROWS, _tree._SLOT_BYTES),
-                          (1 << 40, 1 << 30)])
+                          (256, _tree._SLOT_BYTES), (1 << 40, 1 << 30)])
 def test_numpy_grower_gives_the_numba_tree_on_larger_data(monkeypatch, msl, hist_cells_per_row,
                                                           subtract_rows, slot_bytes):
     monkeypatch.setattr(_tree, "_HIST_CELLS_PER_ROW", hist_cells_per_row)

@@ -66,9 +66,10 @@ def _is_pure(sum_y: float, sum_y2: float, m: int) -> bool:
 _is_pure_nb = njit(_is_pure)
 
 
-# Smallest larger child whose histogram is the parent's minus its sibling's; below it,
-# scanning its rows costs less than a pass over the bins.
-SUBTRACT_ROWS = 256
+# Smallest larger child whose histogram is the parent's minus its sibling's (below it, both
+# children are scanned from their rows).  Subtracting costs a pass over the parent's
+# occupied bins only, never more than its rows, so every child that can split is derived.
+SUBTRACT_ROWS = 1
 # Memory for the histograms kept for nodes waiting on the depth-first stack (the larger
 # child's is derived from its parent's, the smaller's scanned; derived ones need a slot).
 _SLOT_BYTES = 8 << 20
@@ -77,15 +78,16 @@ _SLOT_BYTES = 8 << 20
 def _grow_numba_tree(xb: np.ndarray, y: np.ndarray, rows: np.ndarray,
                      min_samples_leaf: int) -> Tree:
     """The numba grower with its work sizes: histogram slots within ``_SLOT_BYTES``."""
-    per_slot = max(xb.shape[1], 1) * N_BINS * 16
+    per_slot = max(xb.shape[1], 1) * N_BINS * 17
     n_slots = int(min(64, max(1, _SLOT_BYTES // per_slot)))
     return Tree(*_grow_numba(xb, y, rows, min_samples_leaf, n_slots, SUBTRACT_ROWS))
 
 
 @njit
-def _scan(xs, ys, lo, hi, cnt, sm, bmin, bmax, slot):  # pragma: no cover - compiled
-    # Histogram of rows lo..hi into ``slot``, and each feature's lowest and highest bin;
-    # feature by feature, so the bounds stay in registers.
+def _scan(xs, ys, lo, hi, cnt, sm, occ, n_occ, slot, listed):  # pragma: no cover - compiled
+    # Histogram of rows lo..hi into ``slot`` (all zeros), feature by feature, so the bounds
+    # stay in registers; with ``listed``, each feature's occupied bins in ascending order
+    # too (without branches: which bins a node occupies is random).
     for f in range(xs.shape[1]):
         lo_b = N_BINS
         hi_b = -1
@@ -97,17 +99,23 @@ def _scan(xs, ys, lo, hi, cnt, sm, bmin, bmax, slot):  # pragma: no cover - comp
             s[b] += ys[i]
             lo_b = min(lo_b, b)
             hi_b = max(hi_b, b)
-        bmin[slot, f] = lo_b
-        bmax[slot, f] = hi_b
+        if listed:
+            o = occ[slot, f]
+            k = 0
+            for t in range(lo_b, hi_b + 1):
+                o[k] = t
+                k += c[t] != 0
+            n_occ[slot, f] = k
 
 
 @njit
-def _clear(cnt, sm, bmin, bmax, slot):  # pragma: no cover - compiled
-    # Zero the bins ``slot`` used, so the slot is all zeros again.
+def _clear(cnt, sm, occ, n_occ, slot):  # pragma: no cover - compiled
+    # Zero the bins ``slot`` lists, so the slot is all zeros again.
     for f in range(cnt.shape[1]):
-        for t in range(bmin[slot, f], bmax[slot, f] + 1):
-            cnt[slot, f, t] = 0
-            sm[slot, f, t] = 0.0
+        o = occ[slot, f]
+        for j in range(n_occ[slot, f]):
+            cnt[slot, f, o[j]] = 0
+            sm[slot, f, o[j]] = 0.0
 
 
 @njit
@@ -134,17 +142,18 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
             xs[i, f] = xb[r, f]
     bufw = np.empty((n_fit, n_words), np.uint64)
     ybuf = np.empty(n_fit, np.float64)
-    # Histogram slots: the last one is scratch; the others hold pending nodes' histograms.
+    # Histogram slots: the last one is scratch; the others hold pending nodes' histograms,
+    # each with its occupied bins listed in order (occ, n_occ): a node's search, its
+    # children's subtraction and its clearing walk those, not every bin between its lowest
+    # and highest (a deep node's few rows spread over most of the 255).
     cnt = np.zeros((n_slots + 1, p, N_BINS), np.int64)
     sm = np.zeros((n_slots + 1, p, N_BINS), np.float64)
-    bmin = np.empty((n_slots + 1, p), np.int64)
-    bmax = np.empty((n_slots + 1, p), np.int64)
+    occ = np.empty((n_slots + 1, p, N_BINS), np.uint8)
+    n_occ = np.zeros((n_slots + 1, p), np.int64)
     scratch = n_slots
     free = np.arange(n_slots - 1, -1, -1)
     n_free = n_slots
     gains = np.empty((p, N_BINS), np.float64)
-    occupied = np.empty((p, N_BINS), np.int64)
-    n_occ = np.empty(p, np.int64)
     f_best = np.empty(p, np.float64)
     stack_node = np.empty(max_nodes, np.int64)
     stack_lo = np.empty(max_nodes, np.int64)
@@ -173,7 +182,7 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
             s_y2 += v * v
         if _is_pure_nb(s_y, s_y2, m):
             if slot >= 0:
-                _clear(cnt, sm, bmin, bmax, slot)
+                _clear(cnt, sm, occ, n_occ, slot)
                 free[n_free] = slot
                 n_free += 1
             continue
@@ -183,34 +192,22 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
                 slot = free[n_free]
             else:
                 slot = scratch
-            _scan(xs, ys, lo, hi, cnt, sm, bmin, bmax, slot)
+            _scan(xs, ys, lo, hi, cnt, sm, occ, n_occ, slot, True)
         mean = s_y / m
         best_gain = 0.0
-        # No child can be large enough for subtraction: the histogram is cleared as it is
-        # read, instead of in a pass of its own.
-        clear_now = m - msl < subtract_rows
+        # Gains at the occupied bins only: an empty bin would repeat the gain of the
+        # occupied one before it, and the first-tie rule picks that one anyway.
         for f in range(p):
             hc = cnt[slot, f]
             hs = sm[slot, f]
-            # The occupied bins, in order (without branches: which bins a small node
-            # occupies is random).  An empty bin would repeat the gain of the occupied one
-            # before it, and the first-tie rule picks that one anyway; a deep node's
-            # few rows spread over most of the bins, so this skips most of them.
-            k = 0
-            for t in range(bmin[slot, f], bmax[slot, f]):
-                occupied[f, k] = t
-                k += hc[t] != 0
-            n_occ[f] = k
+            o = occ[slot, f]
             cl = 0
             sl = 0.0
             top_gain = -1.0
-            for j in range(k):
-                t = occupied[f, j]
+            for j in range(n_occ[slot, f] - 1):  # the last bin leaves no row on the right
+                t = o[j]
                 cl += hc[t]
                 sl += hs[t]
-                if clear_now:
-                    hc[t] = 0
-                    hs[t] = 0.0
                 cr = m - cl
                 gain = -1.0
                 if cl >= min_samples_leaf and cr >= min_samples_leaf:
@@ -218,14 +215,10 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
                     gain = m * dl * dl / (cl * cr)
                     top_gain = max(top_gain, gain)
                 gains[f, j] = gain
-            if clear_now:
-                hc[bmax[slot, f]] = 0
-                hs[bmax[slot, f]] = 0.0
             f_best[f] = top_gain
             best_gain = max(best_gain, top_gain)
         if not best_gain > 1e-12 * (s_y2 - s_y * mean):
-            if not clear_now:
-                _clear(cnt, sm, bmin, bmax, slot)
+            _clear(cnt, sm, occ, n_occ, slot)
             if slot != scratch:
                 free[n_free] = slot
                 n_free += 1
@@ -239,9 +232,9 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
             if f_best[f] >= bar:
                 best_f = f
                 break
-        for j in range(n_occ[best_f]):
+        for j in range(n_occ[slot, best_f] - 1):
             if gains[best_f, j] >= bar:
-                best_t = occupied[best_f, j]
+                best_t = np.int64(occ[slot, best_f, j])
                 break
         # Rows to the left child stay, the others go to the buffer and after them; each
         # row is written to both places (whole words at a time), without a branch on a
@@ -269,7 +262,8 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
         right[nid] = n_nodes + 1
         # The children's histograms: the smaller one's from its rows, the larger one's as
         # the parent's minus the smaller's (exact: counts are integers and sums of y lie
-        # on a grid where every sum is exact, see exact_sum_grid).
+        # on a grid where every sum is exact, see exact_sum_grid), both over the parent's
+        # occupied bins, and each child's occupied bins are the parent's it still holds.
         slot_l = -1
         slot_r = -1
         big = max(nl, nr)
@@ -284,33 +278,40 @@ def _grow_numba(xb, y, rows, min_samples_leaf, n_slots, subtract_rows):  # pragm
                 s_slot = free[n_free]
             else:
                 s_slot = scratch
-            _scan(xs, ys, s_lo, s_hi, cnt, sm, bmin, bmax, s_slot)
+            _scan(xs, ys, s_lo, s_hi, cnt, sm, occ, n_occ, s_slot, False)
             for f in range(p):
-                lo_b = bmax[slot, f] + 1
-                hi_b = -1
-                for t in range(bmin[slot, f], bmax[slot, f] + 1):
-                    c = cnt[slot, f, t] - cnt[s_slot, f, t]
-                    cnt[slot, f, t] = c
-                    sm[slot, f, t] -= sm[s_slot, f, t]
-                    if c > 0:
-                        if t < lo_b:
-                            lo_b = t
-                        hi_b = t
-                    else:
-                        sm[slot, f, t] = 0.0  # only the range is cleared later
-                # Bins outside the new range are empty: they hold zeros already.
-                bmin[slot, f] = lo_b
-                bmax[slot, f] = hi_b
+                o = occ[slot, f]
+                so = occ[s_slot, f]
+                hc = cnt[slot, f]
+                hs = sm[slot, f]
+                sc = cnt[s_slot, f]
+                ss = sm[s_slot, f]
+                k_big = 0
+                k_small = 0
+                for j in range(n_occ[slot, f]):
+                    t = o[j]
+                    c_s = sc[t]
+                    c = hc[t] - c_s
+                    hc[t] = c
+                    # 0.0 where the larger child has no row: its sum is exactly 0 anyway.
+                    hs[t] = hs[t] - ss[t] if c > 0 else 0.0
+                    so[k_small] = t
+                    k_small += c_s != 0
+                    o[k_big] = t  # never ahead of j: the list is filtered in place
+                    k_big += c != 0
+                    if not keep_small:  # the scratch is cleared as it is read
+                        sc[t] = 0
+                        ss[t] = 0.0
+                n_occ[slot, f] = k_big
+                n_occ[s_slot, f] = k_small
             if not keep_small:
-                _clear(cnt, sm, bmin, bmax, scratch)
                 s_slot = -1
             if small_left:
                 slot_l, slot_r = s_slot, slot
             else:
                 slot_l, slot_r = slot, s_slot
         else:
-            if not clear_now:
-                _clear(cnt, sm, bmin, bmax, slot)
+            _clear(cnt, sm, occ, n_occ, slot)
             if slot != scratch:
                 free[n_free] = slot
                 n_free += 1
