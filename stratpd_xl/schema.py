@@ -311,7 +311,9 @@ class Finding:
     def _of(cls, attrs: Mapping[str, Any], kind: str, *, rank: int, share: float | None
             ) -> Finding | None:
         common = {"feature": str(attrs.get("feature", "")), "rank": rank, "share": share,
-                  "notes": [str(w) for w in attrs.get("warnings") or []],
+                  # Notes stay notes (sentences that carry their facts).
+                  "notes": [w if isinstance(w, str) else str(w)
+                            for w in attrs.get("warnings") or []],
                   "target_label": attrs.get("target_label")}
         if kind == CATEGORICAL:
             c = attrs.get("contrast")

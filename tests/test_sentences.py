@@ -334,10 +334,22 @@ def test_a_yes_no_size_read_off_points_cut_at_0_or_100_percent_says_so():
     (limits,) = [w for w in curve.attrs["warnings"] if w.kind == "limits"]
     cut, points = limits.facts["cut"], limits.facts["points"]
     assert cut > points / 4
+    low, high = limits.facts["below"]
+    assert low < 100 and 400 < high < 1_800  # the low balances, where the chance is ~0
     said = sentence(finding(curve, rank=1), "default")
     assert "goes up by about" in said
-    assert (f"; its curve went past 0 % or 100 % at {cut:,} of its {points:,} points and is "
-            "cut there, so read this size with care.") in said
+    # Where it was held and what that means: the curve says only that the chance is near
+    # 0 % there, and the size, starting on that stretch, is a change from a chance near 0 %.
+    found = re.search(r"; its curve went below 0 % between balance = [\d.]+ and ([\d,]+) and "
+                      r"above 100 % between balance = [\d,]+ and [\d,]+ "
+                      rf"\({cut:,} of its {points:,} points\) and is held at 0 % or 100 % "
+                      "there: across those stretches it says only that the chance is near 0 % "
+                      r"or 100 %, not how it changes, and the size starts on it \(0 % at "
+                      r"[\d.]+\), so read it as the change from a chance near 0 %\.$", said)
+    assert found, said
+    assert float(found.group(1).replace(",", "")) == pytest.approx(high, rel=0.01)
+    # The note says where too.
+    assert "below 0 % between balance " in limits and "says only that the chance" in limits
     # A few points cut (Default's income: 58 of 9,940) are left to the note.
     import dataclasses
 

@@ -83,6 +83,7 @@ from ._finish import (
     by_evidence,
 )
 from ._fit import _adjustment, _rows_for, _table
+from ._groups import short_number
 from ._leaks import Leak
 from ._missing import (
     Blanks,
@@ -905,6 +906,19 @@ def analyse(strata: Sequence[Strata], partials: Sequence[Partial],
     return ranking, curves, skipped
 
 
+def _plain(value: Any) -> str:
+    """A feature value in a note: a date as a date, a whole number below 10,000 (a year, a
+    count) without separators, any other number as :func:`short_number` writes it."""
+    if isinstance(value, pd.Timestamp):
+        return str(value.date()) if value == value.normalize() else str(value)
+    if isinstance(value, pd.Timedelta | str):
+        return str(value)
+    number = float(value)
+    if number.is_integer() and abs(number) < 10_000:
+        return str(int(number))
+    return short_number(number)
+
+
 def _cell_order(keys: np.ndarray, xi: np.ndarray, bins: int) -> np.ndarray:
     """The rows sorted by stratum, then x bin, ties in row order (as
     :func:`_numeric._leaf_x_order`): two counting sorts with numba, O(n)."""
@@ -985,8 +999,14 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
     up_to = curve.points_up_to(field_.ux.size)
     weights = _row_weights(curve.x, field_.ux, field_.ux_rows, up_to)
     limits = _limits_of_mean(facts, partial.y_sum / n)
-    full_pd = _within(_centred(curve.pd, weights), limits)
-    n_cut = int(np.sum(full_pd != _centred(curve.pd, weights)))
+    centred = _centred(curve.pd, weights)
+    full_pd = _within(centred, limits)
+    n_cut = int(np.sum(full_pd != centred))
+    # Where the curve is held at 0 % and at 100 % (the x it spans there, engine units).
+    held = {} if limits is None else {
+        side: (float(curve.x[cut].min()), float(curve.x[cut].max()))
+        for side, cut in (("below", centred < limits[0]), ("above", centred > limits[1]))
+        if cut.any()}
     # Each row of the sample at the curve's height (its distinct x, interpolated once).
     row_curve = (np.interp(field_.ux, curve.x, full_pd)[strata._rows["xi"]]
                  if (row_pd and not by_bins) or blanks is not None else None)
@@ -1094,13 +1114,22 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
             "duplicate", columns=twins, features=[feature], moves=r2, tie="linear", r2=r2,
         ))
     if n_cut:
+        # The ranges in the feature's own values (dates as dates), for the words.
+        held = {side: tuple(v.item() if hasattr(v, "item") else v for v in
+                            list(_numeric_x_out(np.array(span) * x_scale, column)))
+                for side, span in held.items()}
+        where = " and ".join(
+            f"{'below 0 %' if side == 'below' else 'above 100 %'} between {feature} "
+            f"{_plain(span[0])} and {_plain(span[1])}" for side, span in held.items())
         warnings_.append(Note(
             f'a chance cannot go below 0 % or above 100 %, but the curve of "{feature}" went '
-            f"past that at {n_cut:,} of its {n_full:,} points (where few rows back its slopes "
-            "or the chance is near 0 % or 100 %); those points are cut at the limits: read "
-            "them with care, or add rows",
+            f"past that at {n_cut:,} of its {n_full:,} points"
+            + (f", {where}" if where else "") + " (where few rows back its slopes or the "
+            "chance is near 0 % or 100 %); those points are held at the limit, so there the "
+            "curve says only that the chance is near it, not how it changes: read them with "
+            "care, or add rows",
             "limits", columns=[feature], features=[feature], moves=n_cut / max(n_full, 1),
-            cut=n_cut, points=n_full,
+            cut=n_cut, points=n_full, **held,
         ))
     rare = rare_outcome_note(facts.yes_no, facts.target, feature, (partial.y_positive, n),
                              rise)

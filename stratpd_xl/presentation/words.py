@@ -300,19 +300,57 @@ CUT_SHARE = 0.1
 _CUT = re.compile(r"went past that at ([\d,]+) of its ([\d,]+) points")
 
 
-def _cut_points(notes: Sequence[str]) -> tuple[int, int] | None:
+def _cut_points(notes: Sequence[str]) -> tuple[int, int, dict[str, Any]] | None:
     """How many of a yes/no curve's points its "limits" note says were cut at 0 % or
-    100 %, and of how many (None without such a note)."""
+    100 %, of how many, and where it was held at each limit (the note's ``below`` and
+    ``above`` facts: the feature's values it spans; empty for a note read from its words).
+    None without such a note."""
     for note in notes:  # Notes, or their sentences (a Finding keeps the sentences)
         if getattr(note, "kind", "limits") != "limits":
             continue
         facts = getattr(note, "facts", {})
         if "cut" in facts and "points" in facts:
-            return int(facts["cut"]), int(facts["points"])
+            held = {side: tuple(facts[side]) for side in ("below", "above") if side in facts}
+            return int(facts["cut"]), int(facts["points"]), held
         found = _CUT.search(str(note))
         if found:
-            return tuple(int(g.replace(",", "")) for g in found.groups())  # type: ignore[return-value]
+            cut, points = (int(g.replace(",", "")) for g in found.groups())
+            return cut, points, {}
     return None
+
+
+def _held_words(f: Finding, cut: int, points: int, held: Mapping[str, Any]) -> str:
+    """What a yes/no curve held at 0 % or 100 % over a large share of its points means for
+    its sentence (ISLR's Default: balance, 5,889 of 9,498 points below 0 % up to 1,002):
+    where it was held, that the curve says there only that the chance is near the limit,
+    and whether the size quoted starts or ends on that held stretch."""
+    if not held:
+        return (f"; its curve went past 0 % or 100 % at {cut:,} of its {points:,} points and "
+                "is cut there, so read this size with care.")
+    spans = []
+    ends_on = []
+    for side, (a, b) in held.items():
+        limit = "0 %" if side == "below" else "100 %"
+        spans.append(f"{'below' if side == 'below' else 'above'} {limit} between "
+                     f"{f.feature} = {_where(a, f)} and {_where(b, f)}")
+        for which, end in (("from", f.start), ("to", f.end)):
+            try:
+                inside = bool(a <= end <= b)
+            except TypeError:
+                inside = False
+            if inside:
+                ends_on.append((which, limit, end))
+    limits = " or ".join(dict.fromkeys("0 %" if s == "below" else "100 %" for s in held))
+    stretch = "those stretches" if len(held) > 1 else "that stretch"
+    text = (f"; its curve went {' and '.join(spans)} ({cut:,} of its {points:,} points) and "
+            f"is held at {limits} there: across {stretch} it says only that the chance "
+            f"is near {limits}, not how it changes")
+    if ends_on:
+        which, limit, end = ends_on[0]
+        text += (f", and the size {'starts' if which == 'from' else 'ends'} on it "
+                 f"({limit} at {_where(end, f)}), so read it as the change {which} a chance "
+                 f"near {limit}")
+    return text + "."
 
 
 def sentence(finding: Finding, target: str) -> str:
@@ -390,8 +428,7 @@ def sentence(finding: Finding, target: str) -> str:
         if cut is not None and cut[0] >= CUT_SHARE * cut[1]:
             # Said where the size is quoted: a size read off points held at 0 % or 100 %
             # is only as sure as they are (ISLR's Default: 5,889 of 9,498 points).
-            text = (f"{text[:-1]}; its curve went past 0 % or 100 % at {cut[0]:,} of its "
-                    f"{cut[1]:,} points and is cut there, so read this size with care.")
+            text = text[:-1] + _held_words(f, *cut)
         if f.blank is not None:
             text += " " + _blank_sentence(f, subject, amount)
     # A sentence that starts with our own words starts with a capital; a column name stays
