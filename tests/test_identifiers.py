@@ -343,3 +343,14 @@ def test_numbers_that_do_not_run_in_blocks_of_the_groups_before_them_are_kept():
     # A count that grows year by year runs in blocks of the years: a time is no parent.
     assert not parent_like("year", pd.Series(np.repeat([2001, 2002, 2003], 50)))
     assert parent_like("region", pd.Series(np.repeat([1, 2, 3], 50)))
+
+
+def test_a_ranking_of_classes_leaves_out_the_same_identifiers():
+    # sx.impact(classes=...) ranked rownames and the district codes: each feature's own
+    # table keeps its feature, so no feature was ever found among the left-out columns.
+    frame = _districts()
+    frame["grade"] = pd.cut(frame.pop("math"), 3, labels=["low", "mid", "high"]).astype(str)
+    ranked = set(sx.impact(frame, "grade", classes="all")["feature"])
+    assert ranked == {"county", "income"}
+    kept = set(sx.impact(frame, "grade", classes="all", keep=["district"])["feature"])
+    assert kept == {"county", "income", "district"}

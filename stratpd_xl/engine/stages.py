@@ -1867,8 +1867,11 @@ def class_ranking(data: Any, target: str, features: list[str] | None, p: Setting
     frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
     target = column_label(target, role="target")
     if features is None:
-        labels = [column_label(c, j) for j, c in enumerate(frame.columns)]
-        features = [c for c in labels if c != target and c not in p.exclude]
+        # Every column but the target, the excluded ones and the identifiers: the rule of a
+        # single target's ranking, with the classes' projection as the target's numbers (each
+        # feature's own table keeps its feature, so its left_out never names it).
+        renamed, projected, *_ = read_classes(frame, target, p, classes)
+        features = list(_table(renamed, projected, keep=p.keep, exclude=p.exclude).columns)
     names = list(dict.fromkeys(f for f in features if f != target))
     curves, skipped = {}, {}
     for i, f in enumerate(names):
