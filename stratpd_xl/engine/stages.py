@@ -1867,11 +1867,12 @@ def class_ranking(data: Any, target: str, features: list[str] | None, p: Setting
     frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
     target = column_label(target, role="target")
     if features is None:
-        # Every column but the target, the excluded ones and the identifiers: the rule of a
-        # single target's ranking, with the classes' projection as the target's numbers (each
-        # feature's own table keeps its feature, so its left_out never names it).
-        renamed, projected, *_ = read_classes(frame, target, p, classes)
-        features = list(_table(renamed, projected, keep=p.keep, exclude=p.exclude).columns)
+        # Every column but the target, the excluded ones and the identifiers, as a ranking of
+        # a file or a Dask DataFrame chooses them (each feature's own table keeps its
+        # feature, so its left_out never names it).
+        labels = [column_label(c, j) for j, c in enumerate(frame.columns)]
+        features = ranked_features(frame.set_axis(labels, axis=1), target, keep=p.keep,
+                                   exclude=p.exclude, classes=classes)
     names = list(dict.fromkeys(f for f in features if f != target))
     curves, skipped = {}, {}
     for i, f in enumerate(names):
