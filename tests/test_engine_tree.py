@@ -174,6 +174,18 @@ def test_numpy_grower_gives_the_numba_tree_on_rows_of_several_words(p):
         _assert_same_tree(xb, y, np.flatnonzero(rng.random(n) < 0.5).astype(np.int64), msl)
 
 
+@pytest.mark.parametrize("backend", ["numba", "numpy"] if HAVE_NUMBA else ["numpy"])
+def test_a_tree_numbered_otherwise_places_rows_by_its_children(monkeypatch, backend):
+    # The kernel steps to left + 1 for the right child, as the growers number them; a tree
+    # whose right child is elsewhere is placed by its arrays all the same.
+    monkeypatch.setattr(_tree, "get_backend", lambda rows=0: backend)
+    tree = Tree(feature=np.array([0, -1, 1, -1, -1]), threshold=np.array([5, 0, 2, 0, 0]),
+                left=np.array([2, -1, 4, -1, -1]), right=np.array([1, -1, 3, -1, -1]))
+    xb = np.array([[9, 0], [1, 1], [1, 3], [5, 2], [6, 9]], np.uint8)
+    placed = _tree.apply_tree(xb, np.arange(5), tree)
+    assert placed.tolist() == [1, 4, 3, 4, 1]
+
+
 BACKENDS = ["numba", "numpy"] if HAVE_NUMBA else ["numpy"]
 
 
