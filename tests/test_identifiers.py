@@ -354,3 +354,17 @@ def test_a_ranking_of_classes_leaves_out_the_same_identifiers():
     assert ranked == {"county", "income"}
     kept = set(sx.impact(frame, "grade", classes="all", keep=["district"])["feature"])
     assert kept == {"county", "income", "district"}
+
+
+def test_an_amount_whose_log_follows_it_is_no_key_inside_the_others_strata():
+    # An income first (unique whole dollars, where tables keep their keys) and its log
+    # later: inside the log's strata the income says nothing more, because the log says it.
+    rng = np.random.default_rng(18)
+    n = 600
+    income = rng.choice(np.arange(8_000, 200_000), n, replace=False)
+    frame = pd.DataFrame({"rownames": np.arange(1, n + 1), "inc": income,
+                          "educ": rng.integers(8, 20, n), "linc": np.log(income)})
+    frame["cons"] = 5_000 + 0.6 * income + 300 * frame["educ"] + rng.normal(0, 3_000, n)
+    assert set(workflow.analysis(frame, "cons").left_out) == {"rownames"}
+    # (The two restate each other, so neither has a curve: skipped, not left out.)
+    assert set(sx.impact(frame, "cons").attrs["left_out"]) == {"rownames"}

