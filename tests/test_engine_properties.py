@@ -131,3 +131,18 @@ def test_works_without_numba_installed():
                          cwd=Path(__file__).resolve().parents[1], check=True).stdout
     expected = sx.stratpd(body_weight(seed=1), "weight", "height", random_state=4)
     assert json.loads(out) == expected["pd"].tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**40), max_size=300), st.sampled_from([1, 7, 5_000]))
+def test_cells_and_strata_are_numbered_as_np_unique_numbers_them(values, spread):
+    # Dense numbers are counted, sparse ones (beyond a few times the rows) sorted: the same
+    # cells, each row's cell and each cell's rows either way.
+    from stratpd_xl.engine._categorical import unique_ints
+
+    values = np.array(values, np.int64) % (spread * max(len(values), 1))
+    got = unique_ints(values)
+    expected = np.unique(values, return_inverse=True, return_counts=True)
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(a, b.reshape(-1))
+        assert a.dtype == b.dtype

@@ -33,6 +33,25 @@ _CG_RTOL = 1e-10
 _CG_MAX_STEPS = 20_000
 
 
+def unique_ints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True, return_counts=True)`` of whole numbers.
+
+    Cells and strata are numbered densely (below a few times the rows), so a count per
+    number finds them in one pass where ``np.unique`` sorts (a trial's 100,000 rows: 6.4 ms
+    sorted); other values are sorted.  The same arrays either way.
+    """
+    values = np.asarray(values).reshape(-1)
+    top = int(values.max()) + 1 if values.size else 0
+    if values.size == 0 or top > 4 * values.size + 4096 or values.min() < 0:
+        u, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+        return u, inverse.reshape(-1), counts
+    counts = np.bincount(values, minlength=top)
+    u = np.flatnonzero(counts)
+    rank = np.zeros(top, np.intp)
+    rank[u] = np.arange(u.size)
+    return u.astype(values.dtype), rank[values], counts[u]
+
+
 @dataclass(frozen=True)
 class Effects:
     """Per-category effects relative to ``baseline`` (NaN where not estimable)."""
@@ -79,8 +98,7 @@ def category_cells(key: np.ndarray, y: np.ndarray, with_ss: bool = True
     """The rows reduced to their cells ``key`` (stratum x categories + category): the cells
     (ascending), their rows, their sums of ``y`` (over the rows in row order) and the sums
     of squares about their means (zeros without ``with_ss``)."""
-    cell, inverse, w = np.unique(key, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
+    cell, inverse, w = unique_ints(key)
     total = np.bincount(inverse, weights=y, minlength=cell.size)
     ybar = total / w
     # Squares about the cell means (the rows' own noise), for the covariance.
@@ -152,9 +170,8 @@ def _linked(cell: np.ndarray, w: np.ndarray, k: int, n_leaves: int) -> _Linked |
         return None
     c_leaf, c_cat, w = c_leaf[keep], c_cat[keep], w[keep]
     # Link leaves and categories; keep the linked group holding the most rows.
-    leaf_ids, li = np.unique(c_leaf, return_inverse=True)
+    leaf_ids, li, _ = unique_ints(c_leaf)
     n_l = leaf_ids.size
-    li = li.reshape(-1)
     graph = sparse.coo_matrix(
         (np.ones(li.size), (li, n_l + c_cat)), shape=(n_l + k, n_l + k)
     ).tocsr()
@@ -202,8 +219,7 @@ def contrast_weights(codes: np.ndarray, n_categories: int, leaf: np.ndarray,
     omega = np.zeros(n)
     if n == 0:
         return omega
-    cell, inverse, w = np.unique(leaf.astype(np.int64) * k + codes, return_inverse=True,
-                                 return_counts=True)
+    cell, inverse, w = unique_ints(leaf.astype(np.int64) * k + codes)
     link = _linked(cell, w, k, int(leaf.max()) + 1)
     if link is None or link.cats.size < 2:
         return omega
