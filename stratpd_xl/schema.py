@@ -245,6 +245,11 @@ class Finding:
     blank_end : bool
         Categorical: ``end`` is the feature's blanks (the one named category well backed
         is ``start``), said as the rows where the feature is blank, never as a category.
+    lead_group : dict or None
+        On the conclusion's first finding, when the feature of the largest impact of all is
+        set apart as tied: ``features`` (it and the columns tied to it, itself first),
+        ``first`` and ``impact`` (its impact, target units).  The sentence then says first
+        that the tied group together would lead, with no number per column.
     target_class : Any or None
         For a target read as classes (``classes=``): the class whose chance this finding
         states (``target_label`` is then ``"P(species = virginica)"``, ``change`` in
@@ -270,6 +275,7 @@ class Finding:
     blank: dict[str, Any] | None = None
     target_class: Any = None
     blank_end: bool = False
+    lead_group: dict[str, Any] | None = None
 
     @classmethod
     def from_result(cls, result: Any, *, rank: int = 0, share: float | None = None

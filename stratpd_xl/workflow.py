@@ -953,7 +953,52 @@ def findings(result: AnalysisResult, top: int = TOP_FINDINGS) -> list[Finding]:
             break
         if f.well_backed:
             out.append(dataclasses.replace(f, rank=len(out) + 1))
+    group = _leading_group(result)
+    if out and group is not None:
+        # Its impact beside the first feature's: the sizes a sentence quotes are changes, the
+        # ranking's impacts another measure.
+        features = result.impact["feature"].astype(str)
+        versus = float(result.impact.loc[features == out[0].feature, "impact"].iloc[0])
+        out[0] = dataclasses.replace(out[0], lead_group={**group, "versus": versus})
     return out
+
+
+def _leading_group(result: AnalysisResult) -> dict[str, Any] | None:
+    """The tied group whose first member has the largest impact of all, or None.
+
+    Ames' floor areas (``area`` = ``X1st.Flr.SF`` + ``X2nd.Flr.SF`` + ``Low.Qual.Fin.SF``) are
+    set apart as tied, so the sentences begin with ``Overall.Qual``; the first says that the
+    group would lead, naming it and its first member's impact, without a number per column
+    (:class:`~stratpd_xl.schema.Finding`'s ``lead_group``)."""
+    from .schema import tied_features
+
+    ranking = result.impact
+    if ranking.empty or "impact" not in ranking.columns:
+        return None
+    impact = pd.to_numeric(ranking["impact"], errors="coerce").fillna(-np.inf)
+    head = int(np.argmax(impact.to_numpy()))
+    first = str(ranking["feature"].iloc[head])
+    if first not in _tied(result):
+        return None
+    # The group: every column tied to it, directly or through another member (area's note
+    # names the two floors, the low-quality area's names area).
+    ties = tied_features(result.notes)
+    group = {first, *ties.get(first, ())}
+    grown = True
+    while grown:
+        grown = False
+        for f, others in ties.items():
+            linked = {f, *others}
+            if group & linked and not linked <= group:
+                group |= linked
+                grown = True
+    by_impact = list(ranking["feature"].astype(str).iloc[np.argsort(-impact.to_numpy(),
+                                                                     kind="stable")])
+    # A column the data do show (ranked, not tied) is no member, whatever a note names.
+    shown = set(by_impact) - _tied(result)
+    members = sorted(group - shown, key=lambda c: (by_impact.index(c) if c in by_impact
+                                                   else len(by_impact), c))
+    return {"features": members, "first": first, "impact": float(impact.iloc[head])}
 
 
 def _tied(result: AnalysisResult) -> set[str]:

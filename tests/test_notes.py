@@ -355,7 +355,7 @@ def test_a_tied_feature_never_heads_the_ranking_or_a_sentence_in_any_front_end(t
 
     from stratpd_xl import spreadsheet, workflow
     from stratpd_xl.cli import main
-    from stratpd_xl.presentation.words import summary
+    from stratpd_xl.presentation.words import spoken, summary
 
     frame = _tied()
     result = workflow.analysis(frame, "y")
@@ -373,7 +373,17 @@ def test_a_tied_feature_never_heads_the_ranking_or_a_sentence_in_any_front_end(t
     assert ranking.set_index("feature").loc["area", "evidence"].startswith("tied to ")
     assert [f.feature for f in result.findings] == ["quality", "age"]
     said, _ = summary(result.findings, result.notes, "y")
-    assert said[0][0].startswith("y rises most with quality")
+    # The first sentence still says that the tied group would lead, with the impact of its
+    # first member and no number per column, then the first feature the data show.
+    lead, rest = said[0][0].split(" Of the other features, ")
+    quality = ranking.set_index("feature").loc["quality", "impact"]
+    assert lead == ('"area", "first", "second" and "low" together would lead: "area" has the '
+                    f"largest impact of all ({spoken(by_impact['impact'].iloc[0])}, against "
+                    f"{spoken(quality)} for the first of the others), but they are tied, each "
+                    "nearly determined by the others, so no data show how one of them moves y "
+                    "with the others held fixed.")
+    assert rest.startswith("y rises most with quality")
+    assert not said[1][0].startswith('"') and result.findings[1].lead_group is None
     assert any('"area" would rank 1st' in n for n in said[0][1])  # read under it
     # The command line, the formula and the report's summary rank the same way.
     path = tmp_path / "tied.csv"

@@ -431,9 +431,30 @@ def sentence(finding: Finding, target: str) -> str:
             text = text[:-1] + _held_words(f, *cut)
         if f.blank is not None:
             text += " " + _blank_sentence(f, subject, amount)
+    if f.lead_group and f.rank == 1:
+        text = _group_lead(f.lead_group, subject, amount) + text
     # A sentence that starts with our own words starts with a capital; a column name stays
     # as the data spell it ("price rises most with ...").
     return text[0].upper() + text[1:] if text.startswith(("the chance", "next", "then")) else text
+
+
+def _group_lead(group: Mapping[str, Any], subject: str, amount: Any) -> str:
+    """How the first sentence opens when a tied group would lead the ranking: the group
+    named, its first member's impact, why no column of it has a number of its own, and
+    "Of the other features, " before the sentence of the first feature the data show."""
+    names = [f'"{n}"' for n in group["features"]]
+    listed = (names[0] if len(names) == 1 else
+              ", ".join(names[:-1]) + " and " + names[-1] if len(names) <= 6 else
+              ", ".join(names[:5]) + f" and {len(names) - 5:,} more")
+    impact = float(group["impact"])
+    versus = group.get("versus")
+    against = ("" if versus is None else
+               f", against {amount(float(versus), _place(float(versus), 2))} for the first of "
+               "the others")
+    return (f"{listed} together would lead: \"{group['first']}\" has the largest impact of all "
+            f"({amount(impact, _place(impact, 2))}{against}), but they are tied, each nearly "
+            f"determined by the others, so no data show how one of them moves {subject} with "
+            "the others held fixed. Of the other features, ")
 
 
 def _class_sentence(f: Finding, target: str) -> str:
