@@ -28,7 +28,10 @@ It prints one line per table:
   under 20 % of the rows with a target value and not marked thin (must be 0); ``longest``:
   characters of the longest ``note:`` line;
 - ``sent``: sentences of the conclusion; ``few``: sentences citing a category of under 20
-  rows (must be 0), ``thin!``: sentences about a thin feature (must be 0);
+  rows (must be 0), ``thin!``: sentences about a thin feature (must be 0; a first sentence
+  that opens with the tied group that would lead is read from its "Of the other features,"),
+  ``blank!``: sentences naming a feature's blanks as a category, "(missing)" (must be 0),
+  ``group``: first sentences opening with a tied group that would lead;
 - ``report``: ``ok`` when the Notes sheet holds every note once and the summary's ranking
   comes before its notes, else what is wrong; and the seconds both commands took.
 
@@ -93,6 +96,8 @@ TABLES = [
     ("geepack", "ohio", "resp"),                  # yes/no at 16 %, a child id repeated
 ]
 
+# How the first sentence goes on after saying that a tied group would lead.
+_GROUP_LEAD = " Of the other features, "
 # "(51 and 37 rows)", "(95 % band 26,000 to 120,000; 51 and 37 rows)"
 _ROWS = re.compile(r"[(;] ?([\d,]+) and ([\d,]+) rows\)")
 
@@ -112,6 +117,8 @@ class Row:
     sentences: list[str] = field(default_factory=list)
     few: int = 0
     thin_said: int = 0
+    blank_said: int = 0
+    group_lead: int = 0
     keys: list[str] = field(default_factory=list)
     tied: int = 0
     tied_top: int = 0
@@ -206,7 +213,11 @@ def one(package: str, item: str, target: str, folder: Path, report: bool) -> Row
         m = _ROWS.search(text)
         if m and min(int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))) < 20:
             row.few += 1
-        if any(re.search(rf"\b{re.escape(f)}\b", text.split(":")[0]) for f in thin):
+        if "(missing)" in text:
+            row.blank_said += 1
+        own = text.split(_GROUP_LEAD, 1)[-1]  # after a tied group's opening, if any
+        row.group_lead += own != text
+        if any(re.search(rf"\b{re.escape(f)}\b", own.split(":")[0]) for f in thin):
             row.thin_said += 1
     if report:
         row.report = _check_report(xlsx, notes)
@@ -241,10 +252,10 @@ def main() -> None:
     chosen = [t for t in TABLES if not args.only or t[1] in args.only.split(",")]
     print(f"load {os.getloadavg()[0]:.1f} at the start")
     print("| table | rows x cols | target | notes | shown | longest | ids left out | keys "
-          "| thin (top 5) | unmarked | dup | tied (top 5) | head | sent | few | thin! | report "
-          "| s |")
-    print("|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---:|",
-          flush=True)
+          "| thin (top 5) | unmarked | dup | tied (top 5) | head | sent | few | thin! | blank! "
+          "| group | report | s |")
+    print("|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:"
+          "|---|---:|", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for package, item, target in chosen:
@@ -258,13 +269,16 @@ def main() -> None:
                   f"{r.thin} ({r.thin_top}) | {r.unmarked} | {r.duplicates} | "
                   f"{r.tied} ({r.tied_top}) | "
                   f"{r.head} | {len(r.sentences)} | "
-                  f"{r.few} | {r.thin_said} | {r.report} | {r.seconds:.0f} |", flush=True)
+                  f"{r.few} | {r.thin_said} | {r.blank_said} | {r.group_lead} | {r.report} | "
+                  f"{r.seconds:.0f} |", flush=True)
     print(f"load {os.getloadavg()[0]:.1f} at the end")
     ok = [r for r in rows if not r.error]
     print(f"\n{len(ok)} of {len(rows)} tables; notes {sum(r.notes for r in ok):,} "
           f"(at most {max((r.notes for r in ok), default=0)}), shown at most "
           f"{max((r.shown for r in ok), default=0)}; sentences citing < 20 rows "
           f"{sum(r.few for r in ok)}; about thin features {sum(r.thin_said for r in ok)}; "
+          f"naming blanks as a category {sum(r.blank_said for r in ok)}; opening with a tied "
+          f"group {sum(r.group_lead for r in ok)}; "
           f"thin in a top 5 {sum(r.thin_top for r in ok)}; unmarked in a top 5 "
           f"{sum(r.unmarked for r in ok)}; tied features {sum(r.tied for r in ok)} in "
           f"{sum(r.duplicates for r in ok)} notes, unmarked in a top 5 "
