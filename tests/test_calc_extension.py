@@ -13,6 +13,7 @@ where ``.ci/run`` installs them and their absence is a failure.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -51,27 +52,16 @@ def _address(rows: int, cols: int, first: str = "M1") -> str:
 
 
 DATA = diamonds(ROWS, last="z")  # the file's own order: price is not last
-EXPECTED_IMPACT = spreadsheet.stratimpact(DATA, "price")
-EXPECTED_CURVE = spreadsheet.stratpd(DATA, "price", "carat").cells
-EXPECTED_CUT = spreadsheet.stratpd(DATA, "price", "cut", min_samples_leaf=5, trials=3).cells
 # Blank cells are missing values, as in Excel.
 GAPPY = [list(r) for r in DATA[:121]]
 GAPPY[5][0] = None
 GAPPY[9][4] = None
-EXPECTED_GAPPY = spreadsheet.stratimpact(GAPPY, "price")
-EXPECTED_BY = spreadsheet.stratpdby(DATA, "price", "carat", "cut", min_samples_leaf=5).cells
-EXPECTED_2 = spreadsheet.stratpd2(DATA, "price", "carat", "cut", grid=5).cells
-EXPECTED_COMPARE = spreadsheet.stratcompare(DATA, "price", "carat").cells
 # Columns left out: x, y and z nearly determine carat (the README's diamonds example); by a
 # range of cells, by a text with commas, and by the named range the menu command reads.
 DIMENSIONS = [["x"], ["y"], [None]]
-EXPECTED_EXCLUDE_RANGE = spreadsheet.stratimpact(DATA, "price", exclude=DIMENSIONS)
-EXPECTED_EXCLUDE_TEXT = spreadsheet.stratpd(DATA, "price", "carat", exclude="x, y, z").cells
 # Columns kept although they look like row numbers or ids: by a text and by a range of cells.
 CREDIT = [[*_credit().columns], *_credit().to_numpy().tolist()]
 KEPT = [["ID"], [None], ["rownames"]]
-EXPECTED_KEEP_TEXT = spreadsheet.stratimpact(CREDIT, "balance", keep="rownames, ID")
-EXPECTED_KEEP_RANGE = spreadsheet.stratpd(CREDIT, "balance", "income", keep=KEPT).cells
 
 # A formula that computes for about a CPU second (200 trials on 3,000 rows; 30 took under
 # the killer's 0.3 s once BLAS ran one thread), for the worker to die in the
@@ -80,69 +70,142 @@ SLOW = [list(r) for r in diamonds(3000, last="z")]
 SLOW_FORMULA = 'STRATPD(A1:J3001;"price";"carat";;200)'
 SLOW_EDIT = ("Slow", "J2", 2.5)
 SLOW[1][9] = SLOW_EDIT[2]
-EXPECTED_SLOW = spreadsheet.stratpd(SLOW, "price", "carat", trials=200).cells
 
 # An error value (=NA() in G12, a price) is read as a missing value, as Excel's formulas do.
 WITH_ERROR = [list(r) for r in DATA[:121]]
 WITH_ERROR[11][6] = None
-EXPECTED_ERRORS = spreadsheet.stratimpact(WITH_ERROR, "price")
 
 # A target with three classes (text): a curve per class, class first, and the ranking by
 # the class each column moves most; classes is the last argument of both formulas.
 _CLASSES, _ = three_classes(n=300)
 CLASSES = [list(_CLASSES.columns), *_CLASSES.to_numpy().tolist()]
-EXPECTED_CLASSES = spreadsheet.stratpd(CLASSES, "y", "x", classes="all").cells
-EXPECTED_CLASS_IMPACT = spreadsheet.stratimpact(CLASSES, "y", classes="all")
-EXPECTED_CLASS_COMPARE = spreadsheet.stratcompare(CLASSES, "y", "x", classes="all").cells
 
-FORMULAS = {
-    "classes": ("Classes", _address(len(EXPECTED_CLASSES), len(EXPECTED_CLASSES[0]), "F1"),
-                'STRATPD(A1:D301;"y";"x";;;;;;;;"all")'),
-    "class_impact": ("Classes", _address(len(EXPECTED_CLASS_IMPACT),
-                                         len(EXPECTED_CLASS_IMPACT[0]), "M1"),
-                     'STRATIMPACT(A1:D301;"y";;;;;"all")'),
-    "class_compare": ("Classes", _address(len(EXPECTED_CLASS_COMPARE),
-                                          len(EXPECTED_CLASS_COMPARE[0]), "U1"),
-                      'STRATCOMPARE(A1:D301;"y";"x";;;;;;;"all")'),
-    "impact": ("Data", _address(len(EXPECTED_IMPACT), len(EXPECTED_IMPACT[0])),
-               'STRATIMPACT(A1:J301;"price")'),
-    "curve": ("Data", _address(len(EXPECTED_CURVE), len(EXPECTED_CURVE[0]), "M20"),
-              'STRATPD(A1:J301;"price";"carat")'),
-    "cut": ("Data", _address(len(EXPECTED_CUT), len(EXPECTED_CUT[0]), "T1"),
-            'STRATPD(A1:J301;"price";"cut";5;3)'),
-    "spare_rows": ("Data", _address(len(EXPECTED_IMPACT) + 2, len(EXPECTED_IMPACT[0]), "T20"),
+
+class _Expected:
+    """The Python API's cells for what the driver types, each worked out when a test first
+    needs it: at import, every process of a parallel run (pytest -n) computed all of them
+    while collecting the suite (about 11 s of CPU each), and so did the files that import
+    DATA from here."""
+
+    @functools.cached_property
+    def impact(self) -> list[list[Any]]:
+        return spreadsheet.stratimpact(DATA, "price")
+
+    @functools.cached_property
+    def curve(self) -> list[list[Any]]:
+        return spreadsheet.stratpd(DATA, "price", "carat").cells
+
+    @functools.cached_property
+    def cut(self) -> list[list[Any]]:
+        return spreadsheet.stratpd(DATA, "price", "cut", min_samples_leaf=5, trials=3).cells
+
+    @functools.cached_property
+    def gappy(self) -> list[list[Any]]:
+        return spreadsheet.stratimpact(GAPPY, "price")
+
+    @functools.cached_property
+    def by(self) -> list[list[Any]]:
+        return spreadsheet.stratpdby(DATA, "price", "carat", "cut", min_samples_leaf=5).cells
+
+    @functools.cached_property
+    def two(self) -> list[list[Any]]:
+        return spreadsheet.stratpd2(DATA, "price", "carat", "cut", grid=5).cells
+
+    @functools.cached_property
+    def compare(self) -> list[list[Any]]:
+        return spreadsheet.stratcompare(DATA, "price", "carat").cells
+
+    @functools.cached_property
+    def exclude_range(self) -> list[list[Any]]:
+        return spreadsheet.stratimpact(DATA, "price", exclude=DIMENSIONS)
+
+    @functools.cached_property
+    def exclude_text(self) -> list[list[Any]]:
+        return spreadsheet.stratpd(DATA, "price", "carat", exclude="x, y, z").cells
+
+    @functools.cached_property
+    def keep_text(self) -> list[list[Any]]:
+        return spreadsheet.stratimpact(CREDIT, "balance", keep="rownames, ID")
+
+    @functools.cached_property
+    def keep_range(self) -> list[list[Any]]:
+        return spreadsheet.stratpd(CREDIT, "balance", "income", keep=KEPT).cells
+
+    @functools.cached_property
+    def slow(self) -> list[list[Any]]:
+        return spreadsheet.stratpd(SLOW, "price", "carat", trials=200).cells
+
+    @functools.cached_property
+    def errors(self) -> list[list[Any]]:
+        return spreadsheet.stratimpact(WITH_ERROR, "price")
+
+    @functools.cached_property
+    def classes(self) -> list[list[Any]]:
+        return spreadsheet.stratpd(CLASSES, "y", "x", classes="all").cells
+
+    @functools.cached_property
+    def class_impact(self) -> list[list[Any]]:
+        return spreadsheet.stratimpact(CLASSES, "y", classes="all")
+
+    @functools.cached_property
+    def class_compare(self) -> list[list[Any]]:
+        return spreadsheet.stratcompare(CLASSES, "y", "x", classes="all").cells
+
+
+EXPECTED = _Expected()
+
+
+def _formulas() -> dict[str, tuple[str, str, str]]:
+    """Each formula the driver enters: its sheet, the range it fills and its text."""
+    e = EXPECTED
+    return {
+        "classes": ("Classes", _address(len(e.classes), len(e.classes[0]), "F1"),
+                    'STRATPD(A1:D301;"y";"x";;;;;;;;"all")'),
+        "class_impact": ("Classes", _address(len(e.class_impact),
+                                             len(e.class_impact[0]), "M1"),
+                         'STRATIMPACT(A1:D301;"y";;;;;"all")'),
+        "class_compare": ("Classes", _address(len(e.class_compare),
+                                              len(e.class_compare[0]), "U1"),
+                          'STRATCOMPARE(A1:D301;"y";"x";;;;;;;"all")'),
+        "impact": ("Data", _address(len(e.impact), len(e.impact[0])),
                    'STRATIMPACT(A1:J301;"price")'),
-    "bad_target": ("Data", "M300", 'STRATPD(A1:J301;"pricex";"carat")'),
-    "bad_leaf": ("Data", "M301", 'STRATIMPACT(A1:J301;"price";0)'),
-    "one_cell": ("Data", "M302", 'STRATPD(A1;"price";"carat")'),
-    "no_data": ("Data", "M303", "STRATPD()"),
-    "gappy": ("Gaps", _address(len(EXPECTED_GAPPY), len(EXPECTED_GAPPY[0])),
-              'STRATIMPACT(A1:J121;"price")'),
-    "by": ("Data", _address(len(EXPECTED_BY), len(EXPECTED_BY[0]), "M230"),
-           'STRATPDBY(A1:J301;"price";"carat";"cut";;5)'),  # bands left blank
-    "two": ("Data", _address(len(EXPECTED_2), len(EXPECTED_2[0]), "T40"),
-            'STRATPD2(A1:J301;"price";"carat";"cut";5)'),
-    "compare": ("Data", _address(len(EXPECTED_COMPARE), len(EXPECTED_COMPARE[0]), "E320"),
-                'STRATCOMPARE(A1:J301;"price";"carat")'),
-    "exclude_range": ("Data", _address(len(EXPECTED_EXCLUDE_RANGE), len(EXPECTED_EXCLUDE_RANGE[0]),
-                                                "L340"),
-                      'STRATIMPACT(A1:J301;"price";;;$Names.A1:A3)'),
-    "exclude_text": ("Data", _address(len(EXPECTED_EXCLUDE_TEXT),
-                                      len(EXPECTED_EXCLUDE_TEXT[0]), "S340"),
-                     'STRATPD(A1:J301;"price";"carat";;;;;;"x, y, z")'),
-    "keep_text": ("Credit", _address(len(EXPECTED_KEEP_TEXT), len(EXPECTED_KEEP_TEXT[0]), "H1"),
-                  'STRATIMPACT(A1:E401;"balance";;;;"rownames, ID")'),
-    "keep_range": ("Credit", _address(len(EXPECTED_KEEP_RANGE), len(EXPECTED_KEEP_RANGE[0]),
-                                      "P1"),
-                   'STRATPD(A1:E401;"balance";"income";;;;;;;$Kept.A1:A3)'),
-    # Whole columns: the extension reads only the used part of the 1,048,576 rows.
-    "whole_columns": ("Whole", _address(len(EXPECTED_IMPACT), len(EXPECTED_IMPACT[0])),
-                      'STRATIMPACT(A:J;"price")'),
-    "slow": ("Slow", _address(len(EXPECTED_SLOW), len(EXPECTED_SLOW[0])), SLOW_FORMULA),
-    # Calc itself answers for a range holding an error value; the README says so.
-    "error_cell": ("Errors", _address(len(EXPECTED_ERRORS), len(EXPECTED_ERRORS[0])),
-                   'STRATIMPACT(A1:J121;"price")'),
-}
+        "curve": ("Data", _address(len(e.curve), len(e.curve[0]), "M20"),
+                  'STRATPD(A1:J301;"price";"carat")'),
+        "cut": ("Data", _address(len(e.cut), len(e.cut[0]), "T1"),
+                'STRATPD(A1:J301;"price";"cut";5;3)'),
+        "spare_rows": ("Data", _address(len(e.impact) + 2, len(e.impact[0]), "T20"),
+                       'STRATIMPACT(A1:J301;"price")'),
+        "bad_target": ("Data", "M300", 'STRATPD(A1:J301;"pricex";"carat")'),
+        "bad_leaf": ("Data", "M301", 'STRATIMPACT(A1:J301;"price";0)'),
+        "one_cell": ("Data", "M302", 'STRATPD(A1;"price";"carat")'),
+        "no_data": ("Data", "M303", "STRATPD()"),
+        "gappy": ("Gaps", _address(len(e.gappy), len(e.gappy[0])),
+                  'STRATIMPACT(A1:J121;"price")'),
+        "by": ("Data", _address(len(e.by), len(e.by[0]), "M230"),
+               'STRATPDBY(A1:J301;"price";"carat";"cut";;5)'),  # bands left blank
+        "two": ("Data", _address(len(e.two), len(e.two[0]), "T40"),
+                'STRATPD2(A1:J301;"price";"carat";"cut";5)'),
+        "compare": ("Data", _address(len(e.compare), len(e.compare[0]), "E320"),
+                    'STRATCOMPARE(A1:J301;"price";"carat")'),
+        "exclude_range": ("Data", _address(len(e.exclude_range), len(e.exclude_range[0]),
+                                           "L340"),
+                          'STRATIMPACT(A1:J301;"price";;;$Names.A1:A3)'),
+        "exclude_text": ("Data", _address(len(e.exclude_text),
+                                          len(e.exclude_text[0]), "S340"),
+                         'STRATPD(A1:J301;"price";"carat";;;;;;"x, y, z")'),
+        "keep_text": ("Credit", _address(len(e.keep_text), len(e.keep_text[0]), "H1"),
+                      'STRATIMPACT(A1:E401;"balance";;;;"rownames, ID")'),
+        "keep_range": ("Credit", _address(len(e.keep_range), len(e.keep_range[0]),
+                                          "P1"),
+                       'STRATPD(A1:E401;"balance";"income";;;;;;;$Kept.A1:A3)'),
+        # Whole columns: the extension reads only the used part of the 1,048,576 rows.
+        "whole_columns": ("Whole", _address(len(e.impact), len(e.impact[0])),
+                          'STRATIMPACT(A:J;"price")'),
+        "slow": ("Slow", _address(len(e.slow), len(e.slow[0])), SLOW_FORMULA),
+        # Calc itself answers for a range holding an error value; the README says so.
+        "error_cell": ("Errors", _address(len(e.errors), len(e.errors[0])),
+                       'STRATIMPACT(A1:J121;"price")'),
+    }
 
 
 def _run_calc(base: Path, python: str) -> dict[str, Any]:
@@ -159,7 +222,7 @@ def _run_calc(base: Path, python: str) -> dict[str, Any]:
                    "Kept": KEPT, "Classes": CLASSES},
         "cell_formulas": {"Errors": {"G12": "=NA()"}},
         "formulas": {k: {"sheet": s, "range": r, "formula": f}
-                     for k, (s, r, f) in FORMULAS.items()},
+                     for k, (s, r, f) in _formulas().items()},
         # The target by name, as Insert > Named Expressions does it (the last column is "z").
         "names": {"StratPD_target": '"price"', "StratPD_exclude": "$Names.$A$1:$A$3",
                   "StratPD_trials": "10"},
@@ -205,7 +268,7 @@ def _numbers_close(got: list[list[Any]], expected: list[list[Any]]) -> None:
 
 def test_impact_is_the_python_apis(calc):
     got = calc["formulas"]["impact"]["cells"]
-    _numbers_close(got, EXPECTED_IMPACT)
+    _numbers_close(got, EXPECTED.impact)
     api = sx.impact(frame_from_cells(DATA), "price", random_state=0)
     # The API's ranking, its order and evidence too: both set apart the features whose
     # effects the data cannot show (carat and x, y, z determine each other: tied).
@@ -217,52 +280,52 @@ def test_impact_is_the_python_apis(calc):
 
 
 def test_curves_are_the_python_apis(calc):
-    _numbers_close(calc["formulas"]["curve"]["cells"], EXPECTED_CURVE)
+    _numbers_close(calc["formulas"]["curve"]["cells"], EXPECTED.curve)
     api = sx.stratpd(frame_from_cells(DATA), "price", "carat", random_state=0)
     got = calc["formulas"]["curve"]["cells"]
     assert [r[1] for r in got[1:]] == pytest.approx(list(api["pd"]), rel=1e-12)
     # A categorical feature with trials: the band columns come too.
     cut = calc["formulas"]["cut"]["cells"]
-    _numbers_close(cut, EXPECTED_CUT)
+    _numbers_close(cut, EXPECTED.cut)
     assert BAND_LOW in cut[0] and BAND_HIGH in cut[0]
 
 
 def test_a_target_with_classes_gives_a_curve_per_class_class_first(calc):
-    assert EXPECTED_CLASSES[0][:2] == ["class", "x"], "a curve per class, not an error cell"
+    assert EXPECTED.classes[0][:2] == ["class", "x"], "a curve per class, not an error cell"
     got = calc["formulas"]["classes"]["cells"]
-    _numbers_close(got, EXPECTED_CLASSES)
+    _numbers_close(got, EXPECTED.classes)
     assert {r[0] for r in got[1:]} == {"a", "b", "c"}
     ranking = calc["formulas"]["class_impact"]["cells"]
-    _numbers_close(ranking, EXPECTED_CLASS_IMPACT)
+    _numbers_close(ranking, EXPECTED.class_impact)
     assert ranking[0][:3] == ["feature", "kind", "class"] and ranking[1][:3] == [
         "x", "numeric", "b"]
     # The model check per class: each class's curve beside the classifier's, class first.
     compared = calc["formulas"]["class_compare"]["cells"]
-    _numbers_close(compared, EXPECTED_CLASS_COMPARE)
+    _numbers_close(compared, EXPECTED.class_compare)
     assert compared[0][:3] == ["class", "x", "StratPD (data)"] and "model PDP" in compared[0]
     assert any(str(r[0]).startswith("Per class, StratPD's curve") for r in compared)
 
 
 def test_the_interaction_formulas_are_the_python_apis(calc):
-    assert len(EXPECTED_BY) > 2 and len(EXPECTED_2) > 2, "curves, not error cells"
-    _numbers_close(calc["formulas"]["by"]["cells"], EXPECTED_BY)
-    _numbers_close(calc["formulas"]["two"]["cells"], EXPECTED_2)
+    assert len(EXPECTED.by) > 2 and len(EXPECTED.two) > 2, "curves, not error cells"
+    _numbers_close(calc["formulas"]["by"]["cells"], EXPECTED.by)
+    _numbers_close(calc["formulas"]["two"]["cells"], EXPECTED.two)
 
 
 def test_the_model_check_formula_is_the_python_apis(calc):
     # =STRATCOMPARE: the side-by-side table and the model's sentences, as in Excel.
-    assert len(EXPECTED_COMPARE) > 10, "a table, not an error cell"
-    assert EXPECTED_COMPARE[0][1:] == ["StratPD (data)", "model PDP", "model ALE"]
-    _numbers_close(calc["formulas"]["compare"]["cells"], EXPECTED_COMPARE)
+    assert len(EXPECTED.compare) > 10, "a table, not an error cell"
+    assert EXPECTED.compare[0][1:] == ["StratPD (data)", "model PDP", "model ALE"]
+    _numbers_close(calc["formulas"]["compare"]["cells"], EXPECTED.compare)
 
 
 def test_exclude_by_a_range_by_a_text_and_by_the_named_range_of_the_report(calc):
-    _numbers_close(calc["formulas"]["exclude_range"]["cells"], EXPECTED_EXCLUDE_RANGE)
-    _numbers_close(calc["formulas"]["exclude_text"]["cells"], EXPECTED_EXCLUDE_TEXT)
-    ranked = [r[0] for r in EXPECTED_EXCLUDE_RANGE[1:]]
+    _numbers_close(calc["formulas"]["exclude_range"]["cells"], EXPECTED.exclude_range)
+    _numbers_close(calc["formulas"]["exclude_text"]["cells"], EXPECTED.exclude_text)
+    ranked = [r[0] for r in EXPECTED.exclude_range[1:]]
     assert "x" not in ranked and "y" not in ranked and "z" in ranked
     # The curve differs from the one with x, y and z among the strata.
-    assert EXPECTED_EXCLUDE_TEXT != EXPECTED_CURVE
+    assert EXPECTED.exclude_text != EXPECTED.curve
     # The menu command read StratPD_exclude: the report ranks neither column, and says so.
     cells = calc["report"]["cells"]
     texts = {str(v) for row in cells for v in row if v}
@@ -271,33 +334,33 @@ def test_exclude_by_a_range_by_a_text_and_by_the_named_range_of_the_report(calc)
 
 
 def test_keep_by_a_text_and_by_a_range(calc):
-    _numbers_close(calc["formulas"]["keep_text"]["cells"], EXPECTED_KEEP_TEXT)
-    assert {r[0] for r in EXPECTED_KEEP_TEXT[1:]} == {"income", "limit", "rownames", "ID"}
-    _numbers_close(calc["formulas"]["keep_range"]["cells"], EXPECTED_KEEP_RANGE)
+    _numbers_close(calc["formulas"]["keep_text"]["cells"], EXPECTED.keep_text)
+    assert {r[0] for r in EXPECTED.keep_text[1:]} == {"income", "limit", "rownames", "ID"}
+    _numbers_close(calc["formulas"]["keep_range"]["cells"], EXPECTED.keep_range)
     # Kept in the strata, the row numbers (sorted by balance) change income's curve.
-    assert EXPECTED_KEEP_RANGE != spreadsheet.stratpd(CREDIT, "balance", "income").cells
+    assert EXPECTED.keep_range != spreadsheet.stratpd(CREDIT, "balance", "income").cells
 
 
 def test_a_larger_array_range_shows_na_below_the_result(calc):
     got = calc["formulas"]["spare_rows"]["cells"]
-    _numbers_close(got[: len(EXPECTED_IMPACT)], EXPECTED_IMPACT)
+    _numbers_close(got[: len(EXPECTED.impact)], EXPECTED.impact)
     # Calc's own "no value here" in each cell past the result (blank cells would read as "").
-    below = calc["formulas"]["spare_rows"]["texts"][len(EXPECTED_IMPACT):]
-    assert below == [["#N/A"] * len(EXPECTED_IMPACT[0])] * 2
+    below = calc["formulas"]["spare_rows"]["texts"][len(EXPECTED.impact):]
+    assert below == [["#N/A"] * len(EXPECTED.impact[0])] * 2
 
 
 def test_whole_columns_give_the_tables_cells(calc):
-    _numbers_close(calc["formulas"]["whole_columns"]["cells"], EXPECTED_IMPACT)
+    _numbers_close(calc["formulas"]["whole_columns"]["cells"], EXPECTED.impact)
 
 
 def test_blank_cells_are_missing_values(calc):
-    _numbers_close(calc["formulas"]["gappy"]["cells"], EXPECTED_GAPPY)
+    _numbers_close(calc["formulas"]["gappy"]["cells"], EXPECTED.gappy)
 
 
 def test_an_error_value_in_the_range_is_a_missing_value(calc):
     # The data argument reaches the extension as the range itself (so whole columns cost
     # nothing), and it reads an error value as Excel's formulas do: missing.
-    _numbers_close(calc["formulas"]["error_cell"]["cells"], EXPECTED_ERRORS)
+    _numbers_close(calc["formulas"]["error_cell"]["cells"], EXPECTED.errors)
 
 
 def test_a_formula_without_its_data_is_calcs_own_error(calc):
@@ -418,7 +481,7 @@ def test_a_selection_it_cannot_analyse_writes_nothing_and_says_why(calc):
 
 def test_report_has_a_native_chart_per_feature_and_the_ranking(calc):
     charts = calc["report"]["charts"]
-    features = [r[0] for r in EXPECTED_EXCLUDE_RANGE[1:]]
+    features = [r[0] for r in EXPECTED.exclude_range[1:]]
     assert set(charts) == {"StratPD ranking"} | {f"StratPD curve {f}" for f in features}
     assert charts["StratPD ranking"]["type"] == "com.sun.star.chart.BarDiagram"
     assert charts["StratPD curve carat"]["type"] == "com.sun.star.chart.XYDiagram"
@@ -483,7 +546,7 @@ def test_a_worker_killed_in_a_formula_is_named_in_the_cell_and_it_fills_in_by_it
     # The sentence is in the first cell only, not repeated over the array.
     assert all(v in ("", None, "#N/A") for row in shown for v in row[1:])
     assert all(row[0] in ("", None, "#N/A") for row in shown[1:])
-    _numbers_close(recalculated["cells"], EXPECTED_SLOW)
+    _numbers_close(recalculated["cells"], EXPECTED.slow)
 
 
 def test_the_menu_with_stratpd_trials_writes_and_draws_the_band(calc):

@@ -30,11 +30,15 @@ from tests.office import (
     run_calc,
     unopkg_for_tests,
 )
-from tests.test_calc_extension import DATA, EXPECTED_IMPACT, _address, _numbers_close
+from tests.test_calc_extension import DATA, EXPECTED, _address, _numbers_close
 
 ROOT = Path(__file__).resolve().parents[1]
-IMPACT = ("Data", _address(len(EXPECTED_IMPACT), len(EXPECTED_IMPACT[0])),
-          'STRATIMPACT(A1:J301;"price")')
+
+
+def _impact() -> tuple[str, str, str]:
+    """The impact formula's sheet, range and text (the range as large as the API's answer)."""
+    return ("Data", _address(len(EXPECTED.impact), len(EXPECTED.impact[0])),
+            'STRATIMPACT(A1:J301;"price")')
 
 
 def _make_venv(base: Path, system_python: str) -> Path:
@@ -89,7 +93,7 @@ def venv_calc() -> Iterator[dict[str, Any]]:
             env=env, capture_output=True, text=True, timeout=600)
         result: dict[str, Any] = {"bare": bare, "install": install, "venv": venv}
         if install.returncode == 0:
-            sheet, cells, formula = IMPACT
+            sheet, cells, formula = _impact()
             request = {"tables": {"Data": DATA},
                        "formulas": {"impact": {"sheet": sheet, "range": cells,
                                                "formula": formula}}}
@@ -125,7 +129,7 @@ def test_install_from_an_activated_venv(venv_calc):
 
 def test_calc_started_from_the_venv_shell_computes_with_the_venvs_worker(venv_calc):
     assert "calc" in venv_calc, venv_calc["install"].stderr
-    _numbers_close(venv_calc["calc"]["formulas"]["impact"]["cells"], EXPECTED_IMPACT)
+    _numbers_close(venv_calc["calc"]["formulas"]["impact"]["cells"], EXPECTED.impact)
 
 
 def test_office_environment_drops_the_venv():
