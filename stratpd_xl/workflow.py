@@ -998,7 +998,10 @@ def _leading_group(result: AnalysisResult) -> dict[str, Any] | None:
     shown = set(by_impact) - _tied(result)
     members = sorted(group - shown, key=lambda c: (by_impact.index(c) if c in by_impact
                                                    else len(by_impact), c))
-    return {"features": members, "first": first, "impact": float(impact.iloc[head])}
+    # A feature tied alone (to columns whose effects the data do show: Hitters' CHits to
+    # CAtBat, CRBI and CRuns) is said with the columns that determine it.
+    return {"features": members, "first": first, "impact": float(impact.iloc[head]),
+            "determined_by": [c for c in ties.get(first, ()) if c not in members]}
 
 
 def _tied(result: AnalysisResult) -> set[str]:

@@ -379,9 +379,9 @@ def test_a_tied_feature_never_heads_the_ranking_or_a_sentence_in_any_front_end(t
     quality = ranking.set_index("feature").loc["quality", "impact"]
     assert lead == ('"area", "first", "second" and "low" together would lead: "area" has the '
                     f"largest impact of all ({spoken(by_impact['impact'].iloc[0])}, against "
-                    f"{spoken(quality)} for the first of the others), but they are tied, each "
-                    "nearly determined by the others, so no data show how one of them moves y "
-                    "with the others held fixed.")
+                    f"{spoken(quality)} for quality), but they are tied, each nearly determined "
+                    "by the others, so no data show how one of them moves y with the others "
+                    "held fixed.")
     assert rest.startswith("y rises most with quality")
     assert not said[1][0].startswith('"') and result.findings[1].lead_group is None
     assert any('"area" would rank 1st' in n for n in said[0][1])  # read under it

@@ -361,3 +361,48 @@ def test_a_yes_no_size_read_off_points_cut_at_0_or_100_percent_says_so():
     calm = stratpd(mild, "default", "balance")
     assert not [w for w in calm.attrs["warnings"] if w.kind == "limits"]
     assert "past 0 %" not in sentence(finding(calm, rank=1), "default")
+
+
+def test_a_feature_tied_alone_that_would_lead_is_said_with_the_columns_that_determine_it():
+    # Hitters: "CHits" (99.2 % a linear function of CAtBat, CRBI and CRuns, whose effects the
+    # data show) would lead; the first sentence read '"CHits" together would lead ... each
+    # nearly determined by the others'.
+    import dataclasses
+
+    from stratpd_xl.schema import Finding
+
+    f = Finding(feature="CAtBat", kind="numeric", change=720.0, low=None, high=None,
+                start=300, end=7000, percentiles=(10, 90), rank=1,
+                shape={"kind": "rise"})
+    alone = dataclasses.replace(f, lead_group={
+        "features": ["CHits"], "first": "CHits", "impact": 440.0, "versus": 340.0,
+        "determined_by": ["CAtBat", "CRBI", "CRuns"]})
+    said = sentence(alone, "Salary")
+    assert said.startswith('"CHits" would lead: it has the largest impact of all (440, against '
+                           '340 for CAtBat), but the other columns ("CAtBat", "CRBI" and '
+                           '"CRuns") nearly determine it, so no data show how it moves Salary '
+                           "with them held fixed. Of the other features, Salary rises most with "
+                           "CAtBat: "), said
+    # Impacts that round alike get a third digit.
+    close = dataclasses.replace(f, lead_group={
+        "features": ["experience", "education", "age"], "first": "experience",
+        "impact": 1.234, "versus": 1.214})
+    assert "(1.23, against 1.21 for CAtBat)" in sentence(close, "wage")
+    assert sentence(f, "Salary").startswith("Salary rises most with CAtBat")
+
+
+def test_a_yes_no_curve_held_at_one_point_names_the_point():
+    # Caravan's MINKGEM: one of its 10 points held at 0 %, said "between MINKGEM = 9 and 9".
+    import dataclasses
+
+    from stratpd_xl.schema import Finding, Note
+
+    held = Note("a chance cannot go below 0 % ...", "limits", columns=["MINKGEM"],
+                features=["MINKGEM"], moves=0.1, cut=1, points=10, below=(9, 9))
+    f = Finding(feature="MINKGEM", kind="numeric", change=6.7, low=None, high=None,
+                start=2, end=5, percentiles=(10, 90), rank=1, shape={"kind": "rise"},
+                target_label="P(Purchase = Yes)", notes=[held])
+    said = sentence(f, "Purchase")
+    assert "; its curve went below 0 % at MINKGEM = 9 (1 of its 10 points) and is held" in said
+    assert "between" not in said and "the size starts" not in said
+    assert "(1 of its 10 points)" not in sentence(dataclasses.replace(f, notes=[]), "Purchase")

@@ -1119,8 +1119,10 @@ def _finish_curve(strata: Strata, partial: Partial, row_pd: bool = False,
                             list(_numeric_x_out(np.array(span) * x_scale, column)))
                 for side, span in held.items()}
         where = " and ".join(
-            f"{'below 0 %' if side == 'below' else 'above 100 %'} between {feature} "
-            f"{_plain(span[0])} and {_plain(span[1])}" for side, span in held.items())
+            f"{'below 0 %' if side == 'below' else 'above 100 %'} "
+            + (f"at {feature} = {_plain(span[0])}" if _plain(span[0]) == _plain(span[1]) else
+               f"between {feature} {_plain(span[0])} and {_plain(span[1])}")
+            for side, span in held.items())
         warnings_.append(Note(
             f'a chance cannot go below 0 % or above 100 %, but the curve of "{feature}" went '
             f"past that at {n_cut:,} of its {n_full:,} points"

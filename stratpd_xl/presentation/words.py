@@ -331,8 +331,9 @@ def _held_words(f: Finding, cut: int, points: int, held: Mapping[str, Any]) -> s
     ends_on = []
     for side, (a, b) in held.items():
         limit = "0 %" if side == "below" else "100 %"
-        spans.append(f"{'below' if side == 'below' else 'above'} {limit} between "
-                     f"{f.feature} = {_where(a, f)} and {_where(b, f)}")
+        where = (f"at {f.feature} = {_where(a, f)}" if _where(a, f) == _where(b, f) else
+                 f"between {f.feature} = {_where(a, f)} and {_where(b, f)}")
+        spans.append(f"{'below' if side == 'below' else 'above'} {limit} {where}")
         for which, end in (("from", f.start), ("to", f.end)):
             try:
                 inside = bool(a <= end <= b)
@@ -432,29 +433,45 @@ def sentence(finding: Finding, target: str) -> str:
         if f.blank is not None:
             text += " " + _blank_sentence(f, subject, amount)
     if f.lead_group and f.rank == 1:
-        text = _group_lead(f.lead_group, subject, amount) + text
+        text = _group_lead(f.lead_group, subject, amount, f.feature) + text
     # A sentence that starts with our own words starts with a capital; a column name stays
     # as the data spell it ("price rises most with ...").
     return text[0].upper() + text[1:] if text.startswith(("the chance", "next", "then")) else text
 
 
-def _group_lead(group: Mapping[str, Any], subject: str, amount: Any) -> str:
+def _group_lead(group: Mapping[str, Any], subject: str, amount: Any, shown: str) -> str:
     """How the first sentence opens when a tied group would lead the ranking: the group
-    named, its first member's impact, why no column of it has a number of its own, and
-    "Of the other features, " before the sentence of the first feature the data show."""
-    names = [f'"{n}"' for n in group["features"]]
-    listed = (names[0] if len(names) == 1 else
-              ", ".join(names[:-1]) + " and " + names[-1] if len(names) <= 6 else
-              ", ".join(names[:5]) + f" and {len(names) - 5:,} more")
+    named (or a feature tied alone, with the columns that determine it), its first member's
+    impact beside that of ``shown`` (the first feature the data show), why no column of it
+    has a number of its own, and "Of the other features, " before ``shown``'s sentence."""
+
+    def listed(names: Sequence[str]) -> str:
+        quoted = [f'"{n}"' for n in names]
+        if len(quoted) > 6:
+            return ", ".join(quoted[:5]) + f" and {len(quoted) - 5:,} more"
+        return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
     impact = float(group["impact"])
+    said = amount(impact, _place(impact, 2))
     versus = group.get("versus")
-    against = ("" if versus is None else
-               f", against {amount(float(versus), _place(float(versus), 2))} for the first of "
-               "the others")
-    return (f"{listed} together would lead: \"{group['first']}\" has the largest impact of all "
-            f"({amount(impact, _place(impact, 2))}{against}), but they are tied, each nearly "
-            f"determined by the others, so no data show how one of them moves {subject} with "
-            "the others held fixed. Of the other features, ")
+    against = ""
+    if versus is not None:
+        versus = float(versus)
+        digits = 2 if amount(versus, _place(versus, 2)) != said else 3
+        said = amount(impact, _place(impact, digits))
+        against = f", against {amount(versus, _place(versus, digits))} for {shown}"
+    first = group["first"]
+    members = list(group["features"])
+    if len(members) == 1:
+        by = list(group.get("determined_by") or [])
+        others = (f"the other columns ({listed(by)})" if by else "the other columns")
+        return (f'"{first}" would lead: it has the largest impact of all ({said}{against}), '
+                f"but {others} nearly determine it, so no data show how it moves {subject} "
+                "with them held fixed. Of the other features, ")
+    return (f"{listed(members)} together would lead: \"{first}\" has the largest impact of all "
+            f"({said}{against}), but they are tied, each nearly determined by the others, so no "
+            f"data show how one of them moves {subject} with the others held fixed. Of the "
+            "other features, ")
 
 
 def _class_sentence(f: Finding, target: str) -> str:
