@@ -379,10 +379,12 @@ def test_a_feature_tied_alone_that_would_lead_is_said_with_the_columns_that_dete
         "determined_by": ["CAtBat", "CRBI", "CRuns"]})
     said = sentence(alone, "Salary")
     assert said.startswith('"CHits" would lead: it has the largest impact of all (440, against '
-                           '340 for CAtBat), but the other columns ("CAtBat", "CRBI" and '
-                           '"CRuns") nearly determine it, so no data show how it moves Salary '
-                           "with them held fixed. Of the other features, Salary rises most with "
-                           "CAtBat: "), said
+                           '340 for CAtBat), but "CAtBat", "CRBI" and "CRuns" nearly determine '
+                           "it, so no data show how it moves Salary with them held fixed. Of the "
+                           "other features, Salary rises most with CAtBat: "), said
+    one = dataclasses.replace(f, lead_group={**alone.lead_group, "determined_by": ["CAtBat"]})
+    assert ', but "CAtBat" nearly determines it, so no data show how it moves Salary with it ' \
+           "held fixed." in sentence(one, "Salary")
     # Impacts that round alike get a third digit.
     close = dataclasses.replace(f, lead_group={
         "features": ["experience", "education", "age"], "first": "experience",

@@ -464,10 +464,12 @@ def _group_lead(group: Mapping[str, Any], subject: str, amount: Any, shown: str)
     members = list(group["features"])
     if len(members) == 1:
         by = list(group.get("determined_by") or [])
-        others = (f"the other columns ({listed(by)})" if by else "the other columns")
+        one = len(by) == 1
+        others = (f"{listed(by)} nearly determine{'s' if one else ''} it" if by else
+                  "the other columns nearly determine it")
         return (f'"{first}" would lead: it has the largest impact of all ({said}{against}), '
-                f"but {others} nearly determine it, so no data show how it moves {subject} "
-                "with them held fixed. Of the other features, ")
+                f"but {others}, so no data show how it moves {subject} with "
+                f"{'it' if one else 'them'} held fixed. Of the other features, ")
     return (f"{listed(members)} together would lead: \"{first}\" has the largest impact of all "
             f"({said}{against}), but they are tied, each nearly determined by the others, so no "
             f"data show how one of them moves {subject} with the others held fixed. Of the "
