@@ -180,10 +180,8 @@ def _linked(cell: np.ndarray, w: np.ndarray, k: int, n_leaves: int) -> _Linked |
     main = int(np.argmax(comp_rows))
     in_main = comp[li] == main
     keep, li, c_cat, w = keep[in_main], li[in_main], c_cat[in_main], w[in_main]
-    cats = np.unique(c_cat)
-    leaves = np.unique(li)
-    lj = np.searchsorted(leaves, li)
-    cj = np.searchsorted(cats, c_cat)
+    cats, cj, _ = unique_ints(c_cat)
+    leaves, lj, _ = unique_ints(li)
     m, q = leaves.size, cats.size
     wf = w.astype(np.float64)
     w_leaf = np.bincount(lj, weights=wf, minlength=m)
