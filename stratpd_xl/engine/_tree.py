@@ -24,7 +24,9 @@ Split rule (identical in both backends, so they give the same partition):
 The numba grower works depth-first on a copy of the fitted rows kept in node order (a
 node's rows are contiguous, so its histogram reads memory in sequence), and scans only the
 smaller child of a split: the larger child's histogram is its parent's minus the smaller's.
-It places rows the same way, all of them down the tree together, partitioned at each split.
+A waiting node's histogram lists its occupied bins in order; its children's are the ones
+they still hold, so searching, subtracting and clearing walk those, not every bin between a
+node's lowest and highest.  Rows are placed by walking the tree, four rows side by side.
 
 Both backends must choose the same splits, to the last bit of every gain.  ``fit_tree``
 rounds y to a grid on which every sum of y is exact (:func:`exact_sum_grid`), so the
