@@ -15,7 +15,17 @@ import pytest
 
 import stratpd_xl as sx
 from stratpd_xl import workflow
-from stratpd_xl.identifiers import grouping_name, identifier_reason, nested_in, parent_like
+from stratpd_xl.engine import key_given_others
+from stratpd_xl.identifiers import (
+    grouping_name,
+    identifier_reason,
+    key_reason,
+    key_shaped,
+    key_to_test,
+    nested_in,
+    parent_like,
+    target_numbers,
+)
 
 
 def _credit(n: int = 400, seed: int = 0) -> pd.DataFrame:
@@ -368,3 +378,39 @@ def test_an_amount_whose_log_follows_it_is_no_key_inside_the_others_strata():
     assert set(workflow.analysis(frame, "cons").left_out) == {"rownames"}
     # (The two restate each other, so neither has a curve: skipped, not left out.)
     assert set(sx.impact(frame, "cons").attrs["left_out"]) == {"rownames"}
+
+
+def test_the_key_rule_s_parts_each_answer_as_their_callers_rely_on():
+    # The engine and workflow.prepare each ask these parts; a wrong answer from any one
+    # leaves a key in or a measurement out.
+    frame = _districts()
+    # A key's shape: different whole numbers, not evenly spaced, not a time's name.
+    assert key_shaped("district", frame["district"])
+    assert not key_shaped("year", pd.Series(np.arange(1_990, 1_990 + 420)))  # evenly spaced
+    assert not key_shaped("district", frame["district"] + 0.5)  # fractions: an amount
+    assert not key_shaped("district", pd.Series(np.repeat(frame["district"][:210], 2)))
+    assert not key_shaped("district", frame["county"])  # text has rule 1
+    # Its place: first among the analysed columns, or after the groups it runs within.
+    assert key_to_test(frame, ["district", "county", "income"]) == ("district", [])
+    assert key_to_test(frame, ["income", "district"]) is None  # after a measurement
+    pupils = _pupils()
+    assert key_to_test(pupils, ["schoolNR", "pupilNR", "IQ_verb"]) == ("pupilNR",
+                                                                        ["schoolNR"])
+    # The test inside the others' strata: left out with the sentence, or kept.
+    why = key_given_others(frame.drop(columns="rownames"), "math", "district")
+    assert why is not None and "once the other columns have grouped the rows" in why
+    measured = _districts(enrolment=True).drop(columns="rownames")
+    assert key_given_others(measured, "math", "enrolment") is None
+    # The sentence names the place and the count.
+    assert "among the first columns, its 420 values" in key_reason(420)
+    nested = key_reason(12, ["schoolNR"], given_others=True)
+    assert 'numbered within the groups of "schoolNR" before it' in nested
+    assert nested.endswith("once the other columns have grouped the rows)")
+
+
+def test_a_text_target_is_read_as_codes_for_the_noise_test():
+    numbers = target_numbers(pd.Series([1.5, None, 3.0]))
+    assert np.array_equal(numbers[[0, 2]], [1.5, 3.0]) and np.isnan(numbers[1])
+    codes = target_numbers(pd.Series(["yes", "no", None, "yes"]))
+    assert np.array_equal(codes[[0, 1, 3]], [0.0, 1.0, 0.0]) and np.isnan(codes[2])
+    assert np.array_equal(target_numbers(pd.Series([True, False, True])), [0.0, 1.0, 0.0])

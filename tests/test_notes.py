@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import stratpd_xl as sx
-from stratpd_xl.schema import Note
+from stratpd_xl.schema import Note, tie_of
 
 
 def _twins(n: int = 1_500, seed: int = 0) -> pd.DataFrame:
@@ -456,3 +456,14 @@ def test_features_whose_categories_sit_alone_are_one_note_naming_them():
     assert collect([note], ranking) == [note]  # collected again: the same note
     # One such note keeps the engine's words.
     assert collect(parts[:1]) == parts[:1]
+
+
+def test_how_a_feature_is_tied_is_read_from_its_fact_or_from_a_note_s_words():
+    # The ranking sets a tied feature apart by this answer; a note read back from an older
+    # workbook or --json file carries only its words.
+    assert tie_of(Note("anything", "duplicate", tie="barely")) == "barely"
+    assert tie_of(Note('"a" is almost exactly a linear function of "b"', "duplicate")) \
+        == "linear"
+    assert tie_of('"a" barely varies inside the strata') == "barely"
+    assert tie_of('"a" is holding one category in most strata') == "one category"
+    assert tie_of(Note("x is missing in 93% of the rows", "gap")) == ""
