@@ -93,7 +93,7 @@ _TIME_NAME = re.compile(r"(^t$|year|yr|date|day|time|week|month|quarter|period|s
                         re.IGNORECASE)
 # The names of a key proper, not of a position ("no", "case", "index" and "order" also
 # name measurements: texmex's NO, infert's case/control "case").
-_ID_NAME = re.compile(r"^(id|uid|idno|id[ ._]?(no|nr|num|number))$", re.IGNORECASE)
+_ID_NAME = re.compile(r"^(id|uid|idno|id[ ._]?(no|nr|num|number|code))$", re.IGNORECASE)
 
 
 def named_identifier(name: Any) -> bool:

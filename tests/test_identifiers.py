@@ -235,7 +235,8 @@ def test_a_time_with_gaps_among_the_first_columns_is_not_a_key():
     ("store.id", True), ("paid", False), ("rapid", False), ("valid", False), ("Idaho", False),
     ("kids", False), ("width", False), ("distid", True), ("schoolid", True),
     ("countyid", True), ("Tuna.householdid", True), ("partyid", False), ("pid", False),
-    ("bladewid", False),
+    ("bladewid", False), ("idcode", True), ("ID_code", True), ("idnum", True),
+    ("idea", False), ("codes", False),
 ])
 def test_an_id_name_marks_repeated_values_as_groups(name, is_id):
     # An id-named column whose values repeat is a grouping key (a job ad, a store); words
