@@ -72,11 +72,17 @@ class Kernels:
         numba compiles each (or loads it from its cache); it runs in the thread, which sees
         the numba backend whatever the readiness.  Set later with :meth:`set_compile` when
         the function lives above this module.
+    shared : bool, default False
+        Whether processes that share numba's cache make the set ready one at a time (see
+        :func:`_one_process_at_a_time`): the package's own sets, whose compile fills the cache
+        the next process loads from.
     """
 
-    def __init__(self, name: str, compile: Callable[[], object] | None = None) -> None:
+    def __init__(self, name: str, compile: Callable[[], object] | None = None, *,
+                 shared: bool = False) -> None:
         self.name = name
         self._compile = compile
+        self._shared = shared
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -143,7 +149,8 @@ class Kernels:
         _compiling.active = True
         try:
             if self._compile is not None:
-                self._compile()
+                with _one_process_at_a_time(self.name) if self._shared else _nothing():
+                    self._compile()
             self._ready.set()
         except _Stopped:
             pass  # what was compiled is in numba's cache; the next process goes on from there
@@ -154,6 +161,50 @@ class Kernels:
 
 
 _compiling = threading.local()  # .active: this thread runs a Kernels compile
+_nothing = contextlib.nullcontext
+
+
+@contextlib.contextmanager
+def _one_process_at_a_time(name: str) -> Iterator[None]:
+    """Make a set of kernels ready while no other process that shares numba's cache does.
+
+    Processes started together with an empty cache (the formulas' worker beside a command
+    line, the processes of a parallel run) each compiled the whole engine, several seconds of
+    CPU apiece; one compiles now and the others then load its kernels from the cache.  The
+    lock is a file in the temporary folder named after the cache (``NUMBA_CACHE_DIR``, else
+    the package's folder, where numba keeps it); a POSIX record lock, which the system lets
+    go of when its process ends however it ends, and which a forked child does not inherit.
+    Waits between short polls, so that an exiting process stops waiting (:func:`checkpoint`).
+    Where there is no such lock (Windows, WebAssembly) or no such file, nothing is waited for.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None
+    fd = -1
+    if fcntl is not None:
+        import hashlib
+
+        place = os.environ.get("NUMBA_CACHE_DIR") or os.path.dirname(os.path.abspath(__file__))
+        digest = hashlib.sha256(place.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        user = os.getuid() if hasattr(os, "getuid") else "user"
+        path = os.path.join(tempfile.gettempdir(), f"stratpd-xl-compile-{user}-{name}-{digest}")
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError:
+            fd = -1
+    try:
+        while fd >= 0:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:  # another process holds it
+                checkpoint()
+                _exiting.wait(0.05)
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)  # and with it the lock
 _background = True  # whether a small call starts the background compile (see one_shot)
 
 
@@ -200,7 +251,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 #: The engine's kernels (their compile is set by :mod:`stratpd_xl.engine`).
-ENGINE = Kernels("engine")
+ENGINE = Kernels("engine", shared=True)
 
 
 def checkpoint() -> None:

@@ -298,3 +298,40 @@ def test_a_child_forked_mid_compile_compiles_again_when_asked(held):
         os._exit(0 if ok else 1)
     held.release.set()
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no POSIX record locks")
+def test_a_set_of_kernels_waits_while_another_process_makes_it_ready_for_the_same_cache(
+        tmp_path, monkeypatch):
+    # Processes started together on an empty cache compile one at a time: the others then
+    # load the kernels from the cache instead of compiling them again.  The other process
+    # is killed, not ended: the lock goes with it however it ends.
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(_backend, "_started", [])
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\n"
+         "from stratpd_xl import _backend\n"
+         "with _backend._one_process_at_a_time('lock-test'):\n"
+         "    print('held', flush=True)\n"
+         "    time.sleep(600)\n"],
+        stdout=subprocess.PIPE, text=True, cwd=tmp_path,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        compile_ = _Held()
+        kernels = _backend.Kernels("lock-test", compile_, shared=True)
+        other = _Held()  # another cache's set does not wait
+        elsewhere = _backend.Kernels("lock-test", other, shared=True)
+        kernels.start()
+        assert not compile_.started.wait(1.5), "compiled beside the other process"
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "another cache"))
+        elsewhere.start()
+        assert other.started.wait(10)
+        other.release.set()
+    finally:
+        holder.kill()
+        holder.wait(30)
+    assert compile_.started.wait(10), "still waiting after the other process ended"
+    compile_.release.set()
+    assert kernels.wait(10) and elsewhere.wait(10)

@@ -323,4 +323,4 @@ def _compile() -> None:
 #: (``_workbook_scan.COMPILED_SCAN_FROM``), where they win back their compile: a scan waits
 #: for them as a large analysis does, unless :func:`stratpd_xl.workflow.warm_up` has
 #: compiled them already.
-SCAN = _backend.Kernels("scan", _compile)
+SCAN = _backend.Kernels("scan", _compile, shared=True)
