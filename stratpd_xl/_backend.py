@@ -130,10 +130,13 @@ class Kernels:
             if (self._thread is not None or self._ready.is_set() or self._compile is None
                     or _mode == "numpy"):
                 return
-            self._thread = threading.Thread(target=self._run, daemon=True,
-                                            name=f"stratpd-compile-{self.name}")
+            thread = threading.Thread(target=self._run, daemon=True,
+                                      name=f"stratpd-compile-{self.name}")
+            # Recorded once it runs: a thread that could not start (an interpreter shutting
+            # down refuses new threads) is never joined, at exit or by wait().
+            thread.start()
+            self._thread = thread
             _started.append(self)
-            self._thread.start()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Start the compile if need be and wait for it; True once the kernels are ready."""
@@ -233,8 +236,10 @@ def _stop_compiling() -> None:
     # without an active exception"): stop the compiles at their next kernel and wait for that.
     _exiting.set()
     for kernels in _started:
-        if kernels._thread is not None:
-            kernels._thread.join()
+        thread = kernels._thread
+        if thread is not None and thread.ident is not None and thread is not \
+                threading.current_thread():
+            thread.join()
 
 
 def _after_fork_in_child() -> None:

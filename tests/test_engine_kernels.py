@@ -335,3 +335,20 @@ def test_a_set_of_kernels_waits_while_another_process_makes_it_ready_for_the_sam
     assert compile_.started.wait(10), "still waiting after the other process ended"
     compile_.release.set()
     assert kernels.wait(10) and elsewhere.wait(10)
+
+
+def test_a_compile_thread_that_could_not_start_is_never_joined(held, monkeypatch):
+    # An interpreter shutting down refuses new threads: the compile recorded but never
+    # started made exit (and wait) raise "cannot join thread before it is started".
+    held, kernels = held
+
+    def refused(self) -> None:
+        raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(threading.Thread, "start", refused)
+        with pytest.raises(RuntimeError, match="new thread"):
+            kernels.start()
+    assert _backend._started == [] and kernels._thread is None
+    _backend._stop_compiling()  # the exit handler: nothing to join, nothing raised
+    _backend._exiting.clear()
