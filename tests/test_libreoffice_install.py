@@ -70,3 +70,24 @@ def test_shared_asks_unopkg_for_every_user(monkeypatch, tmp_path, action):
     assert not any(a.startswith("-env:UserInstallation") for a in asked)
     assert main(["libreoffice", action]) == 0  # without it: the user's own profile
     assert "--shared" not in log.read_text().splitlines()
+
+
+def test_a_crashed_unopkg_is_run_once_more_and_a_refusal_is_not(monkeypatch, tmp_path):
+    # unopkg crashes now and then at start-up (exit 139 beside another LibreOffice); a second
+    # run works.  A refusal (exit 1) is the user's to read, not to repeat.
+    runs = tmp_path / "runs"
+    unopkg = tmp_path / "unopkg"
+    unopkg.write_text(f'#!/bin/sh\necho run >> {runs}\n'
+                      f'[ "$(wc -l < {runs})" -ge 2 ] || kill -SEGV $$\n')
+    unopkg.chmod(0o755)
+    monkeypatch.setenv("STRATPD_XL_UNOPKG", str(unopkg))
+    monkeypatch.setattr(extension, "_uno_hook_path", lambda: tmp_path / extension.UNO_HOOK)
+    assert main(["libreoffice", "install", "--profile", str(tmp_path / "profile")]) == 0
+    assert runs.read_text().count("run") == 2
+    unopkg.write_text(f'#!/bin/sh\necho run >> {runs}\necho "no such extension" >&2\n'
+                      "exit 1\n")
+    runs.unlink()
+    assert main(["libreoffice", "uninstall", "--profile", str(tmp_path / "profile")]) == 2
+    assert runs.read_text().count("run") == 1
+    assert extension.unopkg_crashed(139) and extension.unopkg_crashed(-11)
+    assert not extension.unopkg_crashed(1) and not extension.unopkg_crashed(0)

@@ -80,6 +80,16 @@ MENU_TITLE = "Analyse selection"
 #: The command the menu entry and the toolbar button dispatch (a protocol handler's URL).
 COMMAND = "org.stratpd.xl.calc:analyse"
 UNOPKG_TIMEOUT = 300  # seconds; unopkg starts a LibreOffice of its own
+# Signals a crashed unopkg ends with (abort, bus error, segmentation fault).
+_CRASH_SIGNALS = (6, 7, 11)
+
+
+def unopkg_crashed(returncode: int) -> bool:
+    """Whether unopkg ended by crashing rather than by refusing: killed by a signal, or its
+    launcher script's 128 + the signal.  It crashes now and then at start-up, more often
+    while another LibreOffice starts beside it (exit 139 in parallel test runs); run again,
+    it works, so :func:`install` and :func:`uninstall` try once more."""
+    return -returncode in _CRASH_SIGNALS or returncode - 128 in _CRASH_SIGNALS
 SDK_BIN = Path("/usr/lib/libreoffice/sdk/bin")
 
 
@@ -408,13 +418,18 @@ def _unopkg(args: list[str], *, profile: Path | None, shared: bool) -> None:
         command.insert(2, "--shared")
     if profile is not None:
         command.append(f"-env:UserInstallation={Path(profile).resolve().as_uri()}")
-    try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=UNOPKG_TIMEOUT,
-                              stdin=subprocess.DEVNULL, check=False, env=office_environment())
-    except subprocess.TimeoutExpired:
-        raise StratPDInputError(
-            f"unopkg did not finish within {UNOPKG_TIMEOUT} s; close LibreOffice and try again"
-        ) from None
+    for attempt in (1, 2):
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True,
+                                  timeout=UNOPKG_TIMEOUT, stdin=subprocess.DEVNULL,
+                                  check=False, env=office_environment())
+        except subprocess.TimeoutExpired:
+            raise StratPDInputError(
+                f"unopkg did not finish within {UNOPKG_TIMEOUT} s; close LibreOffice and try "
+                "again"
+            ) from None
+        if not (attempt == 1 and unopkg_crashed(proc.returncode)):
+            break
     if proc.returncode != 0:
         said = " ".join((proc.stderr or proc.stdout or "").split())[:300]
         hint = "close LibreOffice and try again"
