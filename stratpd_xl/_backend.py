@@ -208,6 +208,8 @@ def _one_process_at_a_time(name: str) -> Iterator[None]:
     finally:
         if fd >= 0:
             os.close(fd)  # and with it the lock
+
+
 _background = True  # whether a small call starts the background compile (see one_shot)
 
 
@@ -235,11 +237,9 @@ def _stop_compiling() -> None:
     # A process that exits while numba compiles in a daemon thread aborts ("terminate called
     # without an active exception"): stop the compiles at their next kernel and wait for that.
     _exiting.set()
-    for kernels in _started:
-        thread = kernels._thread
-        if thread is not None and thread.ident is not None and thread is not \
-                threading.current_thread():
-            thread.join()
+    for kernels in _started:  # only threads that started are recorded (Kernels.start)
+        if kernels._thread is not None:
+            kernels._thread.join()
 
 
 def _after_fork_in_child() -> None:

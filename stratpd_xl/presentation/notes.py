@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from ..schema import UNSHOWN, Note, tie_of
+from ..schema import EVIDENCE, UNSHOWN, Note, tie_of
+from .evidence import tied
 from .words import _ordinal, spoken
 
 __all__ = ["SHOWN", "TOP", "collect", "model_left_out", "more_line", "notes_table", "rank_key",
@@ -246,11 +247,11 @@ def _and(names: Sequence[str], limit: int = 8) -> str:
 def _set_apart(noted: list[str], ranking: pd.DataFrame | None) -> tuple[str, bool]:
     """Where the ranking puts tied features (after the others, and the place the first
     would have had on impact alone), and whether that place was the ranking's head."""
-    if ranking is None or "evidence" not in ranking.columns or "impact" not in ranking:
+    if ranking is None or "impact" not in ranking:
         return "", False
     features = ranking["feature"].astype(str)
-    apart = [f for f in noted if bool((features == f).any())
-             and str(ranking.loc[features == f, "evidence"].iloc[0]).startswith("tied")]
+    set_apart = tied(ranking)
+    apart = [f for f in noted if f in set_apart]
     if not apart:
         return "", False
     impact = pd.to_numeric(ranking["impact"], errors="coerce").fillna(-1.0)
@@ -284,13 +285,13 @@ def collect(notes: Iterable[str], ranking: pd.DataFrame | None = None) -> list[N
     order: dict[str, int] = {}
     if ranking is not None and "feature" in ranking.columns:
         order = {str(f): i for i, f in enumerate(ranking["feature"])}
-        if "evidence" in ranking.columns and "impact" in ranking.columns:
+        if EVIDENCE in ranking.columns and "impact" in ranking.columns:
             # A feature set apart as tied counts at its place on impact: the note saying
             # why "area" is not first matters as much as a note on the first feature.
+            set_apart = tied(ranking)
             by_impact = ranking.sort_values("impact", ascending=False, kind="stable")
-            for i, (f, why) in enumerate(zip(by_impact["feature"].astype(str),
-                                             by_impact["evidence"].astype(str), strict=True)):
-                if why.startswith("tied"):
+            for i, f in enumerate(by_impact["feature"].astype(str)):
+                if f in set_apart:
                     order[f] = i
     groups: dict[tuple, list[Note]] = {}
     for text in dict.fromkeys(notes):  # the same sentence twice is one note
