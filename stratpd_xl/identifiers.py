@@ -54,7 +54,7 @@ import pandas as pd
 
 __all__ = ["MIN_KEY_ROWS", "MIN_ROWS", "grouping_name", "identifier_reason", "key_reason",
            "key_shaped", "key_to_test", "named_identifier", "nested_in", "parent_like",
-           "related", "target_numbers"]
+           "related", "target_numbers", "with_parent"]
 
 #: Fewer values than this are never called identifiers (too few to tell).
 MIN_ROWS = 20
@@ -264,6 +264,16 @@ def parent_like(name: Any, column: pd.Series) -> bool:
     # first measurement); nested_in counts the groups of all the rows.
     head = column.iloc[:1000]
     return 2 <= head.nunique() <= head.count() // 2
+
+
+def with_parent(parents: list[tuple[Any, pd.Series]] | None, name: Any, column: pd.Series
+                ) -> list[tuple[Any, pd.Series]] | None:
+    """The analysed columns so far while each groups the rows (a key's possible parents, as
+    :func:`identifier_reason` takes them), after the analysed column ``name``; None once a
+    column does not group the rows (:func:`parent_like`): a key follows only its groups."""
+    if parents is None or not parent_like(name, column):
+        return None
+    return [*parents, (name, column)]
 
 
 def nested_in(numbers: np.ndarray, parents: Sequence[tuple[Any, pd.Series]]) -> bool:

@@ -25,6 +25,7 @@ from stratpd_xl.identifiers import (
     nested_in,
     parent_like,
     target_numbers,
+    with_parent,
 )
 
 
@@ -397,6 +398,11 @@ def test_the_key_rule_s_parts_each_answer_as_their_callers_rely_on():
     pupils = _pupils()
     assert key_to_test(pupils, ["schoolNR", "pupilNR", "IQ_verb"]) == ("pupilNR",
                                                                         ["schoolNR"])
+    # The parents so far: a grouping column joins them, a measurement ends them for good.
+    school = with_parent([], "schoolNR", pupils["schoolNR"])
+    assert [name for name, _ in school] == ["schoolNR"]
+    assert with_parent(school, "IQ_verb", pupils["IQ_verb"]) is None
+    assert with_parent(None, "schoolNR", pupils["schoolNR"]) is None
     # The test inside the others' strata: left out with the sentence, or kept.
     why = key_given_others(frame.drop(columns="rownames"), "math", "district")
     assert why is not None and "once the other columns have grouped the rows" in why

@@ -15,9 +15,9 @@ from ..identifiers import (
     identifier_reason,
     key_reason,
     key_to_test,
-    parent_like,
     related,
     target_numbers,
+    with_parent,
 )
 from ..params import Settings, column_argument
 from ..schema import counted
@@ -125,8 +125,8 @@ def _leave_out_identifiers(table: Table, keep: set[str]) -> None:
                    f"{len(values):,} rows)" if distinct >= ID_SHARE * len(values) else None)
         if why is None:
             leading = leading and _one_value(series)
-            if parents is not None and not _one_value(series):
-                parents = parents + [(c, series)] if parent_like(c, series) else None
+            if not _one_value(series):
+                parents = with_parent(parents, c, series)
         elif c not in keep:
             table.columns.remove(c)
             table.left_out[c] = f"{why}; {KEEP_IN_API}"

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import StratPDInputError
-from ...identifiers import identifier_reason, parent_like
+from ...identifiers import identifier_reason, with_parent
 from ...params import PARAMETERS, column_argument
 from ...yesno import yes_no_target
 from ._values import header_text, name_key
@@ -255,7 +255,7 @@ def default_features(
                 left_out[name] = f"{why}; {how_to_keep}"
             else:
                 features.append(name)
-                parents = _with_parent(parents, name, frame[name])
+                parents = with_parent(parents, name, frame[name])
             continue
         values = values.dropna()
         distinct = values.nunique()
@@ -276,16 +276,8 @@ def default_features(
             )
         else:
             features.append(name)
-            parents = _with_parent(parents, name, frame[name])
+            parents = with_parent(parents, name, frame[name])
     return features, left_out
-
-
-def _with_parent(parents: list[tuple[str, pd.Series]] | None, name: str, column: pd.Series
-                 ) -> list[tuple[str, pd.Series]] | None:
-    """``parents`` and this analysed column, or None once a column does not group the rows
-    (:func:`stratpd_xl.identifiers.parent_like`): keys follow only their groups."""
-    return [*parents, (name, column)] if parents is not None and parent_like(name, column) \
-        else None
 
 
 def usable_table(
